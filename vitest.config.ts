@@ -1,0 +1,33 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Tests run inside workerd against the real local bindings declared in wrangler.jsonc
+// (D1, R2, Durable Objects, Queues). Secrets that `npm run dev` keeps in .dev.vars are
+// fixed test values here, so a fresh clone can run the suite without any setup.
+export default defineConfig(async () => {
+  const migrations = await readD1Migrations("./migrations");
+  return {
+    plugins: [
+      cloudflareTest({
+        wrangler: { configPath: "./wrangler.jsonc" },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ALLOW_SIGNUP: "true",
+            WEBHOOKS_ALLOW_PRIVATE: "false",
+            JWT_SECRETS: "test-2:dGVzdC1rZXktdHdvLXRlc3Qta2V5LXR3by10ZXN0LWtleQ,test-1:dGVzdC1rZXktb25lLXRlc3Qta2V5LW9uZS10ZXN0LWtleQ",
+            STORAGE_ACCESS_KEY_ID: "AKIATESTKEY0000000001",
+            STORAGE_SECRET_ACCESS_KEY: "test-secret-access-key-0000000000000000000",
+            DEMO_ADMIN_PASSWORD: "demo-admin-password",
+          },
+        },
+      }),
+    ],
+    test: {
+      include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+      setupFiles: ["./test/setup.ts"],
+      testTimeout: 30_000,
+      hookTimeout: 30_000,
+    },
+  };
+});
