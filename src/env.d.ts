@@ -1,11 +1,14 @@
 // Secrets are not in wrangler.jsonc (they never enter the repo): `wrangler secret put` in
 // deployments, .dev.vars locally (created by `npm run dev`), fixed values in vitest.config.ts.
+interface AppSecrets {
+  /** Comma-separated `kid:base64url-secret` pairs; the first signs, all verify (key rotation). */
+  JWT_SECRETS: string;
+  STORAGE_ACCESS_KEY_ID: string;
+  STORAGE_SECRET_ACCESS_KEY: string;
+  DEMO_ADMIN_PASSWORD?: string;
+  GEOCODING_API_KEY?: string;
+}
+interface Env extends AppSecrets {}
 declare namespace Cloudflare {
-  interface Env {
-    /** Comma-separated `kid:base64url-secret` pairs; the first signs, all verify (key rotation). */
-    JWT_SECRETS: string;
-    STORAGE_ACCESS_KEY_ID: string;
-    STORAGE_SECRET_ACCESS_KEY: string;
-    DEMO_ADMIN_PASSWORD?: string;
-  }
+  interface Env extends AppSecrets {}
 }

@@ -1,8 +1,11 @@
+import { createApp } from "./app";
+
+export { RateLimiterDO } from "./durable-objects/rate-limiter";
+
+const app = createApp();
+
 export default {
-  async fetch(_req: Request): Promise<Response> {
-    return new Response("ok");
-  },
+  fetch: app.fetch,
 } satisfies ExportedHandler<Env>;
 
 export class TaskDO {}
-export class RateLimiterDO {}

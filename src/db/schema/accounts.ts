@@ -1,0 +1,92 @@
+import { sql } from "drizzle-orm";
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Timestamps are epoch milliseconds (integers): they index and compare cheaply, and the
+// serializer renders them in the caller's time zone.
+
+export const accounts = sqliteTable("accounts", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  apiVersion: text("api_version").notNull(),
+  featureAllowWorkerReordering: integer("feature_allow_worker_reordering", { mode: "boolean" })
+    .notNull()
+    .default(false),
+  transitActiveLimit: integer("transit_active_limit").default(1),
+  failedReasons: text("failed_reasons", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+  reviewEmailsToAssignee: integer("review_emails_to_assignee", { mode: "boolean" }).notNull().default(false),
+  language: text("language").notNull().default("en"),
+  createdAt: integer("created_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+export const users = sqliteTable(
+  "users",
+  {
+    id: text("id").primaryKey(),
+    email: text("email").notNull(),
+    name: text("name").notNull().default(""),
+    passwordHash: text("password_hash"),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    defaultAccountId: text("default_account_id").references(() => accounts.id),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [uniqueIndex("users_email_unique").on(t.email)],
+);
+
+export const ROLES = ["admin", "manager", "worker", "integration"] as const;
+export type RoleName = (typeof ROLES)[number];
+
+export const accountRoles = sqliteTable(
+  "account_roles",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id")
+      .notNull()
+      .references(() => accounts.id),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
+    role: text("role").$type<RoleName>().notNull(),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("account_roles_account_user_unique").on(t.accountId, t.userId),
+    index("account_roles_user_idx").on(t.userId),
+  ],
+);
+
+export const TOKEN_KINDS = ["session", "authorization", "access"] as const;
+export type TokenKind = (typeof TOKEN_KINDS)[number];
+
+/**
+ * Every credential that can be presented is a row, so revocation is immediate: JWTs carry
+ * the row id (`jti`), access tokens are found by their SHA-256 hash (the token itself is
+ * never stored).
+ */
+export const authTokens = sqliteTable(
+  "auth_tokens",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").$type<TokenKind>().notNull(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
+    /** The account an authorization token is scoped to; null acts in the user's default account. */
+    accountId: text("account_id").references(() => accounts.id),
+    /** For authorization tokens: the session they were exchanged from (revoked with it). */
+    parentId: text("parent_id"),
+    tokenHash: text("token_hash"),
+    name: text("name").notNull().default(""),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at"),
+    revokedAt: integer("revoked_at"),
+    lastUsedAt: integer("last_used_at"),
+  },
+  (t) => [
+    uniqueIndex("auth_tokens_hash_unique").on(t.tokenHash),
+    index("auth_tokens_user_idx").on(t.userId, t.createdAt),
+  ],
+);

@@ -1,0 +1,15 @@
+import type { Principal } from "../services/auth/principal";
+import type { ApiVersion } from "./versions";
+
+export type AppVariables = {
+  requestId: string;
+  /** `https://host` of this request: every hyperlink is built from it (see urls.ts). */
+  baseUrl: string;
+  version: ApiVersion;
+  /** IANA zone from `Accept-Timezone`, or null for UTC output with `Z`. */
+  timeZone: string | null;
+  /** Resolved from the Authorization header, or null for anonymous callers. */
+  principal: Principal | null;
+};
+
+export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -1,0 +1,74 @@
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { AppEnv } from "./context";
+
+/**
+ * The one error type of the API. Every failure is rendered by `renderError` in the
+ * contract's shapes (DRF's): `{detail, code}` for HTTP errors, field maps for validation.
+ */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly detail: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+  }
+}
+
+/** A DRF validation body: `{field: [msg]}`, nested objects, `non_field_errors`. */
+export type FieldErrors = { [field: string]: string[] | FieldErrors | FieldErrors[] };
+
+/** 400 with a DRF-shaped body; for array requests, an array aligned with the input. */
+export class ValidationError extends Error {
+  readonly status = 400;
+  constructor(readonly body: FieldErrors | FieldErrors[]) {
+    super("validation error");
+  }
+}
+
+export const fieldError = (field: string, message: string) => new ValidationError({ [field]: [message] });
+export const nonFieldError = (message: string) => new ValidationError({ non_field_errors: [message] });
+
+export const notFound = (detail = "Not found.") => new ApiError(404, "not_found", detail);
+export const permissionDenied = (detail = "You do not have permission to perform this action.") =>
+  new ApiError(403, "permission_denied", detail);
+export const notAuthenticated = (detail = "Authentication credentials were not provided.") =>
+  new ApiError(401, "not_authenticated", detail, { "WWW-Authenticate": 'Bearer realm="api"' });
+export const authenticationFailed = (detail = "Invalid token.") =>
+  new ApiError(401, "authentication_failed", detail, {
+    "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"',
+  });
+export const badRequest = (detail: string, code = "bad_request") => new ApiError(400, code, detail);
+
+/** Maps anything thrown to the wire shape; internals go to the log, never onto the wire. */
+export function renderError(err: unknown, c: Context<AppEnv>): Response {
+  if (err instanceof ValidationError) return c.json(err.body, 400);
+  if (err instanceof ApiError) {
+    for (const [k, v] of Object.entries(err.headers)) c.header(k, v);
+    return c.json({ detail: err.detail, code: err.code }, err.status as 400);
+  }
+  if (err instanceof HTTPException) {
+    const status = err.status;
+    const code = status === 413 ? "request_too_large" : status === 415 ? "unsupported_media_type" : "error";
+    return c.json({ detail: err.message || "Request failed.", code }, status);
+  }
+  const requestId = c.get("requestId");
+  console.error(
+    JSON.stringify({
+      level: "error",
+      request_id: requestId,
+      error: String(err),
+      stack: (err as Error)?.stack,
+    }),
+  );
+  return c.json(
+    {
+      detail: `A server error occurred. Request id: ${requestId}.`,
+      code: "server_error",
+      request_id: requestId,
+    },
+    500,
+  );
+}

@@ -1,0 +1,105 @@
+import type { MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { resolvePrincipal } from "../services/auth/tokens";
+import type { AppEnv } from "./context";
+import { ApiError, notFound } from "./errors";
+import { validateTimeZone } from "./timezones";
+import { FILES_PREFIX, STORAGE_PREFIX } from "./urls";
+import { atLeast, CURRENT_VERSION, parseVersion, resolveVersion, versionFromAccept } from "./versions";
+
+export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
+
+/** Paths outside the JSON API: no trailing-slash rule, no version dance. */
+export const isNonApiPath = (path: string) =>
+  path.startsWith(`${STORAGE_PREFIX}/`) ||
+  path === STORAGE_PREFIX ||
+  path.startsWith(`${FILES_PREFIX}/`) ||
+  path === "/openapi.json" ||
+  path === "/docs" ||
+  path.startsWith("/docs/");
+
+/** First in the chain: every response, errors included, carries these two headers (contract §1). */
+export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const incoming = c.req.header("X-Request-Id");
+  const requestId = incoming && /^[\w.-]{8,128}$/.test(incoming) ? incoming : crypto.randomUUID();
+  c.set("requestId", requestId);
+  c.set("baseUrl", new URL(c.req.url).origin);
+  c.set("principal", null);
+  c.set("timeZone", null);
+  await next();
+  c.res.headers.set("X-Request-Id", requestId);
+  c.res.headers.set("X-API-Version", (c.get("version") ?? parseVersion(CURRENT_VERSION)!).text);
+};
+
+/**
+ * Authentication is resolved before the version because an undeclared version is the one
+ * pinned on the caller's account. A bad token is 401 here; a missing one is decided per route.
+ */
+export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const declared = versionFromAccept(c.req.header("Accept"));
+  const principal = await resolvePrincipal(c.env, c.req.header("Authorization"));
+  c.set("principal", principal);
+  c.set("version", resolveVersion(declared, principal?.account.apiVersion));
+  await next();
+};
+
+/**
+ * Every API path ends with a slash. From 2.10.0 a path without it is 404; before, it is
+ * served as if the slash were there (routing appends it, see `routingPath`), so POST bodies
+ * survive where a redirect would lose them.
+ */
+export const trailingSlash: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const path = new URL(c.req.url).pathname;
+  if (!path.endsWith("/") && !isNonApiPath(path) && atLeast(c.get("version"), "2.10.0")) {
+    throw notFound("Not found. Paths end with a trailing slash.");
+  }
+  await next();
+};
+
+export const timeZone: MiddlewareHandler<AppEnv> = async (c, next) => {
+  c.set("timeZone", validateTimeZone(c.req.header("Accept-Timezone")));
+  await next();
+};
+
+/**
+ * Per-token rate limit (contract §10) counted in a Durable Object per token, so every
+ * isolate sees one counter. Headers follow the IETF RateLimit header fields draft.
+ */
+export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const limit = Number(c.env.RATE_LIMIT_PER_SECOND || 20);
+  if (!(limit > 0)) return next();
+  const p = c.get("principal");
+  const key = p ? `token:${p.tokenId}` : `ip:${c.req.header("CF-Connecting-IP") ?? "local"}`;
+  const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key));
+  const r = await stub.hit(limit, 1000);
+  const headers = {
+    "RateLimit-Limit": String(limit),
+    "RateLimit-Remaining": String(r.remaining),
+    "RateLimit-Reset": String(Math.max(1, Math.ceil(r.resetMs / 1000))),
+    "RateLimit-Policy": `${limit};w=1`,
+  };
+  if (!r.allowed) {
+    throw new ApiError(
+      429,
+      "throttled",
+      `Request was throttled. Expected available in ${headers["RateLimit-Reset"]} second(s).`,
+      {
+        ...headers,
+        "Retry-After": headers["RateLimit-Reset"],
+      },
+    );
+  }
+  await next();
+  for (const [k, v] of Object.entries(headers)) c.res.headers.set(k, v);
+};
+
+/** 413 before a JSON body is read whole: Content-Length is checked first, streams are counted. */
+export const jsonBodyLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (isNonApiPath(new URL(c.req.url).pathname)) return next();
+  return bodyLimit({
+    maxSize: JSON_BODY_LIMIT,
+    onError: () => {
+      throw new ApiError(413, "request_too_large", `Request body is larger than ${JSON_BODY_LIMIT} bytes.`);
+    },
+  })(c, next);
+};

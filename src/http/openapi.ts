@@ -1,0 +1,100 @@
+import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "./context";
+import { type FieldErrors, ValidationError } from "./errors";
+
+type Issue = z.core.$ZodIssue;
+
+/** zod's messages, rephrased as DRF's where a client may match on them. */
+function message(issue: Issue): string {
+  if (issue.code === "invalid_type" && /received undefined/.test(issue.message))
+    return "This field is required.";
+  if (issue.code === "invalid_type" && /received null/.test(issue.message))
+    return "This field may not be null.";
+  if (issue.code === "invalid_value" && "values" in issue) {
+    return `"${String((issue as any).input ?? "")}" is not a valid choice. Choices: ${(issue.values as unknown[]).join(", ")}.`;
+  }
+  return issue.message;
+}
+
+/** Turns zod issues into the contract's error body: `{field: [..], nested: {sub: [..]}}`. */
+export function zodToFieldErrors(issues: readonly Issue[], target?: string): FieldErrors {
+  const out: FieldErrors = {};
+  for (const issue of issues) {
+    if (issue.code === "unrecognized_keys") {
+      // Only query strings are strict (contract §3: unknown query parameters are 400).
+      for (const key of issue.keys)
+        out[key] = [target === "query" ? "Unknown query parameter." : "Unknown field."];
+      continue;
+    }
+    const path = issue.path.filter((p) => typeof p === "string" || typeof p === "number").map(String);
+    let node: FieldErrors = out;
+    for (let i = 0; i < path.length - 1; i++) {
+      const k = path[i];
+      const existing = node[k];
+      if (!existing || Array.isArray(existing)) node[k] = {};
+      node = node[k] as FieldErrors;
+    }
+    const leaf = path.length ? path[path.length - 1] : "non_field_errors";
+    const list = Array.isArray(node[leaf]) ? (node[leaf] as string[]) : [];
+    list.push(message(issue));
+    node[leaf] = list;
+  }
+  return out;
+}
+
+export function createRouter() {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result, _c) => {
+      if (!result.success) throw new ValidationError(zodToFieldErrors(result.error.issues, result.target));
+    },
+  });
+}
+
+export type Router = ReturnType<typeof createRouter>;
+export type Ctx = Context<AppEnv, any, any>;
+
+/** Registers a documented route; the handler reads validated input with `c.req.valid()`. */
+/**
+ * Registers a documented route; the handler reads validated, typed input with
+ * `c.req.valid()`. Response bodies are not type-checked against the schemas (serializers own them).
+ */
+export function defineRoute<R extends RouteConfig>(
+  app: Router,
+  config: R,
+  handler: (c: Parameters<RouteHandler<R, AppEnv>>[0]) => Promise<Response> | Response,
+) {
+  app.openapi(config, handler as any);
+}
+
+export const jsonBody = <T extends z.ZodTypeAny>(schema: T, description?: string) => ({
+  body: { content: { "application/json": { schema } }, required: true, description },
+});
+
+export const jsonResponse = <T extends z.ZodTypeAny>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+
+export const ErrorSchema = z
+  .object({ detail: z.string(), code: z.string() })
+  .openapi("Error", { description: "HTTP error (contract §3)." });
+export const ValidationErrorSchema = z.record(z.string(), z.any()).openapi("ValidationError", {
+  description: 'DRF-shaped field errors: `{"field": ["message"], "non_field_errors": [...]}`.',
+});
+
+export const errorResponses = {
+  400: jsonResponse(ValidationErrorSchema, "Validation error."),
+  401: jsonResponse(ErrorSchema, "Not authenticated or invalid token."),
+  403: jsonResponse(ErrorSchema, "Permission denied."),
+  404: jsonResponse(ErrorSchema, "Not found."),
+  429: jsonResponse(ErrorSchema, "Throttled; see Retry-After."),
+} as const;
+
+export const security: Record<string, string[]>[] = [{ Bearer: [] }, { Token: [] }];
+
+export const uuidParam = z.object({
+  id: z
+    .string()
+    .openapi({ param: { name: "id", in: "path" }, description: "UUID of the object (not a UUID: 404)." }),
+});

@@ -1,0 +1,140 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { fieldError } from "../../http/errors";
+import { pathId, requireRole } from "../../http/guards";
+import {
+  defineRoute,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  type Router,
+  security,
+  uuidParam,
+} from "../../http/openapi";
+import { pageSchema, paginate, paginationQuery } from "../../http/pagination";
+import { renderCtx } from "../../http/serialize";
+import { parseHyperlink } from "../../http/urls";
+import { type AccountRoleRow, createRole, deleteRole, getRole, updateRole } from "../../services/accounts";
+import {
+  AccountRoleCreateSchema,
+  AccountRolePatchSchema,
+  AccountRoleSchema,
+  RoleEnum,
+  serializeRole,
+} from "../users/schema";
+
+const tags = ["Account roles"];
+
+export function mountAccountRoles(app: Router) {
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: "/account_roles/",
+      tags,
+      security,
+      summary: "Roles in the caller's account (admins, managers)",
+      request: { query: z.object({ ...paginationQuery, role: RoleEnum.optional() }).strict() },
+      responses: { 200: jsonResponse(pageSchema(AccountRoleSchema), "A page of roles."), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireRole(c, "admin", "manager");
+      const q = c.req.valid("query");
+      const where = ["account_id = ?"];
+      const params: unknown[] = [p.accountId];
+      if (q.role) {
+        where.push("role = ?");
+        params.push(q.role);
+      }
+      const page = await paginate<AccountRoleRow>({
+        db: c.env.DB,
+        select: "SELECT * FROM account_roles",
+        where,
+        params,
+        sortExpr: "created_at",
+        sortValue: (row) => row.created_at,
+        desc: false,
+        cursor: q.cursor,
+        pageSize: q.page_size,
+        url: c.req.url,
+      });
+      const r = renderCtx(c);
+      return c.json({ ...page, results: page.results.map((x) => serializeRole(r, x)) });
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "post",
+      path: "/account_roles/",
+      tags,
+      security,
+      summary: "Give an existing user a role in the caller's account (admins)",
+      request: jsonBody(AccountRoleCreateSchema),
+      responses: { 201: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireRole(c, "admin");
+      const body = c.req.valid("json");
+      let userId: string | undefined;
+      if (body.user) {
+        userId = parseHyperlink(body.user, "users") ?? undefined;
+        if (!userId) throw fieldError("user", "Invalid hyperlink - No URL match.");
+      }
+      const row = await createRole(c.env, p, { userId, email: body.email, role: body.role });
+      return c.json(serializeRole(renderCtx(c), row), 201);
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: "/account_roles/{id}/",
+      tags,
+      security,
+      summary: "Read a role",
+      request: { params: uuidParam },
+      responses: { 200: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireRole(c, "admin", "manager");
+      return c.json(serializeRole(renderCtx(c), await getRole(c.env, p.accountId, pathId(c))));
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "patch",
+      path: "/account_roles/{id}/",
+      tags,
+      security,
+      summary: "Change a role (admins)",
+      request: { params: uuidParam, ...jsonBody(AccountRolePatchSchema) },
+      responses: { 200: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireRole(c, "admin");
+      return c.json(serializeRole(renderCtx(c), await updateRole(c.env, p, pathId(c), c.req.valid("json"))));
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "delete",
+      path: "/account_roles/{id}/",
+      tags,
+      security,
+      summary: "Remove a user from the account (admins)",
+      request: { params: uuidParam },
+      responses: { 204: { description: "Removed." }, ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireRole(c, "admin");
+      await deleteRole(c.env, p, pathId(c));
+      return c.body(null, 204);
+    },
+  );
+}

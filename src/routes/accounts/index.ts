@@ -1,0 +1,97 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { permissionDenied } from "../../http/errors";
+import { pathId, requireUser } from "../../http/guards";
+import {
+  defineRoute,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  type Router,
+  security,
+  uuidParam,
+} from "../../http/openapi";
+import { renderCtx } from "../../http/serialize";
+import { getAccountFor, listAccountsFor, signUp, updateAccount } from "../../services/accounts";
+import { AccountPatchSchema, AccountSchema, SignUpSchema, serializeAccount } from "./schema";
+
+const tags = ["Accounts"];
+
+export function mountAccounts(app: Router) {
+  defineRoute(
+    app,
+    createRoute({
+      method: "post",
+      path: "/accounts/",
+      tags,
+      summary: "Sign up: create an account and its first admin user",
+      description:
+        "Open only where the deployment sets `ALLOW_SIGNUP=true` (local development); 403 otherwise.",
+      request: jsonBody(SignUpSchema),
+      responses: { 201: jsonResponse(AccountSchema, "The new account."), ...errorResponses },
+    }),
+    async (c) => {
+      if (c.env.ALLOW_SIGNUP !== "true") throw permissionDenied("Sign-up is closed on this deployment.");
+      const { account } = await signUp(c.env, c.req.valid("json"));
+      return c.json(serializeAccount(renderCtx(c), account), 201);
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: "/accounts/",
+      tags,
+      security,
+      summary: "Accounts the caller has a role in",
+      responses: {
+        200: jsonResponse(
+          z.object({ next: z.null(), previous: z.null(), results: z.array(AccountSchema) }),
+          "Accounts.",
+        ),
+        ...errorResponses,
+      },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const rows = await listAccountsFor(c.env, p);
+      const r = renderCtx(c);
+      return c.json({ next: null, previous: null, results: rows.map((a) => serializeAccount(r, a)) });
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: "/accounts/{id}/",
+      tags,
+      security,
+      summary: "Read an account the caller belongs to",
+      request: { params: uuidParam },
+      responses: { 200: jsonResponse(AccountSchema, "The account."), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      return c.json(serializeAccount(renderCtx(c), await getAccountFor(c.env, p, pathId(c))));
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "patch",
+      path: "/accounts/{id}/",
+      tags,
+      security,
+      summary: "Change account settings (admins)",
+      request: { params: uuidParam, ...jsonBody(AccountPatchSchema) },
+      responses: { 200: jsonResponse(AccountSchema, "The account."), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const row = await updateAccount(c.env, p, pathId(c), c.req.valid("json"));
+      return c.json(serializeAccount(renderCtx(c), row));
+    },
+  );
+}

@@ -1,0 +1,88 @@
+import { nonFieldError, notFound } from "../../http/errors";
+import { getAccountFor } from "../accounts";
+import { verifyPassword } from "./passwords";
+import type { Principal } from "./principal";
+import { issueAccessToken, issueAuthorization, issueSession, revokeToken } from "./tokens";
+
+export const BAD_CREDENTIALS = "Unable to log in with provided credentials.";
+
+/**
+ * Checks e-mail and password. Unknown user, wrong password and inactive user all get the
+ * same 400 text, and an unknown user still costs one PBKDF2 run (no e-mail oracle).
+ */
+export async function checkCredentials(env: Env, email: string, password: string) {
+  const user = await env.DB.prepare(
+    "SELECT id, password_hash, is_active, default_account_id FROM users WHERE email = ?",
+  )
+    .bind(email.trim().toLowerCase())
+    .first<{
+      id: string;
+      password_hash: string | null;
+      is_active: number;
+      default_account_id: string | null;
+    }>();
+  const ok = await verifyPassword(password, user?.password_hash);
+  if (!user || !ok || !user.is_active) throw nonFieldError(BAD_CREDENTIALS);
+  return user;
+}
+
+export async function authenticate(env: Env, email: string, password: string, legacy: boolean) {
+  const user = await checkCredentials(env, email, password);
+  if (legacy) {
+    const t = await issueAccessToken(env, user.id);
+    return { token: t.token, userId: user.id, accountId: user.default_account_id };
+  }
+  const t = await issueSession(env, user.id);
+  return { token: t.token, userId: user.id, accountId: user.default_account_id };
+}
+
+export async function authorizeAccount(env: Env, p: Principal, accountId: string) {
+  try {
+    await getAccountFor(env, p, accountId);
+  } catch {
+    throw nonFieldError("You have no role in this account.");
+  }
+  return issueAuthorization(env, p, accountId);
+}
+
+export type SessionRow = {
+  id: string;
+  kind: string;
+  name: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  last_used_at: number | null;
+};
+
+export async function listSessions(env: Env, p: Principal) {
+  const { results } = await env.DB.prepare(
+    `SELECT id, kind, name, user_id, created_at, expires_at, revoked_at, last_used_at FROM auth_tokens
+     WHERE user_id = ? AND kind IN ('session', 'access') AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
+     ORDER BY created_at DESC, id DESC LIMIT 500`,
+  )
+    .bind(p.userId, Date.now())
+    .all<SessionRow>();
+  return results;
+}
+
+export async function getSession(env: Env, p: Principal, id: string) {
+  const row = await env.DB.prepare(
+    "SELECT id, kind, name, user_id, created_at, expires_at, revoked_at, last_used_at FROM auth_tokens WHERE id = ? AND user_id = ? AND kind IN ('session', 'access')",
+  )
+    .bind(id, p.userId)
+    .first<SessionRow>();
+  if (!row) throw notFound();
+  return row;
+}
+
+export async function createNamedSession(env: Env, p: Principal, name: string) {
+  const t = await issueSession(env, p.userId, name);
+  return { row: await getSession(env, p, t.id), token: t.token };
+}
+
+export async function revokeSession(env: Env, p: Principal, id: string) {
+  await getSession(env, p, id);
+  await revokeToken(env, id);
+}
