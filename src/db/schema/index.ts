@@ -1,1 +1,4 @@
 export * from "./accounts";
+export * from "./events";
+export * from "./files";
+export * from "./tasks";

@@ -1,0 +1,65 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+/**
+ * The outbox: an event row is written in the same D1 batch as the change it reports, so
+ * no change is ever without its event; delivery reads from here (transactional outbox).
+ */
+export const events = sqliteTable(
+  "events",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    type: text("type").notNull(),
+    objectId: text("object_id"),
+    /** JSON of the event's `data`, rendered when the change happened. */
+    payload: text("payload").notNull(),
+    createdAt: integer("created_at").notNull(),
+    /** Set once the event has been handed to the webhook queue (a sweeper re-sends the rest). */
+    dispatchedAt: integer("dispatched_at"),
+  },
+  (t) => [
+    index("events_account_idx").on(t.accountId, t.id),
+    index("events_undispatched_idx").on(t.dispatchedAt, t.createdAt),
+  ],
+);
+
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    url: text("url").notNull(),
+    events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+    state: text("state").$type<"active" | "failed">().notNull().default("active"),
+    failedAt: integer("failed_at"),
+    failMessage: text("fail_message").notNull().default(""),
+    formResponseEvents: integer("form_response_events", { mode: "boolean" }).notNull().default(false),
+    secret: text("secret").notNull(),
+    createdBy: text("created_by"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("webhooks_account_idx").on(t.accountId, t.createdAt, t.id)],
+);
+
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    webhookId: text("webhook_id").notNull(),
+    eventId: text("event_id").notNull(),
+    /** pending, succeeded, failed (gave up), held (webhook failed; resumes when set active). */
+    state: text("state").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: integer("next_attempt_at"),
+    lastStatusCode: integer("last_status_code"),
+    lastError: text("last_error").notNull().default(""),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("webhook_deliveries_unique").on(t.webhookId, t.eventId),
+    index("webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt, t.id),
+  ],
+);

@@ -1,0 +1,132 @@
+import { sql } from "drizzle-orm";
+import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Every index leads with account_id: each list is one account's, so no query needs a scan
+// of the whole table, and the second column serves the filter or the ordering.
+
+export const contactAddresses = sqliteTable(
+  "contact_addresses",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    externalId: text("external_id"),
+    /** Address object (raw_address, formatted_address, location, geocoding fields) as JSON. */
+    address: text("address", { mode: "json" }).notNull().default(sql`'{}'`),
+    contact: text("contact", { mode: "json" }).notNull().default(sql`'{}'`),
+    metafields: text("metafields", { mode: "json" }).notNull().default(sql`'{}'`),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("contact_addresses_external_id_unique").on(t.accountId, t.externalId),
+    index("contact_addresses_account_created_idx").on(t.accountId, t.createdAt, t.id),
+  ],
+);
+
+export const orders = sqliteTable(
+  "orders",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    externalId: text("external_id"),
+    reference: text("reference").notNull().default(""),
+    description: text("description").notNull().default(""),
+    clientId: text("client_id"),
+    orderer: text("orderer", { mode: "json" }),
+    assigneeId: text("assignee_id"),
+    autoAssign: integer("auto_assign", { mode: "boolean" }).notNull().default(false),
+    createdBy: text("created_by"),
+    recurrenceId: text("recurrence_id"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("orders_external_id_unique").on(t.accountId, t.externalId),
+    index("orders_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    index("orders_account_updated_idx").on(t.accountId, t.updatedAt, t.id),
+  ],
+);
+
+export const tasks = sqliteTable(
+  "tasks",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    state: text("state").notNull(),
+    category: text("category").notNull(),
+    description: text("description").notNull().default(""),
+    /** Address object as JSON; the columns below copy what lists filter on. */
+    address: text("address", { mode: "json" }).notNull().default(sql`'{}'`),
+    geocodedAt: integer("geocoded_at"),
+    geocodeFailedAt: integer("geocode_failed_at"),
+    contact: text("contact", { mode: "json" }).notNull().default(sql`'{}'`),
+    completeAfter: integer("complete_after"),
+    completeBefore: integer("complete_before"),
+    scheduledTime: integer("scheduled_time"),
+    durationSeconds: integer("duration_seconds"),
+    assigneeId: text("assignee_id"),
+    orderId: text("order_id"),
+    /** Index of the task inside its order's tasks_data (order upsert matches on it). */
+    orderIndex: integer("order_index"),
+    position: real("position"),
+    createdBy: text("created_by"),
+    metafields: text("metafields", { mode: "json" }).notNull().default(sql`'{}'`),
+    routeId: text("route_id"),
+    signers: text("signers", { mode: "json" }),
+    formDefaultValues: text("form_default_values", { mode: "json" }),
+    recurrenceId: text("recurrence_id"),
+    calendarTime: text("calendar_time", { mode: "json" }),
+    contactAddressId: text("contact_address_id"),
+    contactAddressExternalId: text("contact_address_external_id"),
+    taskImportId: text("task_import_id"),
+    /** Incremented on every write: a cheap change counter for the TaskDO and for ETags. */
+    version: integer("version").notNull().default(1),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("tasks_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    index("tasks_account_updated_idx").on(t.accountId, t.updatedAt, t.id),
+    index("tasks_account_state_created_idx").on(t.accountId, t.state, t.createdAt, t.id),
+    index("tasks_account_assignee_state_idx").on(t.accountId, t.assigneeId, t.state, t.createdAt, t.id),
+    index("tasks_account_order_idx").on(t.accountId, t.orderId, t.orderIndex),
+    index("tasks_account_after_idx").on(t.accountId, t.completeAfter, t.id),
+    index("tasks_account_before_idx").on(t.accountId, t.completeBefore, t.id),
+    index("tasks_account_position_idx").on(t.accountId, t.position, t.id),
+    index("tasks_account_category_idx").on(t.accountId, t.category, t.createdAt, t.id),
+    index("tasks_account_contact_address_idx").on(t.accountId, t.contactAddressId),
+    index("tasks_account_contact_address_ext_idx").on(t.accountId, t.contactAddressExternalId),
+    index("tasks_account_import_idx").on(t.accountId, t.taskImportId),
+    index("tasks_account_geocoded_idx").on(t.accountId, t.geocodedAt),
+    index("tasks_account_geocode_failed_idx").on(t.accountId, t.geocodeFailedAt),
+  ],
+);
+
+export const taskCommands = sqliteTable(
+  "task_commands",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    taskId: text("task_id").notNull(),
+    externalId: text("external_id").notNull(),
+    action: text("action").notNull(),
+    time: integer("time").notNull(),
+    assigneeId: text("assignee_id"),
+    taskData: text("task_data", { mode: "json" }).notNull().default(sql`'{}'`),
+    notes: text("notes").notNull().default(""),
+    location: text("location", { mode: "json" }),
+    userId: text("user_id"),
+    /** pending (asynchronous mode, not yet applied), accepted, rejected. */
+    state: text("state").notNull(),
+    errorMessage: text("error_message").notNull().default(""),
+    acceptedAt: integer("accepted_at"),
+    rejectedAt: integer("rejected_at"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("task_commands_external_id_unique").on(t.accountId, t.externalId),
+    index("task_commands_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    index("task_commands_account_task_idx").on(t.accountId, t.taskId, t.createdAt, t.id),
+  ],
+);
