@@ -73,7 +73,7 @@ export async function signIn(email: string, password: string): Promise<Actor> {
 export async function addUser(
   acc: TestAccount,
   role: "admin" | "manager" | "worker" | "integration",
-  name = role,
+  name: string = role,
 ) {
   const email = uniqueEmail(role);
   const password = "another long password";

@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// `npm run dev`: local service on workerd with D1, R2, Durable Objects and Queues persisted
+// under .wrangler/state. Creates .dev.vars with fresh random secrets when missing, applies
+// migrations, starts `wrangler dev`, seeds the demo account through the public sign-up and
+// prints its credentials. Nothing here runs in a deployment.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+
+const port = process.env.PORT || "8787";
+const base = `http://localhost:${port}`;
+const b64url = (n) => randomBytes(n).toString("base64url");
+
+if (!existsSync(".dev.vars")) {
+  const vars = [
+    "# Local development only (never committed). Delete this file to get fresh secrets.",
+    `JWT_SECRETS=dev-${b64url(4)}:${b64url(32)}`,
+    `STORAGE_ACCESS_KEY_ID=AKDEV${randomBytes(8).toString("hex").toUpperCase()}`,
+    `STORAGE_SECRET_ACCESS_KEY=${b64url(30)}`,
+    "DEMO_ADMIN_PASSWORD=demo-admin-password",
+    "ALLOW_SIGNUP=true",
+    "WEBHOOKS_ALLOW_PRIVATE=true",
+    "",
+  ].join("\n");
+  writeFileSync(".dev.vars", vars, { mode: 0o600 });
+  console.log("Created .dev.vars with fresh random secrets.");
+}
+const devVars = Object.fromEntries(
+  readFileSync(".dev.vars", "utf8")
+    .split("\n")
+    .filter((l) => l.includes("=") && !l.startsWith("#"))
+    .map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim()]),
+);
+
+const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"], {
+  stdio: "inherit",
+  env: { ...process.env, CI: "true" },
+});
+if (migrate.status !== 0) process.exit(migrate.status ?? 1);
+
+const dev = spawn("npx", ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", ...process.argv.slice(2)], {
+  stdio: "inherit",
+});
+const stop = () => dev.kill("SIGINT");
+process.on("SIGINT", stop);
+process.on("SIGTERM", stop);
+dev.on("exit", (code) => process.exit(code ?? 0));
+
+async function seed() {
+  for (let i = 0; i < 120; i++) {
+    try {
+      const r = await fetch(`${base}/openapi.json`);
+      if (r.ok) break;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const email = "admin@example.com";
+  const password = devVars.DEMO_ADMIN_PASSWORD || "demo-admin-password";
+  const r = await fetch(`${base}/accounts/`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ name: "Demo account", email, password }),
+  });
+  const seeded =
+    r.status === 201 ? "seeded" : r.status === 400 ? "already seeded" : `not seeded (HTTP ${r.status})`;
+  console.log(
+    [
+      "",
+      "──────────────────────────────────────────────────────────────",
+      ` Field task dispatch API: ${base}   (docs: ${base}/docs/)`,
+      ` Demo account ${seeded}: ${email} / ${password}`,
+      ` Sign in: curl -s -X POST ${base}/authenticate/ -H 'Content-Type: application/json' \\`,
+      `            -d '{"username":"${email}","password":"${password}"}'`,
+      "──────────────────────────────────────────────────────────────",
+      "",
+    ].join("\n"),
+  );
+}
+seed();
