@@ -14,8 +14,11 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             ALLOW_SIGNUP: "true",
+            // Suites fire many requests per token; the limiter's own test sets 20/s explicitly.
+            RATE_LIMIT_PER_SECOND: "100000",
             WEBHOOKS_ALLOW_PRIVATE: "false",
-            JWT_SECRETS: "test-2:dGVzdC1rZXktdHdvLXRlc3Qta2V5LXR3by10ZXN0LWtleQ,test-1:dGVzdC1rZXktb25lLXRlc3Qta2V5LW9uZS10ZXN0LWtleQ",
+            JWT_SECRETS:
+              "test-2:dGVzdC1rZXktdHdvLXRlc3Qta2V5LXR3by10ZXN0LWtleQ,test-1:dGVzdC1rZXktb25lLXRlc3Qta2V5LW9uZS10ZXN0LWtleQ",
             STORAGE_ACCESS_KEY_ID: "AKIATESTKEY0000000001",
             STORAGE_SECRET_ACCESS_KEY: "test-secret-access-key-0000000000000000000",
             DEMO_ADMIN_PASSWORD: "demo-admin-password",

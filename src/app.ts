@@ -16,6 +16,7 @@ import { CURRENT_VERSION } from "./http/versions";
 import { mountAccountRoles } from "./routes/account-roles";
 import { mountAccounts } from "./routes/accounts";
 import { mountAuth } from "./routes/auth";
+import { mountTaskCommands } from "./routes/task-commands";
 import { mountUsers } from "./routes/users";
 
 /**
@@ -48,6 +49,7 @@ export function createApp() {
   mountAccounts(app);
   mountUsers(app);
   mountAccountRoles(app);
+  mountTaskCommands(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "Bearer", {
     type: "http",

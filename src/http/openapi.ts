@@ -43,10 +43,58 @@ export function zodToFieldErrors(issues: readonly Issue[], target?: string): Fie
   return out;
 }
 
+/**
+ * Bodies that take one object or an array of them (`Item | Item[]`) fail as a zod union;
+ * for an array the contract wants an array of error maps aligned with the input (`{}` for
+ * valid items), so the array branch's issues are grouped by item index.
+ */
+export function drfErrors(
+  issues: readonly Issue[],
+  data: unknown,
+  target?: string,
+): FieldErrors | FieldErrors[] {
+  if (Array.isArray(data) && issues.length === 1 && issues[0].code === "invalid_union") {
+    const branches = (issues[0] as unknown as { errors: Issue[][] }).errors;
+    // The object branch fails at the root with "expected object"; the other one is the array's.
+    const arrayBranch = branches.find(
+      (b) => !b.some((i) => i.path.length === 0 && i.code === "invalid_type"),
+    );
+    if (arrayBranch && !arrayBranch.every((i) => typeof i.path[0] === "number")) {
+      return zodToFieldErrors(arrayBranch, target);
+    }
+    if (arrayBranch) {
+      const out: FieldErrors[] = data.map(() => ({}));
+      for (const issue of arrayBranch) {
+        const idx = issue.path[0] as number;
+        const errs = zodToFieldErrors([{ ...issue, path: issue.path.slice(1) } as Issue], target);
+        out[idx] = mergeErrors(out[idx], errs);
+      }
+      return out;
+    }
+  }
+  return zodToFieldErrors(issues, target);
+}
+
+function mergeErrors(a: FieldErrors, b: FieldErrors): FieldErrors {
+  const out: FieldErrors = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const prev = out[k];
+    if (Array.isArray(prev) && Array.isArray(v)) out[k] = [...(prev as string[]), ...(v as string[])];
+    else if (prev && !Array.isArray(prev) && !Array.isArray(v))
+      out[k] = mergeErrors(prev as FieldErrors, v as FieldErrors);
+    else out[k] = v;
+  }
+  return out;
+}
+
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result, _c) => {
-      if (!result.success) throw new ValidationError(zodToFieldErrors(result.error.issues, result.target));
+      if (!result.success) {
+        throw new ValidationError(
+          drfErrors(result.error.issues, (result as { data?: unknown }).data, result.target),
+        );
+      }
     },
   });
 }

@@ -272,15 +272,18 @@ describe("pagination (contract §4)", () => {
 describe("rate limit (contract §10)", () => {
   it("allows 20 requests per second per token, then 429 with Retry-After", async () => {
     const { admin } = await newAccount();
-    const replies = await Promise.all(
-      Array.from({ length: 30 }, () => call("/users/me/", { token: admin.token })),
-    );
+    const { createApp } = await import("../../src/app");
+    const app = createApp();
+    const limitedEnv = { ...env, RATE_LIMIT_PER_SECOND: "20" };
+    const fire = () =>
+      app.fetch(new Request(`${BASE}/users/me/`, { headers: { Authorization: `Bearer ${admin.token}` } }), limitedEnv);
+    const replies = await Promise.all(Array.from({ length: 30 }, fire));
     const ok = replies.filter((r) => r.status === 200);
     const limited = replies.filter((r) => r.status === 429);
     expect(ok.length).toBeLessThanOrEqual(20);
     expect(limited.length).toBeGreaterThanOrEqual(10);
     expect(limited[0].headers.get("Retry-After")).toMatch(/^\d+$/);
-    expect(limited[0].body.code).toBe("throttled");
+    expect(((await limited[0].json()) as any).code).toBe("throttled");
     expect(ok[0].headers.get("RateLimit-Limit")).toBe("20");
     expect(Number(ok[0].headers.get("RateLimit-Remaining"))).toBeLessThan(20);
   });

@@ -25,12 +25,28 @@ export type EventType = (typeof EVENT_TYPES)[number];
  */
 export function eventStatement(
   db: D1Database,
-  e: { accountId: string; type: EventType; objectId: string | null; data: unknown; now?: number },
+  e: {
+    accountId: string;
+    type: EventType;
+    objectId: string | null;
+    data: unknown;
+    now?: number;
+    /** Write the event only if this SQL condition holds when the batch runs (guarded changes). */
+    when?: { sql: string; params: unknown[] };
+  },
 ): D1PreparedStatement {
   const now = e.now ?? Date.now();
   return db
     .prepare(
-      "INSERT INTO events (id, account_id, type, object_id, payload, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+      `INSERT INTO events (id, account_id, type, object_id, payload, created_at) SELECT ?, ?, ?, ?, ?, ? WHERE ${e.when?.sql ?? "1"}`,
     )
-    .bind(uuidv7(now), e.accountId, e.type, e.objectId, JSON.stringify(e.data), now);
+    .bind(
+      uuidv7(now),
+      e.accountId,
+      e.type,
+      e.objectId,
+      JSON.stringify(e.data),
+      now,
+      ...(e.when?.params ?? []),
+    );
 }

@@ -1,0 +1,22 @@
+import { taskStub } from "../../durable-objects/task/client";
+import { type PendingMessage, pendingCommands } from "../../services/task-commands";
+
+/**
+ * Applies asynchronous commands. Each message holds one task's command keys; the TaskDO moves
+ * rows from `pending` to their outcome under a `state = 'pending'` guard, so a redelivery after
+ * a crash (before ack) finds them applied and changes nothing.
+ */
+export async function handleCommandBatch(batch: MessageBatch<PendingMessage>, env: Env): Promise<void> {
+  await Promise.all(
+    batch.messages.map(async (m) => {
+      try {
+        const commands = await pendingCommands(env, m.body);
+        await taskStub(env, m.body.taskId).applyPending({ ...m.body, commands });
+        m.ack();
+      } catch (err) {
+        console.error(JSON.stringify({ level: "error", queue: "task-commands", error: String(err) }));
+        m.retry({ delaySeconds: Math.min(60, 2 ** m.attempts) });
+      }
+    }),
+  );
+}

@@ -1,0 +1,165 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { fieldError, notFound } from "../../http/errors";
+import { pathId, requireUser } from "../../http/guards";
+import {
+  defineRoute,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  type Router,
+  security,
+  uuidParam,
+} from "../../http/openapi";
+import { pageSchema, paginate, paginationQuery } from "../../http/pagination";
+import { renderCtx } from "../../http/serialize";
+import { parseTimestamp } from "../../http/timezones";
+import { parseHyperlink } from "../../http/urls";
+import { getCommand, submitCommands, submitCommandsAsync } from "../../services/task-commands";
+import type { CommandRow } from "../../services/task-commands/types";
+import { serializeCommand, TaskCommandBodySchema, TaskCommandListQuery, TaskCommandSchema } from "./schema";
+
+const tags = ["Task commands"];
+
+const wantsAsync = (prefer: string | undefined) =>
+  !!prefer && prefer.split(",").some((p) => p.trim().toLowerCase() === "respond-async");
+
+export function mountTaskCommands(app: Router) {
+  defineRoute(
+    app,
+    createRoute({
+      method: "post",
+      path: "/task_commands/",
+      tags,
+      security,
+      summary: "Send one command or a batch",
+      description:
+        "Applied in the order given per task (tasks in parallel), each through the task's Durable Object. " +
+        "`external_id` is the idempotency key: a replay returns the stored command and applies nothing (single replay: 200). " +
+        "Batch: 201, or 200 when every item was a replay. With `Prefer: respond-async`: 202 and every command `pending`, " +
+        "applied from a queue. Invalid moves and missing rights are `rejected` commands, not HTTP errors.",
+      request: {
+        headers: z.object({
+          prefer: z.string().optional().openapi({ description: "`respond-async` for asynchronous mode." }),
+        }),
+        ...jsonBody(TaskCommandBodySchema),
+      },
+      responses: {
+        200: jsonResponse(
+          z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
+          "Replays of stored commands.",
+        ),
+        201: jsonResponse(
+          z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
+          "Commands with their outcome.",
+        ),
+        202: jsonResponse(
+          z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
+          "Accepted for asynchronous processing.",
+        ),
+        ...errorResponses,
+      },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const body = c.req.valid("json");
+      const isArray = Array.isArray(body);
+      const items = isArray ? body : [body];
+      const opts = { timeZone: c.get("timeZone"), isArray, baseUrl: c.get("baseUrl") };
+      const r = renderCtx(c);
+      if (wantsAsync(c.req.header("Prefer"))) {
+        const rows = await submitCommandsAsync(c.env, p, items, opts);
+        c.header("Preference-Applied", "respond-async");
+        const out = rows.map((row) => serializeCommand(r, row));
+        return c.json(isArray ? out : out[0], 202);
+      }
+      const { rows, allReplays } = await submitCommands(c.env, p, items, opts);
+      const out = rows.map((row) => serializeCommand(r, row));
+      return c.json(isArray ? out : out[0], allReplays ? 200 : 201);
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: "/task_commands/",
+      tags,
+      security,
+      summary: "List commands (workers: their own)",
+      request: { query: TaskCommandListQuery.extend(paginationQuery).strict() },
+      responses: {
+        200: jsonResponse(pageSchema(TaskCommandSchema), "A page of commands."),
+        ...errorResponses,
+      },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const q = c.req.valid("query");
+      const where = ["account_id = ?"];
+      const params: unknown[] = [p.accountId];
+      if (p.role === "worker") {
+        where.push("user_id = ?");
+        params.push(p.userId);
+      }
+      if (q.task) {
+        const id = parseHyperlink(q.task, "tasks");
+        if (!id) throw fieldError("task", "Invalid task.");
+        where.push("task_id = ?");
+        params.push(id);
+      }
+      if (q.user) {
+        const id = parseHyperlink(q.user, "users");
+        if (!id) throw fieldError("user", "Invalid user.");
+        where.push("user_id = ?");
+        params.push(id);
+      }
+      if (q.state) {
+        where.push("state = ?");
+        params.push(q.state);
+      }
+      if (q.action) {
+        where.push("action = ?");
+        params.push(q.action);
+      }
+      if (q.created_at__gte) {
+        const t = parseTimestamp(q.created_at__gte, c.get("timeZone"));
+        if (t === null) throw fieldError("created_at__gte", "Datetime has wrong format.");
+        where.push("created_at >= ?");
+        params.push(t);
+      }
+      const page = await paginate<CommandRow>({
+        db: c.env.DB,
+        select: "SELECT * FROM task_commands",
+        where,
+        params,
+        sortExpr: "created_at",
+        sortValue: (row) => row.created_at,
+        desc: false,
+        cursor: q.cursor,
+        pageSize: q.page_size,
+        url: c.req.url,
+      });
+      const r = renderCtx(c);
+      return c.json({ ...page, results: page.results.map((row) => serializeCommand(r, row)) });
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: "/task_commands/{id}/",
+      tags,
+      security,
+      summary: "Read a command (its outcome in asynchronous mode)",
+      request: { params: uuidParam },
+      responses: { 200: jsonResponse(TaskCommandSchema, "The command."), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const row = await getCommand(c.env, p, pathId(c));
+      if (!row) throw notFound();
+      return c.json(serializeCommand(renderCtx(c), row));
+    },
+  );
+}

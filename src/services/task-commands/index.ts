@@ -1,0 +1,316 @@
+import { z } from "@hono/zod-openapi";
+import { TASK_ACTIONS } from "../../domain/task-state-machine";
+import { taskStub } from "../../durable-objects/task/client";
+import { type FieldErrors, ValidationError } from "../../http/errors";
+import { parseTimestamp } from "../../http/timezones";
+import { parseHyperlink } from "../../http/urls";
+import { uuidv7 } from "../../lib/ids";
+import type { Principal } from "../auth/principal";
+import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
+
+export const MAX_COMMANDS_PER_REQUEST = 500;
+const DOES_NOT_EXIST = "Invalid hyperlink - Object does not exist.";
+const NO_MATCH = "Invalid hyperlink - No URL match.";
+
+const Point = z
+  .object({
+    type: z.literal("Point"),
+    coordinates: z.tuple([z.number().min(-180).max(180), z.number().min(-90).max(90)]),
+  })
+  .openapi("Point", { description: "GeoJSON point: [longitude, latitude]." });
+
+export const TaskDataSchema = z
+  .object({
+    position: z.number().nullable(),
+    scheduled_time: z.string().nullable(),
+    duration: z
+      .string()
+      .regex(/^\d{1,3}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
+      .nullable(),
+    metafields: z.record(z.string(), z.any()),
+    address: z.object({ raw_address: z.string().optional(), location: Point.optional() }).passthrough(),
+    contact_address: z.object({ address: z.record(z.string(), z.any()).optional() }).passthrough(),
+    route: z.string().nullable(),
+  })
+  .partial()
+  .openapi("TaskData", {
+    description: "Task changes carried by `update` (and `reassign`: position). Interface 2.7.",
+  });
+
+export const TaskCommandInputSchema = z
+  .object({
+    task: z.string().openapi({ description: "Task URL." }),
+    external_id: z
+      .string()
+      .min(1)
+      .max(255)
+      .openapi({ description: "Client-generated, unique per account: the idempotency key." }),
+    time: z.string().openapi({ description: "When the interaction happened (ISO 8601)." }),
+    action: z.enum(TASK_ACTIONS),
+    assignee: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: "User URL; required for assign and reassign." }),
+    task_data: TaskDataSchema.optional(),
+    notes: z.string().max(10_000).optional(),
+    location: Point.nullable().optional(),
+  })
+  .openapi("TaskCommandInput");
+
+export type TaskCommandBody = z.infer<typeof TaskCommandInputSchema>;
+
+export const actorOf = (p: Principal): Actor => ({
+  userId: p.userId,
+  role: p.role,
+  accountId: p.accountId,
+  allowWorkerReordering: p.account.featureAllowWorkerReordering,
+  transitActiveLimit: p.account.transitActiveLimit,
+});
+
+/**
+ * Resolves references and checks idempotency keys for a whole request before anything is
+ * applied: any invalid item → 400 with errors aligned to the input, nothing applied.
+ */
+async function resolve(env: Env, p: Principal, items: TaskCommandBody[], timeZone: string | null) {
+  const errors: FieldErrors[] = items.map(() => ({}));
+  const add = (i: number, field: string, msg: string) => {
+    const list = (errors[i][field] as string[]) ?? [];
+    list.push(msg);
+    errors[i][field] = list;
+  };
+  const taskIds = items.map((it, i) => {
+    const id = parseHyperlink(it.task, "tasks");
+    if (!id) add(i, "task", NO_MATCH);
+    return id;
+  });
+  const assigneeIds = items.map((it, i) => {
+    if (it.assignee === undefined || it.assignee === null) {
+      if (it.action === "assign" || it.action === "reassign")
+        add(i, "assignee", `This field is required for ${it.action}.`);
+      return null;
+    }
+    const id = parseHyperlink(it.assignee, "users");
+    if (!id) add(i, "assignee", NO_MATCH);
+    return id;
+  });
+  const times = items.map((it, i) => {
+    const t = parseTimestamp(it.time, timeZone);
+    if (t === null) add(i, "time", "Datetime has wrong format. Use ISO 8601 with Z or an offset.");
+    return t ?? 0;
+  });
+  items.forEach((it, i) => {
+    if (it.action === "update" && !it.task_data) add(i, "task_data", "This field is required for update.");
+    const st = it.task_data?.scheduled_time;
+    if (typeof st === "string" && parseTimestamp(st, timeZone) === null) {
+      errors[i].task_data = {
+        scheduled_time: ["Datetime has wrong format. Use ISO 8601 with Z or an offset."],
+      };
+    }
+    if (it.task_data?.route) errors[i].task_data = { route: [DOES_NOT_EXIST] };
+  });
+
+  const uniq = <T>(xs: (T | null)[]) => [...new Set(xs.filter((x): x is T => x !== null))];
+  const db = env.DB;
+  const inList = (n: number) => Array(n).fill("?").join(",");
+  const [tasks, users, existing] = await Promise.all([
+    uniq(taskIds).length
+      ? db
+          .prepare(`SELECT id FROM tasks WHERE account_id = ? AND id IN (${inList(uniq(taskIds).length)})`)
+          .bind(p.accountId, ...uniq(taskIds))
+          .all<{ id: string }>()
+      : { results: [] },
+    uniq(assigneeIds).length
+      ? db
+          .prepare(
+            `SELECT user_id AS id FROM account_roles WHERE account_id = ? AND is_active = 1 AND user_id IN (${inList(uniq(assigneeIds).length)})`,
+          )
+          .bind(p.accountId, ...uniq(assigneeIds))
+          .all<{ id: string }>()
+      : { results: [] },
+    db
+      .prepare(
+        `SELECT * FROM task_commands WHERE account_id = ? AND external_id IN (${inList(items.length)})`,
+      )
+      .bind(p.accountId, ...items.map((it) => it.external_id))
+      .all<CommandRow>(),
+  ]);
+  const taskSet = new Set(tasks.results.map((r) => r.id));
+  const userSet = new Set(users.results.map((r) => r.id));
+  const stored = new Map(existing.results.map((r) => [r.external_id, r]));
+  const seen = new Map<string, { taskId: string | null; action: string }>();
+  items.forEach((it, i) => {
+    if (taskIds[i] && !taskSet.has(taskIds[i]!)) add(i, "task", DOES_NOT_EXIST);
+    if (assigneeIds[i] && !userSet.has(assigneeIds[i]!)) add(i, "assignee", DOES_NOT_EXIST);
+    const prior =
+      stored.get(it.external_id) ??
+      (seen.has(it.external_id)
+        ? { task_id: seen.get(it.external_id)!.taskId, action: seen.get(it.external_id)!.action }
+        : null);
+    if (prior && (prior.task_id !== taskIds[i] || prior.action !== it.action)) {
+      add(i, "external_id", "A command with this external_id already exists for another task or action.");
+    }
+    seen.set(it.external_id, { taskId: taskIds[i], action: it.action });
+  });
+  if (errors.some((e) => Object.keys(e).length)) return { errors };
+
+  const commands: CommandInput[] = items.map((it, i) => {
+    const td: Record<string, unknown> = { ...(it.task_data ?? {}) };
+    if (typeof td.scheduled_time === "string")
+      td.scheduled_time = parseTimestamp(td.scheduled_time, timeZone);
+    return {
+      id: stored.get(it.external_id)?.id ?? uuidv7(),
+      externalId: it.external_id,
+      taskId: taskIds[i]!,
+      action: it.action,
+      time: times[i],
+      assigneeId: assigneeIds[i],
+      taskData: td,
+      routeId: it.task_data && "route" in it.task_data ? null : undefined,
+      notes: it.notes ?? "",
+      location: it.location ?? null,
+    };
+  });
+  return { commands, stored };
+}
+
+/** Groups by task keeping each task's order; tasks run in parallel, each in its own TaskDO. */
+function byTask(commands: CommandInput[]) {
+  const groups = new Map<string, number[]>();
+  commands.forEach((c, i) => {
+    const g = groups.get(c.taskId) ?? [];
+    g.push(i);
+    groups.set(c.taskId, g);
+  });
+  return groups;
+}
+
+export type SubmitResult = { rows: CommandRow[]; allReplays: boolean };
+
+export async function submitCommands(
+  env: Env,
+  p: Principal,
+  items: TaskCommandBody[],
+  opts: { timeZone: string | null; isArray: boolean; baseUrl: string },
+): Promise<SubmitResult> {
+  if (items.length > MAX_COMMANDS_PER_REQUEST) {
+    throw new ValidationError({
+      non_field_errors: [`Too many commands: at most ${MAX_COMMANDS_PER_REQUEST} per request.`],
+    });
+  }
+  const r = await resolve(env, p, items, opts.timeZone);
+  if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
+  const actor = actorOf(p);
+  const results: CommandOutcome[] = new Array(items.length);
+  await Promise.all(
+    [...byTask(r.commands).entries()].map(async ([taskId, idx]) => {
+      const outcomes = await taskStub(env, taskId).applyCommands({
+        actor,
+        taskId,
+        commands: idx.map((i) => r.commands[i]),
+        baseUrl: opts.baseUrl,
+      });
+      outcomes.forEach((o, k) => {
+        results[idx[k]] = o;
+      });
+    }),
+  );
+  return { rows: results.map((o) => o.row), allReplays: results.every((o) => o.replay) };
+}
+
+export type PendingMessage = { actor: Actor; taskId: string; externalIds: string[]; baseUrl: string };
+
+/**
+ * Asynchronous mode (`Prefer: respond-async`): stores every command as `pending` (a replay
+ * keeps its stored row) and queues one message per task; the consumer applies them through
+ * the same TaskDO path.
+ */
+export async function submitCommandsAsync(
+  env: Env,
+  p: Principal,
+  items: TaskCommandBody[],
+  opts: { timeZone: string | null; isArray: boolean; baseUrl: string },
+): Promise<CommandRow[]> {
+  if (items.length > MAX_COMMANDS_PER_REQUEST) {
+    throw new ValidationError({
+      non_field_errors: [`Too many commands: at most ${MAX_COMMANDS_PER_REQUEST} per request.`],
+    });
+  }
+  const r = await resolve(env, p, items, opts.timeZone);
+  if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
+  const actor = actorOf(p);
+  const now = Date.now();
+  await env.DB.batch(
+    r.commands.map((c) =>
+      env.DB.prepare(
+        `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, assignee_id, task_data, notes, location,
+          user_id, state, error_message, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', ?, ?) ON CONFLICT (account_id, external_id) DO NOTHING`,
+      ).bind(
+        c.id,
+        p.accountId,
+        c.taskId,
+        c.externalId,
+        c.action,
+        c.time,
+        c.assigneeId,
+        JSON.stringify(c.taskData),
+        c.notes,
+        c.location === null ? null : JSON.stringify(c.location),
+        p.userId,
+        now,
+        now,
+      ),
+    ),
+  );
+  const messages = [...byTask(r.commands).entries()].map(([taskId, idx]) => ({
+    body: {
+      actor,
+      taskId,
+      externalIds: idx.map((i) => r.commands[i].externalId),
+      baseUrl: opts.baseUrl,
+    } satisfies PendingMessage,
+  }));
+  for (let i = 0; i < messages.length; i += 100)
+    await env.COMMANDS_QUEUE.sendBatch(messages.slice(i, i + 100));
+  const { results } = await env.DB.prepare(
+    `SELECT * FROM task_commands WHERE account_id = ? AND external_id IN (${Array(items.length).fill("?").join(",")})`,
+  )
+    .bind(p.accountId, ...items.map((it) => it.external_id))
+    .all<CommandRow>();
+  const byExt = new Map(results.map((row) => [row.external_id, row]));
+  return items.map((it) => byExt.get(it.external_id)!);
+}
+
+/** Rebuilds the commands of a queue message from their stored rows (the queue carries only keys). */
+export async function pendingCommands(env: Env, msg: PendingMessage): Promise<CommandInput[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT * FROM task_commands WHERE account_id = ? AND external_id IN (${msg.externalIds.map(() => "?").join(",")})`,
+  )
+    .bind(msg.actor.accountId, ...msg.externalIds)
+    .all<CommandRow>();
+  const byExt = new Map(results.map((r) => [r.external_id, r]));
+  return msg.externalIds
+    .map((e) => byExt.get(e))
+    .filter((r): r is CommandRow => !!r)
+    .map((r) => ({
+      id: r.id,
+      externalId: r.external_id,
+      taskId: r.task_id,
+      action: r.action as CommandInput["action"],
+      time: r.time,
+      assigneeId: r.assignee_id,
+      taskData: JSON.parse(r.task_data || "{}"),
+      notes: r.notes,
+      location: r.location ? JSON.parse(r.location) : null,
+    }));
+}
+
+export async function getCommand(env: Env, p: Principal, id: string) {
+  const row = await env.DB.prepare(
+    `SELECT * FROM task_commands WHERE id = ? AND account_id = ?${p.role === "worker" ? " AND user_id = ?" : ""}`,
+  )
+    .bind(id, p.accountId, ...(p.role === "worker" ? [p.userId] : []))
+    .first<CommandRow>();
+  return row;
+}

@@ -1,0 +1,40 @@
+import { env } from "cloudflare:workers";
+import { uuidv7 } from "../src/lib/ids";
+import { BASE } from "./helpers";
+
+/**
+ * Puts a task in a given state directly in D1, for tests of what happens NEXT (commands,
+ * alarms). Tests of task creation itself go through `POST /tasks/`.
+ */
+export async function insertTask(
+  accountId: string,
+  opts: {
+    state?: string;
+    assigneeId?: string | null;
+    scheduledTime?: number | null;
+    position?: number | null;
+  } = {},
+) {
+  const id = uuidv7();
+  const now = Date.now();
+  await env.DB.prepare(
+    `INSERT INTO tasks (id, account_id, state, category, description, address, contact, assignee_id, scheduled_time, position, created_at, updated_at)
+     VALUES (?, ?, ?, 'drop_off', 'test task', '{"raw_address":"Tallinn"}', '{}', ?, ?, ?, ?, ?)`,
+  )
+    .bind(
+      id,
+      accountId,
+      opts.state ?? "unassigned",
+      opts.assigneeId ?? null,
+      opts.scheduledTime ?? null,
+      opts.position ?? null,
+      now,
+      now,
+    )
+    .run();
+  return { id, url: `${BASE}/tasks/${id}/` };
+}
+
+export async function taskRow(id: string) {
+  return env.DB.prepare("SELECT * FROM tasks WHERE id = ?").bind(id).first<any>();
+}
