@@ -276,7 +276,10 @@ describe("rate limit (contract §10)", () => {
     const app = createApp();
     const limitedEnv = { ...env, RATE_LIMIT_PER_SECOND: "20" };
     const fire = () =>
-      app.fetch(new Request(`${BASE}/users/me/`, { headers: { Authorization: `Bearer ${admin.token}` } }), limitedEnv);
+      app.fetch(
+        new Request(`${BASE}/users/me/`, { headers: { Authorization: `Bearer ${admin.token}` } }),
+        limitedEnv,
+      );
     const replies = await Promise.all(Array.from({ length: 30 }, fire));
     const ok = replies.filter((r) => r.status === 200);
     const limited = replies.filter((r) => r.status === 429);

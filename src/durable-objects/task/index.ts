@@ -2,6 +2,12 @@ import { DurableObject } from "cloudflare:workers";
 import { applyScheduledMove, applyToTask } from "../../services/task-commands/apply";
 import { commandEvents } from "../../services/task-commands/events";
 import type { Actor, CommandInput, CommandOutcome } from "../../services/task-commands/types";
+import {
+  type DeleteTaskArgs,
+  deleteTaskInPlace,
+  type UpdateTaskArgs,
+  updateTaskInPlace,
+} from "../../services/tasks/write";
 
 type ScheduleRecord = { accountId: string; taskId: string; at: number };
 
@@ -48,6 +54,16 @@ export class TaskDO extends DurableObject<Env> {
         hooks: { events: commandEvents(this.env, args.actor, args.baseUrl) },
       }),
     );
+  }
+
+  /** PATCH / PUT of this task (services/tasks/write.ts). */
+  async update(args: UpdateTaskArgs) {
+    return this.serialize(() => updateTaskInPlace(this.env, args));
+  }
+
+  /** DELETE of this task (services/tasks/write.ts). */
+  async destroy(args: DeleteTaskArgs) {
+    return this.serialize(() => deleteTaskInPlace(this.env, args));
   }
 
   /** Arms (or re-arms, or with `at: null` disarms) the move of a `scheduled` task at its time. */

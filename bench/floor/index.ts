@@ -1,0 +1,57 @@
+import { DurableObject } from "cloudflare:workers";
+
+/**
+ * The floor the benchmark compares the service against: a minimal Worker on the same
+ * runtime doing only the primitive under each endpoint, with no routing, auth or JSON work.
+ *   GET  /read?id=...   one D1 read by primary key
+ *   POST /write?id=...  one Durable Object RPC whose body is one D1 batch write
+ */
+type FloorEnv = { DB: D1Database; FLOOR_DO: DurableObjectNamespace<FloorDO> };
+
+export class FloorDO extends DurableObject<FloorEnv> {
+  async write(id: string, n: number): Promise<number> {
+    const now = Date.now();
+    await this.env.DB.batch([
+      this.env.DB.prepare("UPDATE floor_rows SET n = ?, updated_at = ? WHERE id = ?").bind(n, now, id),
+      this.env.DB.prepare("INSERT INTO floor_log (id, row_id, created_at) VALUES (?, ?, ?)").bind(
+        crypto.randomUUID(),
+        id,
+        now,
+      ),
+    ]);
+    return n;
+  }
+}
+
+export default {
+  async fetch(req: Request, env: FloorEnv): Promise<Response> {
+    const url = new URL(req.url);
+    const id = url.searchParams.get("id") ?? "";
+    if (url.pathname === "/setup") {
+      await env.DB.batch([
+        env.DB.prepare(
+          "CREATE TABLE IF NOT EXISTS floor_rows (id TEXT PRIMARY KEY, n INTEGER, payload TEXT, updated_at INTEGER)",
+        ),
+        env.DB.prepare(
+          "CREATE TABLE IF NOT EXISTS floor_log (id TEXT PRIMARY KEY, row_id TEXT, created_at INTEGER)",
+        ),
+      ]);
+      const stmts = Array.from({ length: 100 }, (_, i) =>
+        env.DB.prepare(
+          "INSERT OR IGNORE INTO floor_rows (id, n, payload, updated_at) VALUES (?, 0, ?, 0)",
+        ).bind(`row-${i}`, "x".repeat(600)),
+      );
+      await env.DB.batch(stmts);
+      return new Response("ok");
+    }
+    if (url.pathname === "/read") {
+      const row = await env.DB.prepare("SELECT * FROM floor_rows WHERE id = ?").bind(id).first();
+      return Response.json(row);
+    }
+    if (url.pathname === "/write") {
+      const stub = env.FLOOR_DO.get(env.FLOOR_DO.idFromName(id));
+      return Response.json({ n: await stub.write(id, Math.floor(Math.random() * 1e6)) });
+    }
+    return new Response("not found", { status: 404 });
+  },
+};

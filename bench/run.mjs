@@ -1,0 +1,430 @@
+#!/usr/bin/env node
+// `npm run bench`: starts the service and a floor Worker on the local Workers runtime
+// (wrangler dev, local bindings, fresh state), seeds data through the API, drives both with
+// autocannon, and prints one table of ratios measured in this run. Results also go to
+// bench/results.json. Figures are ratios against the floor, so a slow or busy machine moves
+// both sides together.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import autocannon from "autocannon";
+
+const DURATION = Number(process.env.BENCH_SECONDS || 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 10);
+const BIG_TASKS = Number(process.env.BENCH_BIG_TASKS || 100_000);
+const SVC_PORT = 8790;
+const FLOOR_PORT = 8791;
+const SVC = `http://127.0.0.1:${SVC_PORT}`;
+const FLOOR = `http://127.0.0.1:${FLOOR_PORT}`;
+const state = mkdtempSync(join(tmpdir(), "fd-bench-"));
+const children = [];
+const figures = [];
+const log = (...a) => console.error("[bench]", ...a);
+
+function wrangler(args, opts = {}) {
+  return spawnSync("npx", ["wrangler", ...args], {
+    stdio: opts.quiet ? "ignore" : "inherit",
+    env: { ...process.env, CI: "true" },
+  });
+}
+
+async function startWorker(name, configPath, port, vars) {
+  const varArgs = Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  const child = spawn(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "-c",
+      configPath,
+      "--port",
+      String(port),
+      "--ip",
+      "127.0.0.1",
+      "--persist-to",
+      join(state, name),
+      "--log-level",
+      "error",
+      "--show-interactive-dev-session=false",
+      ...varArgs,
+    ],
+    { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" }, detached: true },
+  );
+  children.push(child);
+  for (let i = 0; i < 240; i++) {
+    try {
+      await fetch(`http://127.0.0.1:${port}/`);
+      return child;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`${name} did not start`);
+}
+
+function stopAll() {
+  for (const c of children) {
+    try {
+      process.kill(-c.pid, "SIGTERM");
+    } catch {}
+  }
+}
+process.on("exit", stopAll);
+process.on("SIGINT", () => process.exit(130));
+
+async function api(path, { method, body, token, headers } = {}) {
+  const res = await fetch(`${SVC}${path}`, {
+    method: method ?? (body ? "POST" : "GET"),
+    headers: {
+      "Content-Type": "application/json",
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body: json, text };
+}
+
+async function account(name) {
+  const email = `bench-${name}-${randomBytes(4).toString("hex")}@example.test`;
+  const password = "bench-password-123";
+  const r = await api("/accounts/", { body: { name, email, password } });
+  if (r.status !== 201) throw new Error(`sign-up: ${r.status} ${r.text}`);
+  const auth = await api("/authenticate/", { body: { username: email, password } });
+  const me = await api("/users/me/", { token: auth.body.token });
+  // One field worker: orders with auto_assign give it half of the seeded tasks.
+  const worker = await api("/users/", {
+    token: auth.body.token,
+    body: { email: `worker-${email}`, name: "Bench worker", password, role: "worker" },
+  });
+  return { account: r.body, token: auth.body.token, user: me.body, worker: worker.body };
+}
+
+function run(opts) {
+  return new Promise((resolve, reject) => {
+    autocannon({ duration: DURATION, connections: CONNECTIONS, ...opts }, (err, res) =>
+      err ? reject(err) : resolve(res),
+    );
+  });
+}
+
+function figure(name, value, unit, target, met) {
+  figures.push({
+    name,
+    value: Number.isFinite(value) ? Math.round(value * 1000) / 1000 : null,
+    unit,
+    target,
+    met: Boolean(met),
+  });
+}
+
+const taskBody = (i) => ({
+  category: i % 2 ? "drop_off" : "pick_up",
+  address: { raw_address: ["Tallinn, Estonia", "Paris, France", "Berlin, Germany", "London, UK"][i % 4] },
+  contact: { name: `Contact ${i}` },
+  description: `bench task ${i}`,
+});
+
+async function seedTasks(acc, total) {
+  // Through the API: orders of up to 500 tasks, 100 orders per call (the contract's limits).
+  const perOrder = 500;
+  let made = 0;
+  while (made < total) {
+    const orders = [];
+    while (orders.length < 100 && made < total) {
+      const n = Math.min(perOrder, total - made);
+      orders.push({
+        account: acc.account.url,
+        reference: `seed-${made}`,
+        auto_assign: orders.length % 2 === 0,
+        tasks_data: Array.from({ length: n }, (_, k) => taskBody(made + k)),
+      });
+      made += n;
+    }
+    const r = await api("/orders/", { token: acc.token, body: orders });
+    if (r.status !== 201) throw new Error(`seed orders: ${r.status} ${r.text.slice(0, 300)}`);
+  }
+}
+
+function workerdPid() {
+  // wrangler dev runs workerd as a child; take the newest workerd process of the service.
+  const out = execFileSync("ps", ["-eo", "pid,rss,args"], { encoding: "utf8" });
+  const rows = out.split("\n").filter((l) => /workerd/.test(l) && !/floor/.test(l) && /serve/.test(l));
+  return rows.map((l) => Number(l.trim().split(/\s+/)[0])).filter(Boolean);
+}
+const rssKb = (pid) => {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);
+  } catch {
+    return 0;
+  }
+};
+
+async function main() {
+  log("state in", state);
+  const vars = {
+    JWT_SECRETS: `bench:${randomBytes(32).toString("base64url")}`,
+    STORAGE_ACCESS_KEY_ID: "AKBENCH0000000000001",
+    STORAGE_SECRET_ACCESS_KEY: randomBytes(30).toString("base64url"),
+    ALLOW_SIGNUP: "true",
+    WEBHOOKS_ALLOW_PRIVATE: "true",
+    // The per-token limit would measure the limiter, not the endpoint.
+    RATE_LIMIT_PER_SECOND: "0",
+  };
+  wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", join(state, "svc")], {
+    quiet: true,
+  });
+  await startWorker("svc", "wrangler.jsonc", SVC_PORT, vars);
+  await startWorker("floor", "bench/floor/wrangler.jsonc", FLOOR_PORT, {});
+  await fetch(`${FLOOR}/setup`);
+
+  const small = await account("small");
+
+  // 1. GET /tasks/{id}/ vs one D1 read by primary key.
+  await seedTasks(small, 1000);
+  const list = await api("/tasks/?page_size=100", { token: small.token });
+  const taskIds = (list.body?.results ?? []).map((t) => t.id);
+  if (taskIds.length) {
+    const floorRead = await run({ url: `${FLOOR}/read?id=row-1` });
+    const svcRead = await run({
+      url: `${SVC}/tasks/${taskIds[0]}/`,
+      headers: { Authorization: `Bearer ${small.token}` },
+    });
+    const ratio = svcRead.requests.average / floorRead.requests.average;
+    log("GET task", svcRead.requests.average, "floor", floorRead.requests.average);
+    figure("GET /tasks/{id}/ req/s vs floor (D1 read)", ratio, "ratio", ">= 0.5", ratio >= 0.5);
+  } else figure("GET /tasks/{id}/ req/s vs floor (D1 read)", NaN, "ratio", ">= 0.5", false);
+
+  // 2. single POST /task_commands/ vs one DO RPC + one D1 batch write.
+  let singleCps = NaN;
+  if (taskIds.length) {
+    const floorWrite = await run({
+      url: `${FLOOR}/write?id=row-1`,
+      method: "POST",
+      requests: [
+        { setupRequest: (req) => ({ ...req, path: `/write?id=row-${Math.floor(Math.random() * 100)}` }) },
+      ],
+    });
+    let seq = 0;
+    const svcWrite = await run({
+      url: `${SVC}/task_commands/`,
+      method: "POST",
+      headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
+      requests: [
+        {
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify({
+              task: `${SVC}/tasks/${taskIds[seq % taskIds.length]}/`,
+              external_id: `single-${seq++}-${Math.random()}`,
+              time: new Date().toISOString(),
+              action: "update",
+              task_data: { position: seq },
+            }),
+          }),
+        },
+      ],
+    });
+    singleCps = svcWrite.requests.average;
+    const ratio = svcWrite.requests.average / floorWrite.requests.average;
+    log(
+      "POST command",
+      svcWrite.requests.average,
+      "floor",
+      floorWrite.requests.average,
+      "non2xx",
+      svcWrite.non2xx,
+    );
+    figure(
+      "single POST /task_commands/ req/s vs floor (DO RPC + D1 batch)",
+      ratio,
+      "ratio",
+      ">= 0.5",
+      ratio >= 0.5 && svcWrite.non2xx === 0,
+    );
+  }
+
+  // 3. batches of 500 commands over 100 tasks vs commands sent one per request.
+  if (taskIds.length) {
+    let seq = 0;
+    const batchConn = 4;
+    const svcBatch = await run({
+      url: `${SVC}/task_commands/`,
+      method: "POST",
+      connections: batchConn,
+      headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
+      requests: [
+        {
+          setupRequest: (req) => ({
+            ...req,
+            body: JSON.stringify(
+              Array.from({ length: 500 }, (_, k) => ({
+                task: `${SVC}/tasks/${taskIds[k % 100]}/`,
+                external_id: `batch-${seq}-${k}-${Math.random()}`,
+                time: new Date().toISOString(),
+                action: "update",
+                task_data: { position: seq++ },
+              })),
+            ),
+          }),
+        },
+      ],
+    });
+    const cps = svcBatch.requests.average * 500;
+    log("batch cmds/s", cps, "single cmds/s", singleCps, "non2xx", svcBatch.non2xx);
+    figure(
+      "commands/s in batches of 500 over 100 tasks vs one per request",
+      cps / singleCps,
+      "ratio",
+      ">= 10",
+      cps / singleCps >= 10,
+    );
+  }
+
+  // 4. POST /orders/ with 100 orders x 5 tasks.
+  {
+    const body = Array.from({ length: 100 }, (_, i) => ({
+      account: small.account.url,
+      reference: `o-${i}`,
+      tasks_data: Array.from({ length: 5 }, (_, k) => taskBody(i * 5 + k)),
+    }));
+    const t0 = performance.now();
+    const r = await api("/orders/", { token: small.token, body });
+    const s = (performance.now() - t0) / 1000;
+    log("orders", r.status, s);
+    figure("POST /orders/ 100 orders x 5 tasks", s, "s", "< 2", r.status === 201 && s < 2);
+  }
+
+  // 5. GET /tasks/ with state + assignee + ordering: p50 at 100k tasks vs at 1k.
+  {
+    const big = await account("big");
+    const t0 = performance.now();
+    await seedTasks(big, BIG_TASKS);
+    log(`seeded ${BIG_TASKS} tasks in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const q = (acc) =>
+      `${SVC}/tasks/?state=assigned&assignee=${encodeURIComponent(acc.worker.url)}&ordering=-created_at&page_size=50`;
+    const atSmall = await run({ url: q(small), headers: { Authorization: `Bearer ${small.token}` } });
+    const atBig = await run({ url: q(big), headers: { Authorization: `Bearer ${big.token}` } });
+    const ratio = atBig.latency.p50 / Math.max(atSmall.latency.p50, 1);
+    log("list p50 at 1k", atSmall.latency.p50, "ms; at big", atBig.latency.p50, "ms");
+    figure(
+      `GET /tasks/ state+assignee+ordering p50 at ${BIG_TASKS} vs 1k tasks`,
+      ratio,
+      "ratio",
+      "<= 1.5",
+      ratio <= 1.5 && atBig.non2xx === 0,
+    );
+  }
+
+  // 6. 100 MiB upload through the storage endpoint: peak RSS growth of workerd.
+  {
+    const up = await api("/file_uploads/", {
+      token: small.token,
+      body: { file_name: "big.bin", file_type: "application/octet-stream", source: "integration" },
+    });
+    if (up.status === 201) {
+      const pids = workerdPid();
+      const base = Math.max(...pids.map(rssKb));
+      let peak = base;
+      const timer = setInterval(() => {
+        peak = Math.max(peak, ...pids.map(rssKb));
+      }, 20);
+      const size = 100 * 1024 * 1024;
+      const form = new FormData();
+      for (const [k, v] of Object.entries(up.body.s3_signature.fields)) form.append(k, v);
+      // A streamed body so the client does not hold 100 MiB either.
+      const chunk = randomBytes(1024 * 1024);
+      form.append(
+        "file",
+        new Blob(
+          Array.from({ length: 100 }, () => chunk),
+          { type: "application/octet-stream" },
+        ),
+        "big.bin",
+      );
+      const t0 = performance.now();
+      const res = await fetch(up.body.s3_signature.url, { method: "POST", body: form });
+      clearInterval(timer);
+      const growthMiB = (peak - base) / 1024;
+      log(
+        "upload",
+        res.status,
+        ((performance.now() - t0) / 1000).toFixed(1),
+        "s; rss growth MiB",
+        growthMiB.toFixed(1),
+      );
+      figure(
+        "100 MiB upload: peak memory growth of the runtime",
+        growthMiB,
+        "MiB",
+        "< 64",
+        res.status < 300 && growthMiB < 64 && size > 0,
+      );
+    } else figure("100 MiB upload: peak memory growth of the runtime", NaN, "MiB", "< 64", false);
+  }
+
+  // 7. 1,000 webhook events delivered to a local receiver.
+  {
+    let received = 0;
+    const ids = new Set();
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        ids.add(req.headers["webhook-id"]);
+        received = ids.size;
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise((r) => server.listen(0, "127.0.0.1", r));
+    const port = server.address().port;
+    const wh = await api("/webhooks/", {
+      token: small.token,
+      body: { url: `http://127.0.0.1:${port}/hook`, events: ["task_command.accepted"] },
+    });
+    if (wh.status === 201 && taskIds.length) {
+      const t0 = performance.now();
+      for (let b = 0; b < 2; b++) {
+        const body = Array.from({ length: 500 }, (_, k) => ({
+          task: `${SVC}/tasks/${taskIds[k % 100]}/`,
+          external_id: `wh-${b}-${k}-${Math.random()}`,
+          time: new Date().toISOString(),
+          action: "update",
+          task_data: { position: k },
+        }));
+        await api("/task_commands/", { token: small.token, body });
+      }
+      const deadline = Date.now() + 180_000;
+      while (received < 1000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+      const s = (performance.now() - t0) / 1000;
+      log("webhooks", received, s);
+      figure("1,000 webhook events delivered to a local receiver", s, "s", "all delivered", received >= 1000);
+    } else figure("1,000 webhook events delivered to a local receiver", NaN, "s", "all delivered", false);
+    server.close();
+  }
+
+  writeFileSync("bench/results.json", `${JSON.stringify({ figures }, null, 2)}\n`);
+  const w = Math.max(...figures.map((f) => f.name.length));
+  console.log(`\n${"figure".padEnd(w)}  ${"value".padStart(10)}  unit   target          met`);
+  for (const f of figures) {
+    console.log(
+      `${f.name.padEnd(w)}  ${String(f.value ?? "n/a").padStart(10)}  ${f.unit.padEnd(5)}  ${f.target.padEnd(14)}  ${f.met ? "yes" : "NO"}`,
+    );
+  }
+}
+
+main()
+  .catch((e) => {
+    console.error(e);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    stopAll();
+    setTimeout(() => process.exit(), 500);
+  });
