@@ -374,6 +374,24 @@ describe("batches", () => {
     expect((await taskRow(b.id)).state).toBe("cancelled");
   });
 
+  it("applies a full batch of 500 commands to one task, in order", async () => {
+    const acc = await newAccount();
+    const task = await insertTask(acc.account.id, { state: "unassigned" });
+    const body = Array.from({ length: 500 }, (_, i) => ({
+      task: task.url,
+      external_id: ext(),
+      time: now(),
+      action: "update",
+      task_data: { position: i },
+    }));
+    const r = await call("/task_commands/", { token: acc.admin.token, body });
+    expectStatus(r, 201);
+    expect(r.body.every((c: any) => c.state === "accepted")).toBe(true);
+    const row = await taskRow(task.id);
+    expect(row.version).toBe(501);
+    expect(row.position).toBe(499);
+  });
+
   it("records events in the outbox with each outcome", async () => {
     const acc = await newAccount();
     const task = await insertTask(acc.account.id, { state: "unassigned" });

@@ -1,5 +1,6 @@
 import { decide, nextStateOnSchedule, type TaskState } from "../../domain/task-state-machine";
 import { uuidv7 } from "../../lib/ids";
+import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
 /**
@@ -148,10 +149,44 @@ export type ApplyHooks = {
   }) => D1PreparedStatement[];
 };
 
+/** The stored row of a command, as this code just wrote it (saves a read-back). */
+function rowOf(
+  actor: Actor,
+  cmd: CommandInput,
+  outcome: "accepted" | "rejected",
+  error: string,
+  now: number,
+  createdAt: number,
+): CommandRow {
+  return {
+    id: cmd.id,
+    account_id: actor.accountId,
+    task_id: cmd.taskId,
+    external_id: cmd.externalId,
+    action: cmd.action,
+    time: cmd.time,
+    assignee_id: cmd.assigneeId,
+    task_data: JSON.stringify(cmd.taskData ?? {}),
+    notes: cmd.notes,
+    location: cmd.location === undefined || cmd.location === null ? null : JSON.stringify(cmd.location),
+    user_id: actor.userId,
+    state: outcome,
+    error_message: error,
+    accepted_at: outcome === "accepted" ? now : null,
+    rejected_at: outcome === "rejected" ? now : null,
+    created_at: createdAt,
+    updated_at: now,
+  };
+}
+
 /**
  * Applies `commands` (all for `taskId`) in order. With `pending`, the rows already exist in
  * state `pending` (asynchronous mode) and are moved to their outcome; a row that is no longer
  * pending was applied by an earlier delivery and is returned as is (queue redelivery safe).
+ *
+ * D1 round trips: one read of the task and of the stored commands for the whole group, then
+ * one batch per command. The task is kept in memory between commands: this Durable Object is
+ * its only writer, and it is re-read whenever a guarded update did not apply.
  */
 export async function applyToTask(
   env: Env,
@@ -162,22 +197,34 @@ export async function applyToTask(
 ): Promise<CommandOutcome[]> {
   const db = env.DB;
   const out: CommandOutcome[] = [];
+  const [taskRow, storedRows] = await Promise.all([
+    loadTask(db, actor.accountId, taskId),
+    storedCommands(
+      env,
+      actor.accountId,
+      commands.map((c) => c.externalId),
+    ),
+  ]);
+  let task = taskRow;
+  const stored = new Map(storedRows.map((r) => [r.external_id, r]));
   for (const cmd of commands) {
-    const existing = await loadCommand(db, actor.accountId, cmd.externalId);
+    const existing = stored.get(cmd.externalId);
     if (existing && (!opts.pending || existing.state !== "pending")) {
       out.push({ row: existing, replay: true });
       continue;
     }
     if (opts.pending && existing) cmd.id = existing.id;
     const now = Date.now();
-    const task = await loadTask(db, actor.accountId, taskId);
+    const createdAt = existing?.created_at ?? now;
+    const pending = !!opts.pending;
     const statements: D1PreparedStatement[] = [];
+    let decision: ReturnType<typeof decide> | null = null;
+    let rejection = "";
     if (!task) {
-      statements.push(
-        outcomeStatement(db, actor, cmd, !!opts.pending, "rejected", now, "The task does not exist."),
-      );
+      rejection = "The task does not exist.";
+      statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, rejection));
     } else {
-      const d = decide({
+      decision = decide({
         task: { state: task.state, assigneeId: task.assignee_id },
         action: cmd.action,
         actor: { userId: actor.userId ?? "", role: actor.role },
@@ -186,15 +233,21 @@ export async function applyToTask(
         account: { allowWorkerReordering: actor.allowWorkerReordering },
         missingRequiredMetafields: [],
       });
-      if (!d.ok) {
-        statements.push(outcomeStatement(db, actor, cmd, !!opts.pending, "rejected", now, d.error));
+      if (!decision.ok) {
+        rejection = decision.error;
+        statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, rejection));
         statements.push(
-          ...(opts.hooks?.events?.({ cmd, outcome: "rejected", before: task, after: null, error: d.error }) ??
-            []),
+          ...(opts.hooks?.events?.({
+            cmd,
+            outcome: "rejected",
+            before: task,
+            after: null,
+            error: rejection,
+          }) ?? []),
         );
       } else {
         const sets = ["state = ?", "assignee_id = ?", "version = version + 1", "updated_at = ?"];
-        const params: unknown[] = [d.state, d.assigneeId, now];
+        const params: unknown[] = [decision.state, decision.assigneeId, now];
         if (cmd.action === "update" || cmd.action === "reassign") {
           const extra = taskDataSets(task, cmd);
           sets.push(...extra.sets);
@@ -202,11 +255,11 @@ export async function applyToTask(
         }
         let limitGuard = "";
         const limitParams: unknown[] = [];
-        if (d.usesTransitSlot && d.assigneeId) {
+        if (decision.usesTransitSlot && decision.assigneeId) {
           // NULL limit → the comparison is NULL → COALESCE lets it pass (no limit).
           limitGuard = ` AND COALESCE((SELECT (SELECT COUNT(*) FROM tasks t2 WHERE t2.account_id = a.id AND t2.assignee_id = ?
               AND t2.state IN ('transit', 'active') AND t2.id <> ?) < a.transit_active_limit FROM accounts a WHERE a.id = ?), 1)`;
-          limitParams.push(d.assigneeId, task.id, actor.accountId);
+          limitParams.push(decision.assigneeId, task.id, actor.accountId);
         }
         statements.push(
           db
@@ -215,11 +268,11 @@ export async function applyToTask(
         );
         const applied = { taskId: task.id, version: task.version + 1, expectApplied: true };
         const notApplied = { ...applied, expectApplied: false };
-        statements.push(outcomeStatement(db, actor, cmd, !!opts.pending, "accepted", now, "", applied));
+        statements.push(outcomeStatement(db, actor, cmd, pending, "accepted", now, "", applied));
         statements.push(
-          outcomeStatement(db, actor, cmd, !!opts.pending, "rejected", now, LIMIT_MESSAGE, notApplied),
+          outcomeStatement(db, actor, cmd, pending, "rejected", now, LIMIT_MESSAGE, notApplied),
         );
-        const after = { state: d.state, assigneeId: d.assigneeId };
+        const after = { state: decision.state, assigneeId: decision.assigneeId };
         statements.push(
           ...(opts.hooks?.events?.({
             cmd,
@@ -242,16 +295,40 @@ export async function applyToTask(
         );
       }
     }
+    let results: D1Result[];
     try {
-      await db.batch(statements);
+      results = await db.batch(statements);
     } catch (err) {
       // The same external_id was written meanwhile for another task (another Durable Object):
       // the unique index rolled this batch back whole; report what is stored.
       if (!/UNIQUE constraint failed/i.test(String(err))) throw err;
+      const row = await loadCommand(db, actor.accountId, cmd.externalId);
+      if (!row) throw err;
+      out.push({ row, replay: true });
+      continue;
     }
-    const stored = await loadCommand(db, actor.accountId, cmd.externalId);
-    if (!stored) throw new Error("command outcome was not stored");
-    out.push({ row: stored, replay: stored.id !== cmd.id });
+    if (task && decision?.ok) {
+      if (results[0].meta.changes === 1) {
+        const td = cmd.taskData as Record<string, any>;
+        task = {
+          ...task,
+          state: decision.state,
+          assignee_id: decision.assigneeId,
+          version: task.version + 1,
+          metafields:
+            (cmd.action === "update" || cmd.action === "reassign") && td.metafields
+              ? JSON.stringify({ ...JSON.parse(task.metafields || "{}"), ...td.metafields })
+              : task.metafields,
+          scheduled_time: "scheduled_time" in td ? (td.scheduled_time as number | null) : task.scheduled_time,
+        };
+        out.push({ row: rowOf(actor, cmd, "accepted", "", now, createdAt), replay: false });
+      } else {
+        out.push({ row: rowOf(actor, cmd, "rejected", LIMIT_MESSAGE, now, createdAt), replay: false });
+        task = await loadTask(db, actor.accountId, taskId);
+      }
+    } else {
+      out.push({ row: rowOf(actor, cmd, "rejected", rejection, now, createdAt), replay: false });
+    }
   }
   return out;
 }

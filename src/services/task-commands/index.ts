@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { selectIn } from "../../db/in-list";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
 import { taskStub } from "../../durable-objects/task/client";
 import { type FieldErrors, ValidationError } from "../../http/errors";
@@ -6,6 +7,7 @@ import { parseTimestamp } from "../../http/timezones";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
+import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
 export const MAX_COMMANDS_PER_REQUEST = 500;
@@ -110,34 +112,29 @@ async function resolve(env: Env, p: Principal, items: TaskCommandBody[], timeZon
     if (it.task_data?.route) errors[i].task_data = { route: [DOES_NOT_EXIST] };
   });
 
-  const uniq = <T>(xs: (T | null)[]) => [...new Set(xs.filter((x): x is T => x !== null))];
-  const db = env.DB;
-  const inList = (n: number) => Array(n).fill("?").join(",");
+  const notNull = <T>(xs: (T | null)[]) => xs.filter((x): x is T => x !== null);
   const [tasks, users, existing] = await Promise.all([
-    uniq(taskIds).length
-      ? db
-          .prepare(`SELECT id FROM tasks WHERE account_id = ? AND id IN (${inList(uniq(taskIds).length)})`)
-          .bind(p.accountId, ...uniq(taskIds))
-          .all<{ id: string }>()
-      : { results: [] },
-    uniq(assigneeIds).length
-      ? db
-          .prepare(
-            `SELECT user_id AS id FROM account_roles WHERE account_id = ? AND is_active = 1 AND user_id IN (${inList(uniq(assigneeIds).length)})`,
-          )
-          .bind(p.accountId, ...uniq(assigneeIds))
-          .all<{ id: string }>()
-      : { results: [] },
-    db
-      .prepare(
-        `SELECT * FROM task_commands WHERE account_id = ? AND external_id IN (${inList(items.length)})`,
-      )
-      .bind(p.accountId, ...items.map((it) => it.external_id))
-      .all<CommandRow>(),
+    selectIn<{ id: string }>(
+      env.DB,
+      "SELECT id FROM tasks WHERE account_id = ? AND id IN (IN_LIST)",
+      [p.accountId],
+      notNull(taskIds),
+    ),
+    selectIn<{ id: string }>(
+      env.DB,
+      "SELECT user_id AS id FROM account_roles WHERE account_id = ? AND is_active = 1 AND user_id IN (IN_LIST)",
+      [p.accountId],
+      notNull(assigneeIds),
+    ),
+    storedCommands(
+      env,
+      p.accountId,
+      items.map((it) => it.external_id),
+    ),
   ]);
-  const taskSet = new Set(tasks.results.map((r) => r.id));
-  const userSet = new Set(users.results.map((r) => r.id));
-  const stored = new Map(existing.results.map((r) => [r.external_id, r]));
+  const taskSet = new Set(tasks.map((r) => r.id));
+  const userSet = new Set(users.map((r) => r.id));
+  const stored = new Map(existing.map((r) => [r.external_id, r]));
   const seen = new Map<string, { taskId: string | null; action: string }>();
   items.forEach((it, i) => {
     if (taskIds[i] && !taskSet.has(taskIds[i]!)) add(i, "task", DOES_NOT_EXIST);
@@ -273,22 +270,18 @@ export async function submitCommandsAsync(
   }));
   for (let i = 0; i < messages.length; i += 100)
     await env.COMMANDS_QUEUE.sendBatch(messages.slice(i, i + 100));
-  const { results } = await env.DB.prepare(
-    `SELECT * FROM task_commands WHERE account_id = ? AND external_id IN (${Array(items.length).fill("?").join(",")})`,
-  )
-    .bind(p.accountId, ...items.map((it) => it.external_id))
-    .all<CommandRow>();
+  const results = await storedCommands(
+    env,
+    p.accountId,
+    items.map((it) => it.external_id),
+  );
   const byExt = new Map(results.map((row) => [row.external_id, row]));
   return items.map((it) => byExt.get(it.external_id)!);
 }
 
 /** Rebuilds the commands of a queue message from their stored rows (the queue carries only keys). */
 export async function pendingCommands(env: Env, msg: PendingMessage): Promise<CommandInput[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT * FROM task_commands WHERE account_id = ? AND external_id IN (${msg.externalIds.map(() => "?").join(",")})`,
-  )
-    .bind(msg.actor.accountId, ...msg.externalIds)
-    .all<CommandRow>();
+  const results = await storedCommands(env, msg.actor.accountId, msg.externalIds);
   const byExt = new Map(results.map((r) => [r.external_id, r]));
   return msg.externalIds
     .map((e) => byExt.get(e))
