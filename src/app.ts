@@ -16,7 +16,10 @@ import { CURRENT_VERSION } from "./http/versions";
 import { mountAccountRoles } from "./routes/account-roles";
 import { mountAccounts } from "./routes/accounts";
 import { mountAuth } from "./routes/auth";
+import { mountContactAddresses } from "./routes/contact-addresses";
+import { mountOrders } from "./routes/orders";
 import { mountTaskCommands } from "./routes/task-commands";
+import { mountTasks } from "./routes/tasks";
 import { mountUsers } from "./routes/users";
 
 /**
@@ -49,6 +52,9 @@ export function createApp() {
   mountAccounts(app);
   mountUsers(app);
   mountAccountRoles(app);
+  mountTasks(app);
+  mountOrders(app);
+  mountContactAddresses(app);
   mountTaskCommands(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "Bearer", {

@@ -1,4 +1,5 @@
 import { createApp } from "./app";
+import { handleGeocodeBatch } from "./queues/geocode/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
 
 export { RateLimiterDO } from "./durable-objects/rate-limiter";
@@ -9,6 +10,7 @@ const app = createApp();
 /** Queue consumers by queue name (wrangler.jsonc); dead-letter queues are not consumed here. */
 const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<void>> = {
   "fd-task-commands": handleCommandBatch,
+  "fd-geocode": handleGeocodeBatch,
 };
 
 export default {

@@ -1,0 +1,153 @@
+import { type Geocoder, GeocodingUnavailableError, geocoderFromEnv } from "../../services/geocoding";
+import { guardedEvent } from "../../services/tasks/events";
+import { needsGeocoding } from "../../services/tasks/geocode";
+import { eventRender, serializeTask } from "../../services/tasks/serialize";
+import { addressOf, parseJson, type StoredAddress, type TaskRow } from "../../services/tasks/types";
+import { casUpdateStatement, readTask, versionGuard } from "../../services/tasks/write";
+import type { GeocodeMessage } from "./message";
+
+/**
+ * Consumer of fd-geocode: geocodes again what a write could not (contract: geocoding failure
+ * never loses the task). Per message:
+ *  - the record is gone, already geocoded, or its address changed to one that no longer needs
+ *    it → ack (nothing to do);
+ *  - found → the address, `geocoded_at` and `geocoding_provider` are stored (and
+ *    `geocode_failed_at` cleared), with a `task.updated` event → ack;
+ *  - not found → `geocode_failed_at` is set → ack (asking again would give the same answer);
+ *  - temporary failure, or anything unexpected → retry with exponential back-off; after the
+ *    queue's max_retries the message goes to the dead-letter queue (fd-geocode-dlq).
+ *
+ * The task write is a compare-and-set on `version` with its event in the same batch, so it
+ * never overwrites a change made meanwhile (through the task's Durable Object or an order
+ * upsert): on a conflict the message is retried and starts from the new state.
+ */
+export async function handleGeocodeBatch(
+  batch: MessageBatch<GeocodeMessage>,
+  env: Env,
+  deps: { geocoder?: Geocoder } = {},
+): Promise<void> {
+  let geocoder: Geocoder | null = null;
+  try {
+    geocoder = deps.geocoder ?? geocoderFromEnv(env);
+  } catch (err) {
+    console.error(JSON.stringify({ level: "error", msg: "geocoder misconfigured", error: String(err) }));
+  }
+  for (const message of batch.messages) {
+    if (!geocoder) {
+      message.retry({ delaySeconds: backoff(message.attempts) });
+      continue;
+    }
+    try {
+      const outcome = message.body.taskId
+        ? await geocodeTask(env, geocoder, message.body)
+        : message.body.contactAddressId
+          ? await geocodeContactAddress(env, geocoder, message.body)
+          : "done";
+      if (outcome === "retry") message.retry({ delaySeconds: backoff(message.attempts) });
+      else message.ack();
+    } catch (err) {
+      if (!(err instanceof GeocodingUnavailableError)) {
+        console.error(JSON.stringify({ level: "error", msg: "geocode retry failed", error: String(err) }));
+      }
+      message.retry({ delaySeconds: backoff(message.attempts) });
+    }
+  }
+}
+
+/** 30 s, 1 min, 2 min, ... capped at 1 h. */
+export const backoff = (attempts: number) => Math.min(3600, 30 * 2 ** Math.max(0, attempts - 1));
+
+type Outcome = "done" | "retry";
+
+async function lookup(geocoder: Geocoder, a: StoredAddress) {
+  return a.raw_address
+    ? geocoder.geocode(a.raw_address)
+    : geocoder.reverse(a.location!.coordinates[0], a.location!.coordinates[1]);
+}
+
+async function geocodeTask(env: Env, geocoder: Geocoder, m: GeocodeMessage): Promise<Outcome> {
+  const row = await readTask(env.DB, m.accountId, m.taskId!);
+  if (!row) return "done";
+  const address = addressOf(row);
+  if (!needsGeocoding(address, row.geocoded_at)) return "done";
+  const now = Date.now();
+  let next: TaskRow;
+  if (address.raw_address && address.location) {
+    // Text and point both given (e.g. by a task command's task_data): stored as sent, as on create.
+    next = { ...row, address: JSON.stringify({ ...address, formatted_address: address.raw_address }) };
+  } else {
+    const result = await lookup(geocoder, address);
+    next = result
+      ? {
+          ...row,
+          address: JSON.stringify({
+            ...address,
+            formatted_address: result.formattedAddress,
+            location: address.location ?? result.location,
+            geocoding_provider: geocoder.name,
+          } satisfies StoredAddress),
+          geocoded_at: now,
+          geocode_failed_at: null,
+        }
+      : {
+          ...row,
+          address: JSON.stringify({ ...address, geocoding_provider: geocoder.name } satisfies StoredAddress),
+          geocode_failed_at: now,
+        };
+  }
+  next.version = row.version + 1;
+  next.updated_at = now;
+  const [, update] = await env.DB.batch([
+    guardedEvent(
+      env.DB,
+      {
+        accountId: row.account_id,
+        type: "task.updated",
+        objectId: row.id,
+        data: serializeTask(eventRender(m.baseUrl ?? ""), next),
+        now,
+      },
+      versionGuard(row.id, row.version),
+    ),
+    casUpdateStatement(env.DB, next, row.version),
+  ]);
+  return update.meta.changes === 1 ? "done" : "retry";
+}
+
+type ContactAddressStored = StoredAddress & { geocoded_at: number | null; geocode_failed_at: number | null };
+
+async function geocodeContactAddress(env: Env, geocoder: Geocoder, m: GeocodeMessage): Promise<Outcome> {
+  const row = await env.DB.prepare(
+    "SELECT address, updated_at FROM contact_addresses WHERE id = ? AND account_id = ?",
+  )
+    .bind(m.contactAddressId, m.accountId)
+    .first<{ address: string; updated_at: number }>();
+  if (!row) return "done";
+  const stored = parseJson<ContactAddressStored>(row.address, {} as ContactAddressStored);
+  const address: StoredAddress = {
+    raw_address: stored.raw_address ?? "",
+    formatted_address: stored.formatted_address ?? null,
+    location: stored.location ?? null,
+    geocoding_provider: stored.geocoding_provider ?? null,
+  };
+  if (!needsGeocoding(address, stored.geocoded_at ?? null)) return "done";
+  const result = await lookup(geocoder, address);
+  const now = Date.now();
+  const next: ContactAddressStored = result
+    ? {
+        ...address,
+        formatted_address: result.formattedAddress,
+        location: address.location ?? result.location,
+        geocoding_provider: geocoder.name,
+        geocoded_at: now,
+        geocode_failed_at: null,
+      }
+    : { ...address, geocoding_provider: geocoder.name, geocoded_at: null, geocode_failed_at: now };
+  // Compare-and-set on updated_at: a contact address edited meanwhile is retried from its new state.
+  const r = await env.DB.prepare(
+    "UPDATE contact_addresses SET address = ?, updated_at = ? WHERE id = ? AND account_id = ? AND updated_at = ?",
+  )
+    .bind(JSON.stringify(next), now, m.contactAddressId, m.accountId, row.updated_at)
+    .run();
+  return r.meta.changes === 1 ? "done" : "retry";
+}

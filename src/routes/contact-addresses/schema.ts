@@ -1,0 +1,49 @@
+import { z } from "@hono/zod-openapi";
+import { paginationQuery } from "../../http/pagination";
+import { AddressInputSchema, AddressSchema, ContactSchema } from "../tasks/schema";
+
+export const ContactAddressWriteSchema = z
+  .object({
+    account: z.string().nullable().optional().openapi({ description: "The caller's account (optional)." }),
+    external_id: z
+      .string()
+      .max(255)
+      .nullable()
+      .optional()
+      .openapi({ description: "Unique in the account; tasks refer to it with contact_address_external_id." }),
+    address: AddressInputSchema.nullable()
+      .optional()
+      .openapi({ description: "Required on create; geocoded like a task's." }),
+    contact: ContactSchema.nullable().optional(),
+    metafields: z.record(z.string(), z.any()).nullable().optional(),
+  })
+  .openapi("ContactAddressWrite");
+
+export type ContactAddressWriteBody = z.infer<typeof ContactAddressWriteSchema>;
+
+export const ContactAddressSchema = z
+  .object({
+    id: z.string().uuid(),
+    url: z.string().url(),
+    account: z.string().url(),
+    external_id: z.string().nullable(),
+    address: AddressSchema,
+    contact: z.object({
+      name: z.string(),
+      company: z.string(),
+      emails: z.array(z.string()),
+      phones: z.array(z.string()),
+      notes: z.string(),
+    }),
+    metafields: z.record(z.string(), z.any()),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("ContactAddress");
+
+export const ContactAddressListQuery = z
+  .object({
+    ...paginationQuery,
+    external_id: z.string().optional().openapi({ description: "Exact external id." }),
+  })
+  .strict();

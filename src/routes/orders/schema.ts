@@ -1,0 +1,104 @@
+import { z } from "@hono/zod-openapi";
+import { paginationQuery } from "../../http/pagination";
+import { TaskWriteSchema } from "../tasks/schema";
+
+/** A task inside an order's `tasks_data`: a task body without `account` and `order`. */
+export const OrderTaskDataSchema = TaskWriteSchema.omit({ account: true, order: true }).openapi(
+  "OrderTaskData",
+  {
+    description:
+      "Validated like a task creation (category and address required). On an update of the order, entry i updates " +
+      "the order's i-th task (its state and assignee are left alone: those are task commands).",
+  },
+);
+
+export const OrderWriteSchema = z
+  .object({
+    account: z
+      .string()
+      .nullable()
+      .optional()
+      .openapi({ description: "The caller's account; required on create." }),
+    external_id: z
+      .string()
+      .max(255)
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          "Unique in the account. POST with an existing external_id updates that order: the fields sent replace the stored ones; " +
+          "tasks_data[i] updates the i-th task, extra entries add tasks, and tasks past the end that have not started are cancelled.",
+      }),
+    reference: z.string().max(255).optional(),
+    description: z.string().max(10_000).optional(),
+    client: z.string().nullable().optional().openapi({
+      description: "Client URL. Clients are not a resource yet: only null is accepted.",
+    }),
+    orderer: z
+      .object({ name: z.string().max(255) })
+      .nullable()
+      .optional(),
+    assignee: z.string().nullable().optional().openapi({
+      description: "User URL: the order's new tasks start assigned to this user.",
+    }),
+    auto_assign: z.boolean().optional().openapi({
+      description: "New tasks go to the active worker with the fewest open tasks (ties: earliest role).",
+    }),
+    tasks_data: z
+      .array(OrderTaskDataSchema)
+      .optional()
+      .openapi({ description: "At most 500 tasks per order." }),
+  })
+  .openapi("OrderWrite");
+
+export type OrderWriteBody = z.infer<typeof OrderWriteSchema>;
+
+export const OrderSchema = z
+  .object({
+    id: z.string().uuid(),
+    url: z.string().url(),
+    account: z.string().url(),
+    external_id: z.string().nullable(),
+    reference: z.string(),
+    client: z.string().url().nullable(),
+    orderer: z.object({ name: z.string() }).nullable(),
+    tasks: z.array(z.string().url()),
+    assignee: z.string().url().nullable(),
+    auto_assign: z.boolean(),
+    created_by: z.string().url().nullable(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    description: z.string(),
+    recurrence: z.string().url().nullable(),
+    documents: z
+      .array(z.any())
+      .openapi({ description: "Document URLs; the documents inline with `?expand=documents`." }),
+  })
+  .openapi("Order");
+
+/**
+ * The documented body of POST /orders/: one order or an array of up to 100. Validated by the
+ * handler, not by the route's hook, so that errors of an array body come back as an array
+ * aligned with the input (contract §3).
+ */
+export const OrderPostBody = z.any().openapi("OrderPostBody", {
+  description: "One Order, or an array of up to 100 orders (each applied atomically).",
+  oneOf: [
+    { $ref: "#/components/schemas/OrderWrite" },
+    { type: "array", items: { $ref: "#/components/schemas/OrderWrite" }, maxItems: 100 },
+  ],
+} as never);
+
+export const OrderListQuery = z
+  .object({
+    ...paginationQuery,
+    external_id: z.string().optional().openapi({ description: "Exact external id." }),
+    expand: z.string().optional().openapi({ description: "`documents`: the order's documents inline." }),
+  })
+  .strict();
+
+export const OrderExpandQuery = z
+  .object({
+    expand: z.string().optional().openapi({ description: "`documents`: the order's documents inline." }),
+  })
+  .strict();

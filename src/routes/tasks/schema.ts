@@ -1,0 +1,193 @@
+import { z } from "@hono/zod-openapi";
+import { TASK_STATES } from "../../domain/task-state-machine";
+import { paginationQuery } from "../../http/pagination";
+import { TASK_CATEGORIES } from "../../services/tasks/types";
+
+// Shapes only: these schemas check JSON types. Everything that needs the account (hyperlinks,
+// "is this field required", timestamps read in the caller's zone) is checked by the service,
+// which answers in the same DRF error shape.
+
+export const TaskCategory = z.enum(TASK_CATEGORIES);
+export const TaskStateEnum = z.enum(TASK_STATES);
+
+const hyperlink = (collection: string) =>
+  z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({ description: `URL of a ${collection} (a bare UUID is accepted too).` });
+const timestamp = (description: string) =>
+  z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({
+      description: `${description}. ISO 8601 with \`Z\` or an offset; without an offset only when \`Accept-Timezone\` is sent (read in that zone).`,
+    });
+
+export const GeoPointSchema = z
+  .object({
+    type: z.literal("Point"),
+    coordinates: z
+      .tuple([z.number().min(-180).max(180), z.number().min(-90).max(90)])
+      .openapi({ description: "[longitude, latitude] (GeoJSON order), WGS 84." }),
+  })
+  .openapi("GeoPoint");
+
+export const AddressInputSchema = z
+  .object({
+    raw_address: z.string().max(1000).optional().openapi({ description: "Free-text address." }),
+    location: GeoPointSchema.nullable().optional(),
+  })
+  .openapi("AddressInput", {
+    description:
+      "`raw_address` only: geocoded. `location` only: reverse geocoded. Both: stored as sent, not geocoded. " +
+      "Other members (formatted_address, geocoded_at, ...) are read-only and ignored.",
+  });
+
+export const AddressSchema = z
+  .object({
+    raw_address: z.string(),
+    formatted_address: z.string().nullable(),
+    location: GeoPointSchema.nullable(),
+    geocoded_at: z.string().nullable(),
+    geocode_failed_at: z.string().nullable(),
+    geocoding_provider: z.string().nullable(),
+  })
+  .openapi("Address");
+
+export const ContactSchema = z
+  .object({
+    name: z.string().max(255).optional(),
+    company: z.string().max(255).optional(),
+    emails: z.array(z.string().max(254)).max(50).optional(),
+    phones: z.array(z.string().max(64)).max(50).optional(),
+    notes: z.string().max(10_000).optional(),
+  })
+  .openapi("Contact");
+
+/** Every writable task field; which are required is the service's business (create vs PATCH). */
+export const TaskWriteSchema = z
+  .object({
+    account: hyperlink("account (the caller's own; required on create)"),
+    state: TaskStateEnum.optional().openapi({
+      description:
+        "On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).",
+    }),
+    category: TaskCategory.optional().openapi({ description: "Required on create." }),
+    address: AddressInputSchema.nullable().optional().openapi({
+      description: "Required on create unless `contact_address` / `contact_address_external_id` supplies it.",
+    }),
+    contact: ContactSchema.nullable().optional(),
+    complete_after: timestamp("Start of the completion window"),
+    complete_before: timestamp("End of the completion window (not before complete_after)"),
+    scheduled_time: timestamp("When the task should be executed"),
+    description: z.string().max(10_000).optional(),
+    assignee: hyperlink("user with a role in the account").openapi({
+      description:
+        "On create only: the task starts `assigned`. Afterwards assignment changes are task commands.",
+    }),
+    order: hyperlink("order"),
+    position: z.number().nullable().optional().openapi({ description: "Lower values come first." }),
+    duration: z
+      .string()
+      .regex(/^\d{1,4}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
+      .nullable()
+      .optional()
+      .openapi({ description: "Expected duration, `HH:MM:SS`." }),
+    metafields: z.record(z.string(), z.any()).nullable().optional(),
+    route: hyperlink("route"),
+    signers: z.any().optional().openapi({ description: "JSON (a list of signers)." }),
+    form_default_values: z.record(z.string(), z.any()).nullable().optional(),
+    contact_address: hyperlink("contact address").openapi({
+      description: "Write-only. Supplies `address` and/or `contact` when they are not sent.",
+    }),
+    contact_address_external_id: z.string().max(255).nullable().optional().openapi({
+      description: "Write-only. Like `contact_address`, by the contact address's `external_id`.",
+    }),
+  })
+  .openapi("TaskWrite");
+
+export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
+
+/** PATCH accepts any `state` value so that it can answer with the pointer to task commands. */
+export const TaskPatchSchema = TaskWriteSchema.extend({
+  state: z.any().optional().openapi({ description: "Not writable: 400 pointing to POST /task_commands/." }),
+}).openapi("TaskPatch");
+
+export const TaskSchema = z
+  .object({
+    id: z.string().uuid(),
+    url: z.string().url(),
+    account: z.string().url(),
+    state: TaskStateEnum,
+    category: TaskCategory,
+    address: AddressSchema,
+    contact: z.object({
+      name: z.string(),
+      company: z.string(),
+      emails: z.array(z.string()),
+      phones: z.array(z.string()),
+      notes: z.string(),
+    }),
+    complete_after: z.string().nullable(),
+    complete_before: z.string().nullable(),
+    description: z.string(),
+    assignee: z.string().url().nullable(),
+    order: z.string().url().nullable(),
+    position: z.number().nullable(),
+    created_by: z.string().url().nullable(),
+    scheduled_time: z.string().nullable(),
+    duration: z.string().nullable(),
+    metafields: z.record(z.string(), z.any()),
+    route: z.string().url().nullable(),
+    routes: z.array(z.any()).optional().openapi({
+      description: "Only with `?expand=routes`: the task's routes inline (empty until routes exist).",
+    }),
+    signers: z.any(),
+    recurrence: z.string().url().nullable(),
+    calendar_time: z.any().nullable(),
+    form_default_values: z.record(z.string(), z.any()),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("Task");
+
+const filter = (description: string) => z.string().optional().openapi({ description });
+
+/** Query of GET /tasks/ (interface §4.6, contract §4). Strict: unknown parameters are 400. */
+export const TaskListQuery = z
+  .object({
+    ...paginationQuery,
+    state: filter("Task state; several separated by commas."),
+    assignee: filter("User URL or UUID."),
+    category: filter("pick_up, drop_off or service; several separated by commas."),
+    complete_after__gte: filter("complete_after at or after this time."),
+    complete_before__lte: filter("complete_before at or before this time."),
+    order: filter("Order URL or UUID."),
+    contact_address: filter("Contact address URL or UUID."),
+    contact_address__external_id: filter("External id of the contact address the task was linked with."),
+    task_import: filter("Task import UUID (or URL)."),
+    address__geocoded_at: filter("Exact geocoding time."),
+    address__geocoded_at__gte: filter("Geocoded at or after."),
+    address__geocoded_at__lte: filter("Geocoded at or before."),
+    address__geocoded_at__isnull: filter("`true`: not geocoded (yet); `false`: geocoded."),
+    address__geocode_failed_at: filter("Exact time of the last geocoding failure."),
+    address__geocode_failed_at__gte: filter("Geocoding failed at or after."),
+    address__geocode_failed_at__lte: filter("Geocoding failed at or before."),
+    address__geocode_failed_at__isnull: filter("`false`: geocoding failed; `true`: it did not."),
+    updated_at__gt: filter("Updated strictly after."),
+    updated_at__gte: filter("Updated at or after."),
+    updated_at_delay_latest: filter(
+      "`true`: leave out tasks updated in the last UPDATED_AT_SETTLE_SECONDS (default 5 s), so a sync by `updated_at__gt` + `ordering=updated_at` never skips a late commit.",
+    ),
+    ordering: filter(
+      "created_at (default), updated_at, complete_after, complete_before, position; `-` for descending. Tasks without a value come last either way.",
+    ),
+    expand: filter("`routes`: the task's routes inline."),
+  })
+  .strict();
+
+export type TaskListQueryInput = z.infer<typeof TaskListQuery>;
+
+export const TaskExpandQuery = z.object({ expand: filter("`routes`: the task's routes inline.") }).strict();

@@ -1,0 +1,233 @@
+import { taskStub } from "../../durable-objects/task/client";
+import { ApiError, notFound, ValidationError } from "../../http/errors";
+import { uuidv7 } from "../../lib/ids";
+import { enqueueGeocodeRetries, type GeocodeQueue } from "../../queues/geocode/message";
+import type { TaskListQueryInput, TaskWriteBody } from "../../routes/tasks/schema";
+import { isDispatcher, type Principal } from "../auth/principal";
+import { eventStatement } from "../events/outbox";
+import type { Geocoder } from "../geocoding/types";
+import { GeocodeSession } from "./geocode";
+import {
+  addressColumns,
+  bindRefs,
+  checkWindow,
+  creationState,
+  geocodeDrafts,
+  hasErrors,
+  RefSet,
+  readTaskBody,
+  resolveRefs,
+  type TaskDraft,
+} from "./input";
+import { planTaskList, runTaskPage } from "./list";
+import { eventRender, serializeTask } from "./serialize";
+import { dbValue, TASK_COLUMNS, TASK_DEFAULTS, type TaskRow, type TaskValues } from "./types";
+import type { DeleteTaskResult, TaskChanges, UpdateTaskResult, WriteFailure } from "./write";
+
+export { serializeTask } from "./serialize";
+export type { TaskRow } from "./types";
+
+/** What tests swap: the geocoder and the queue retries go to. Defaults come from `env`. */
+export type TaskDeps = { geocoder?: Geocoder; geocodeQueue?: GeocodeQueue };
+
+export type WriteCtx = { zone: string | null; baseUrl: string };
+
+/** A new row from validated values (JSON columns as text). */
+export function newTaskRow(
+  values: TaskValues,
+  meta: { id: string; accountId: string; createdBy: string | null; now: number },
+): TaskRow {
+  const row: Record<string, unknown> = {
+    id: meta.id,
+    account_id: meta.accountId,
+    created_by: meta.createdBy,
+    recurrence_id: null,
+    calendar_time: null,
+    task_import_id: null,
+    version: 1,
+    created_at: meta.now,
+    updated_at: meta.now,
+  };
+  for (const [k, v] of Object.entries(values)) row[k] = dbValue(k, v);
+  return row as TaskRow;
+}
+
+export function insertTaskStatement(db: D1Database, row: TaskRow): D1PreparedStatement {
+  return db
+    .prepare(
+      `INSERT INTO tasks (${TASK_COLUMNS.join(", ")}) VALUES (${TASK_COLUMNS.map(() => "?").join(", ")})`,
+    )
+    .bind(...TASK_COLUMNS.map((c) => row[c] ?? null));
+}
+
+/** Full values of a new task from a validated draft (defaults for what was not sent). */
+export function creationValues(d: TaskDraft, now: number): TaskValues | null {
+  const values = {
+    ...TASK_DEFAULTS,
+    ...d.values,
+    ...(d.address ? addressColumns(d.address) : {}),
+  } as TaskValues;
+  const state = creationState(d, values, now);
+  checkWindow(d.errors, values);
+  if (!state || hasErrors(d.errors)) return null;
+  values.state = state;
+  return values;
+}
+
+/** POST /tasks/ (interface §4.4, contract §5). */
+export async function createTask(
+  env: Env,
+  principal: Principal,
+  body: TaskWriteBody,
+  ctx: WriteCtx,
+  deps: TaskDeps = {},
+): Promise<TaskRow> {
+  const refs = new RefSet();
+  const draft = readTaskBody(body, { mode: "create", zone: ctx.zone, refs });
+  bindRefs(draft, await resolveRefs(env.DB, principal.accountId, refs), principal);
+  if (hasErrors(draft.errors)) throw new ValidationError(draft.errors);
+  const now = Date.now();
+  await geocodeDrafts([draft], GeocodeSession.fromEnv(env, deps.geocoder), now);
+  const values = creationValues(draft, now);
+  if (!values) throw new ValidationError(draft.errors);
+
+  const row = newTaskRow(values, {
+    id: uuidv7(now),
+    accountId: principal.accountId,
+    createdBy: principal.userId,
+    now,
+  });
+  await env.DB.batch([
+    insertTaskStatement(env.DB, row),
+    eventStatement(env.DB, {
+      accountId: row.account_id,
+      type: "task.created",
+      objectId: row.id,
+      data: serializeTask(eventRender(ctx.baseUrl), row),
+      now,
+    }),
+  ]);
+  if (row.state === "scheduled") await armSchedule(env, row);
+  if (draft.address?.retry) {
+    await enqueueGeocodeRetries(deps.geocodeQueue ?? env.GEOCODE_QUEUE, [
+      { accountId: row.account_id, taskId: row.id, baseUrl: ctx.baseUrl },
+    ]);
+  }
+  return row;
+}
+
+/** A task the caller may see: its account's, and for a worker only its own (else 404). */
+export async function getTask(db: D1Database, principal: Principal, id: string): Promise<TaskRow> {
+  const row = isDispatcher(principal)
+    ? await db
+        .prepare("SELECT * FROM tasks WHERE id = ? AND account_id = ?")
+        .bind(id, principal.accountId)
+        .first<TaskRow>()
+    : await db
+        .prepare("SELECT * FROM tasks WHERE id = ? AND account_id = ? AND assignee_id = ?")
+        .bind(id, principal.accountId, principal.userId)
+        .first<TaskRow>();
+  if (!row) throw notFound();
+  return row;
+}
+
+/** GET /tasks/ (interface §4.6). */
+export async function listTasks(
+  env: Env,
+  principal: Principal,
+  q: TaskListQueryInput,
+  ctx: { zone: string | null; url: string },
+) {
+  const settle = Number(env.UPDATED_AT_SETTLE_SECONDS);
+  const plan = planTaskList(q, {
+    principal,
+    zone: ctx.zone,
+    settleSeconds: Number.isFinite(settle) && settle >= 0 ? settle : 5,
+  });
+  const page = await runTaskPage(env.DB, plan, { cursor: q.cursor, pageSize: q.page_size, url: ctx.url });
+  return { page, expand: plan.expand };
+}
+
+/** Turns a failure that crossed the Durable Object's RPC boundary back into the API's errors. */
+function raise(f: WriteFailure): never {
+  if (f.status === 400) throw new ValidationError(f.body as never);
+  if (f.status === 404) throw notFound();
+  const b = f.body as { detail: string; code: string };
+  throw new ApiError(f.status, b.code, b.detail);
+}
+
+/**
+ * PATCH / PUT /tasks/{id}/ (interface §4.5). The body is validated and geocoded here; the
+ * write itself happens in the task's Durable Object (contract §6).
+ */
+export async function updateTask(
+  env: Env,
+  principal: Principal,
+  id: string,
+  body: TaskWriteBody & { state?: unknown },
+  mode: "patch" | "put",
+  ctx: WriteCtx,
+  deps: TaskDeps = {},
+) {
+  // Not found comes before "invalid" (as DRF looks the object up first).
+  await getTask(env.DB, principal, id);
+  const refs = new RefSet();
+  const draft = readTaskBody(body, { mode, zone: ctx.zone, refs });
+  bindRefs(draft, await resolveRefs(env.DB, principal.accountId, refs), principal);
+  if (hasErrors(draft.errors)) throw new ValidationError(draft.errors);
+  await geocodeDrafts([draft], GeocodeSession.fromEnv(env, deps.geocoder));
+  const values: Partial<TaskValues> = {
+    ...draft.values,
+    ...(draft.address ? addressColumns(draft.address) : {}),
+  };
+  delete values.assignee_id;
+  const changes: TaskChanges = {
+    values,
+    addressInput: draft.addressInput,
+    assignee: draft.assignee,
+    fill: draft.fill,
+    geocodeRetry: draft.address?.retry ?? false,
+  };
+  // RPC wraps the result type (Disposable); it is the plain union that updateTaskInPlace returns.
+  const result = (await taskStub(env, id).update({
+    principal,
+    id,
+    mode,
+    changes,
+    baseUrl: ctx.baseUrl,
+    timeZone: ctx.zone,
+  })) as UpdateTaskResult;
+  if (!result.ok) raise(result);
+  // The task's object moves a scheduled task at its time; a new time re-arms it.
+  if (result.state === "scheduled") {
+    await taskStub(env, id).armSchedule({
+      accountId: principal.accountId,
+      taskId: id,
+      at: result.scheduledTime,
+    });
+  }
+  if (result.geocodeRetry) {
+    await enqueueGeocodeRetries(deps.geocodeQueue ?? env.GEOCODE_QUEUE, [
+      { accountId: principal.accountId, taskId: id, baseUrl: ctx.baseUrl },
+    ]);
+  }
+  return result.task;
+}
+
+/** DELETE /tasks/{id}/, through the task's Durable Object. */
+export async function deleteTask(env: Env, principal: Principal, id: string, ctx: { baseUrl: string }) {
+  await getTask(env.DB, principal, id);
+  const stub = taskStub(env, id);
+  const result = (await stub.destroy({ principal, id, baseUrl: ctx.baseUrl })) as DeleteTaskResult;
+  if (!result.ok) raise(result);
+  await stub.armSchedule({ accountId: principal.accountId, taskId: id, at: null });
+}
+
+/** A `scheduled` task moves by itself at its scheduled_time: its Durable Object keeps the alarm. */
+export async function armSchedule(env: Env, row: Pick<TaskRow, "id" | "account_id" | "scheduled_time">) {
+  await taskStub(env, row.id).armSchedule({
+    accountId: row.account_id,
+    taskId: row.id,
+    at: row.scheduled_time,
+  });
+}
