@@ -1,0 +1,162 @@
+/**
+ * `/documents/` and `/signatures/` (interface §2.2, §2.3, §4.3): one set of routes,
+ * mounted once per kind, over one service (services/files/attachments.ts).
+ */
+import { createRoute } from "@hono/zod-openapi";
+import { notFound } from "../../http/errors";
+import { pathId, requireUser } from "../../http/guards";
+import {
+  defineRoute,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  type Router,
+  security,
+  uuidParam,
+} from "../../http/openapi";
+import { pageSchema } from "../../http/pagination";
+import { renderCtx } from "../../http/serialize";
+import {
+  batchDeleteAttachments,
+  createAttachment,
+  deleteAttachment,
+  getAttachment,
+  listAttachments,
+  updateAttachment,
+} from "../../services/files/attachments";
+import { serializeAttachment } from "../../services/files/serialize";
+import { type AttachmentKind, COLLECTION_OF } from "../../services/files/types";
+import { attachmentSchemas } from "./schema";
+
+function mountKind(app: Router, kind: AttachmentKind) {
+  const base = `/${COLLECTION_OF[kind]}/`;
+  const Title = kind === "document" ? "Document" : "Signature";
+  const tags = [`${Title}s`];
+  const s = attachmentSchemas(kind);
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "post",
+      path: base,
+      tags,
+      security,
+      summary: `Attach an uploaded file to a task as a ${kind}`,
+      description:
+        "Step 2 of 2. The uploaded object is copied to the " +
+        `${kind}'s own key; \`mimetype\` is detected from its bytes; \`thumbnail\` follows asynchronously for images. ` +
+        `Emits \`${kind}.created\` (with the task inline).`,
+      request: jsonBody(s.create),
+      responses: { 201: jsonResponse(s.item, `The ${kind}.`), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const row = await createAttachment(c.env, p, kind, c.req.valid("json"), { baseUrl: c.get("baseUrl") });
+      return c.json(serializeAttachment(renderCtx(c), row), 201);
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: base,
+      tags,
+      security,
+      summary: `List ${kind}s`,
+      description: `Workers see the ${kind}s of their own tasks that are \`visible_to_worker\`.`,
+      request: { query: s.listQuery },
+      responses: { 200: jsonResponse(pageSchema(s.item), `A page of ${kind}s.`), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const page = await listAttachments(c.env.DB, p, kind, c.req.valid("query"), c.req.url);
+      const r = renderCtx(c);
+      return c.json({ ...page, results: page.results.map((row) => serializeAttachment(r, row)) });
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "post",
+      path: `${base}batch_delete/`,
+      tags,
+      security,
+      summary: `Delete several ${kind}s, all or nothing`,
+      description:
+        `Every id must name a ${kind} the caller sees and may delete; otherwise 400 ` +
+        '`{"ids": {"<index>": ["..."]}}` and nothing is deleted. Stored files go too. ' +
+        `Emits \`${kind}.deleted\` per ${kind}.`,
+      request: jsonBody(s.batchDelete),
+      responses: { 204: { description: "Deleted." }, ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      await batchDeleteAttachments(c.env, p, kind, c.req.valid("json").ids, { baseUrl: c.get("baseUrl") });
+      return c.body(null, 204);
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: `${base}{id}/`,
+      tags,
+      security,
+      summary: `Read a ${kind}`,
+      request: { params: uuidParam },
+      responses: { 200: jsonResponse(s.item, `The ${kind}.`), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const row = await getAttachment(c.env.DB, p, kind, pathId(c));
+      if (!row) throw notFound();
+      return c.json(serializeAttachment(renderCtx(c), row));
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "patch",
+      path: `${base}{id}/`,
+      tags,
+      security,
+      summary: `Change a ${kind}'s description or visibility`,
+      description: "Dispatchers (admin, manager, integration), or the user who created it.",
+      request: { params: uuidParam, ...jsonBody(s.patch) },
+      responses: { 200: jsonResponse(s.item, `The ${kind}.`), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      const row = await updateAttachment(c.env.DB, p, kind, pathId(c), c.req.valid("json"));
+      return c.json(serializeAttachment(renderCtx(c), row));
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "delete",
+      path: `${base}{id}/`,
+      tags,
+      security,
+      summary: `Delete a ${kind} and its stored file`,
+      description: `Dispatchers, or the user who created it. Emits \`${kind}.deleted\`.`,
+      request: { params: uuidParam },
+      responses: { 204: { description: "Deleted." }, ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      await deleteAttachment(c.env, p, kind, pathId(c), { baseUrl: c.get("baseUrl") });
+      return c.body(null, 204);
+    },
+  );
+}
+
+export function mountAttachments(app: Router) {
+  mountKind(app, "document");
+  mountKind(app, "signature");
+}

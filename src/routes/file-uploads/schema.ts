@@ -1,0 +1,62 @@
+import { z } from "@hono/zod-openapi";
+import { paginationQuery } from "../../http/pagination";
+
+export const FileUploadBodySchema = z
+  .object({
+    file_name: z.string().openapi({
+      description:
+        "Name of the file; kept as is in the storage key `fileupload/<id>/<file_name>`. At most 255 characters, " +
+        'no "/", "\\" or control characters, not "." or "..".',
+      example: "proof of delivery.jpg",
+    }),
+    file_type: z.string().openapi({
+      description:
+        "Media type of the file; the form's `Content-Type` field repeats it and the policy pins it.",
+      example: "image/jpeg",
+    }),
+    source: z
+      .string()
+      .max(64)
+      .optional()
+      .openapi({ description: "Origin of the upload; `integration` (the default) for API callers." }),
+  })
+  .openapi("FileUploadWrite");
+
+export const FileUploadSchema = z
+  .object({
+    id: z.string().uuid(),
+    url: z.string().url(),
+    file: z.string().url().openapi({
+      description: "Where the stored file is served (`{base_url}/files/<key>`, the name percent-encoded).",
+    }),
+    file_name: z.string(),
+    file_type: z.string(),
+    s3_signature: z
+      .object({
+        url: z
+          .string()
+          .url()
+          .openapi({ description: "`{upload_url}`: `{base_url}/storage/`, served by this Worker." }),
+        fields: z.record(z.string(), z.string()).openapi({
+          description:
+            "Form parts to post as they are, before the `file` part: acl (`public-read`), Content-Type, key, " +
+            "x-amz-algorithm (`AWS4-HMAC-SHA256`), x-amz-credential, x-amz-date, policy, x-amz-signature.",
+        }),
+      })
+      .openapi({
+        description:
+          "An AWS Signature Version 4 POST policy valid for 1 hour after `created_at`, bounding bucket, key, acl, " +
+          "Content-Type, the SigV4 fields and `content-length-range` (0 to `UPLOAD_MAX_BYTES`, default 100 MiB).",
+      }),
+    created_by: z.string().url().nullable(),
+    source: z.string(),
+    uploaded_at: z
+      .string()
+      .nullable()
+      .openapi({ description: "When the storage endpoint stored the file; null until then." }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .openapi("FileUpload");
+
+export const FileUploadListQuery = z.object({ ...paginationQuery }).strict();
