@@ -1,0 +1,49 @@
+import type { DeliveryMessage } from "../../services/webhooks";
+import { type DeliverOptions, processDelivery } from "../../services/webhooks/deliver";
+
+/**
+ * Workers keep at most six outbound connections open per invocation; more concurrent fetches
+ * wait for a slot while their 15 s timeout already runs, so attempts go six at a time.
+ */
+const CONCURRENCY = 6;
+
+/**
+ * Delivers webhook attempts. A message is acked once its outcome is written (success, a
+ * rescheduled retry with its own new message, or the webhook failed); only an unexpected error
+ * (D1 unavailable, ...) retries the same message, which is still valid because nothing was
+ * written, so the receiver may see the same `webhook-id` again: at-least-once delivery.
+ */
+export async function handleWebhookBatch(
+  batch: MessageBatch<DeliveryMessage>,
+  env: Env,
+  opts: DeliverOptions = {},
+): Promise<void> {
+  const queue = [...batch.messages];
+  const worker = async () => {
+    for (let m = queue.shift(); m; m = queue.shift()) {
+      const body = m.body;
+      if (!body || typeof body.deliveryId !== "string" || typeof body.due !== "number") {
+        console.error(
+          JSON.stringify({ level: "error", queue: "webhooks", error: "malformed message", id: m.id }),
+        );
+        m.ack();
+        continue;
+      }
+      try {
+        await processDelivery(env, body, opts);
+        m.ack();
+      } catch (err) {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            queue: "webhooks",
+            delivery: body.deliveryId,
+            error: String(err),
+          }),
+        );
+        m.retry({ delaySeconds: Math.min(300, 5 * 2 ** Math.min(m.attempts, 6)) });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+}

@@ -1,0 +1,150 @@
+import { uuidv7 } from "../../lib/ids";
+import { enqueueDeliveries } from "../webhooks";
+
+/**
+ * The outbox relay. A change commits its event row in the same D1 batch (outbox.ts), but the
+ * code that made the change cannot reliably enqueue afterwards (a crash in between would lose
+ * the event). So events are moved to webhooks from here, by whoever gets there first: a
+ * `waitUntil` right after writes (`dispatchSoon`) and the cron sweeper every minute. Both are
+ * safe to run at once: deliveries are unique per (webhook_id, event_id) and are inserted in
+ * the same batch as the guarded `dispatched_at IS NULL` update, and only the inserter of a
+ * delivery enqueues it.
+ */
+
+const MAX_EVENTS_PER_ROUND = 100;
+/** How overdue a pending delivery must be before the sweeper assumes its message was lost. */
+export const STALE_DELIVERY_MS = 2 * 60_000;
+
+type PendingEvent = { id: string; account_id: string; type: string; created_at: number };
+type HookFilter = {
+  id: string;
+  account_id: string;
+  events: string;
+  state: string;
+  form_response_events: number;
+  created_at: number;
+};
+
+/**
+ * Should `hook` get `event`? `events` empty = every event; `form_response.completed` also
+ * needs the webhook's `form_response_events` flag (interface 2.11.0). A webhook never gets
+ * events older than itself (an undispatched backlog is not replayed into a new webhook).
+ */
+function wants(hook: HookFilter, ev: PendingEvent): boolean {
+  if (hook.created_at > ev.created_at) return false;
+  if (ev.type === "form_response.completed" && !hook.form_response_events) return false;
+  const names = JSON.parse(hook.events || "[]") as string[];
+  return names.length === 0 || names.includes(ev.type);
+}
+
+/**
+ * Turns up to `limit` undispatched events (oldest first) into per-webhook deliveries and
+ * queue messages. Deliveries of a `failed` webhook are created `held`. Returns how many
+ * events were looked at (a full round means there may be more).
+ */
+export async function dispatchPendingEvents(
+  env: Env,
+  limit = MAX_EVENTS_PER_ROUND,
+): Promise<{ events: number; deliveries: number }> {
+  const db = env.DB;
+  const { results: events } = await db
+    .prepare(
+      "SELECT id, account_id, type, created_at FROM events WHERE dispatched_at IS NULL ORDER BY created_at LIMIT ?",
+    )
+    .bind(Math.max(1, Math.min(limit, MAX_EVENTS_PER_ROUND)))
+    .all<PendingEvent>();
+  if (!events.length) return { events: 0, deliveries: 0 };
+
+  const accounts = [...new Set(events.map((e) => e.account_id))];
+  const { results: hooks } = await db
+    .prepare(
+      `SELECT id, account_id, events, state, form_response_events, created_at FROM webhooks
+       WHERE account_id IN (SELECT value FROM json_each(?))`,
+    )
+    .bind(JSON.stringify(accounts))
+    .all<HookFilter>();
+  const byAccount = new Map<string, HookFilter[]>();
+  for (const h of hooks) byAccount.set(h.account_id, [...(byAccount.get(h.account_id) ?? []), h]);
+
+  const now = Date.now();
+  const rows: unknown[][] = [];
+  for (const ev of events) {
+    for (const h of byAccount.get(ev.account_id) ?? []) {
+      if (!wants(h, ev)) continue;
+      const active = h.state === "active";
+      // [id, account_id, webhook_id, event_id, state, next_attempt_at]
+      rows.push([uuidv7(now), ev.account_id, h.id, ev.id, active ? "pending" : "held", active ? now : null]);
+    }
+  }
+  // One JSON parameter per statement: D1 binds at most 100 parameters, a round has more rows.
+  // `WHERE true` is SQLite's required disambiguation of INSERT ... SELECT ... ON CONFLICT.
+  const [inserted] = await db.batch<{ id: string; state: string }>([
+    db
+      .prepare(
+        `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, 0, value ->> 5, '', ?, ?
+         FROM json_each(?) WHERE true
+         ON CONFLICT (webhook_id, event_id) DO NOTHING
+         RETURNING id, state`,
+      )
+      .bind(now, now, JSON.stringify(rows)),
+    db
+      .prepare(
+        "UPDATE events SET dispatched_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND dispatched_at IS NULL",
+      )
+      .bind(now, JSON.stringify(events.map((e) => e.id))),
+  ]);
+  const toSend = inserted.results.filter((r) => r.state === "pending").map((r) => r.id);
+  try {
+    await enqueueDeliveries(env, toSend, now);
+  } catch (err) {
+    // Committed but not queued: the sweeper finds these pending deliveries overdue and re-queues them.
+    log("webhook enqueue failed; the sweeper will re-queue", err);
+  }
+  return { events: events.length, deliveries: inserted.results.length };
+}
+
+/**
+ * Pending deliveries whose message is presumed lost (overdue by STALE_DELIVERY_MS: an enqueue
+ * that failed after its commit, a chained wait that was dropped) get a fresh `next_attempt_at`
+ * and a new message. The fresh value is the fence: should the old message turn up after all,
+ * it no longer matches and is dropped, so a sweep never causes a second send.
+ */
+export async function requeueStaleDeliveries(env: Env, limit = 500): Promise<number> {
+  const now = Date.now();
+  const { results } = await env.DB.prepare(
+    `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?
+     WHERE id IN (SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at < ? LIMIT ?)
+     RETURNING id`,
+  )
+    .bind(now, now, now - STALE_DELIVERY_MS, limit)
+    .all<{ id: string }>();
+  await enqueueDeliveries(
+    env,
+    results.map((r) => r.id),
+    now,
+  );
+  return results.length;
+}
+
+/** The cron sweeper (every minute, wrangler.jsonc `triggers`): drain the outbox, then repair. */
+export async function sweepWebhooks(env: Env, budgetMs = 20_000) {
+  const started = Date.now();
+  let events = 0;
+  for (;;) {
+    const round = await dispatchPendingEvents(env);
+    events += round.events;
+    if (round.events < MAX_EVENTS_PER_ROUND || Date.now() - started > budgetMs) break;
+  }
+  const requeued = await requeueStaleDeliveries(env);
+  return { events, requeued };
+}
+
+/** For services: relay right after a write, without delaying the response. */
+export function dispatchSoon(ctx: { waitUntil(p: Promise<unknown>): void }, env: Env) {
+  ctx.waitUntil(dispatchPendingEvents(env).catch((err) => log("webhook dispatch failed", err)));
+}
+
+function log(message: string, err: unknown) {
+  console.error(JSON.stringify({ level: "error", error: `${message}: ${String(err)}` }));
+}
