@@ -17,10 +17,15 @@ import { mountAccountRoles } from "./routes/account-roles";
 import { mountAccounts } from "./routes/accounts";
 import { mountAuth } from "./routes/auth";
 import { mountContactAddresses } from "./routes/contact-addresses";
+import { mountAttachments } from "./routes/documents";
+import { dispatchAfterWrites, mountEvents } from "./routes/events";
+import { mountFileUploads } from "./routes/file-uploads";
 import { mountOrders } from "./routes/orders";
+import { mountStorage } from "./routes/storage";
 import { mountTaskCommands } from "./routes/task-commands";
 import { mountTasks } from "./routes/tasks";
 import { mountUsers } from "./routes/users";
+import { mountWebhooks } from "./routes/webhooks";
 
 /**
  * Routing sees every API path with its trailing slash, so `/tasks` and `/tasks/` reach the
@@ -47,6 +52,8 @@ export function createApp() {
   app.use("*", timeZone);
   app.use("*", jsonBodyLimit);
   app.use("*", rateLimit);
+  // After a successful write, hand new outbox events to webhooks (the cron is the safety net).
+  app.use("*", dispatchAfterWrites);
 
   mountAuth(app);
   mountAccounts(app);
@@ -56,6 +63,11 @@ export function createApp() {
   mountOrders(app);
   mountContactAddresses(app);
   mountTaskCommands(app);
+  mountFileUploads(app);
+  mountAttachments(app);
+  mountStorage(app);
+  mountWebhooks(app);
+  mountEvents(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "Bearer", {
     type: "http",

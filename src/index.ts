@@ -1,6 +1,10 @@
 import { createApp } from "./app";
+import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
+import { handleWebhookBatch } from "./queues/webhooks/handler";
+import { sweepWebhooks } from "./services/events/dispatch";
+import { rearmOverdueSchedules } from "./services/task-commands";
 
 export { RateLimiterDO } from "./durable-objects/rate-limiter";
 export { TaskDO } from "./durable-objects/task";
@@ -11,6 +15,8 @@ const app = createApp();
 const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<void>> = {
   "fd-task-commands": handleCommandBatch,
   "fd-geocode": handleGeocodeBatch,
+  "fd-files": handleFilesBatch,
+  "fd-webhooks": handleWebhookBatch,
 };
 
 export default {
@@ -23,5 +29,12 @@ export default {
       return;
     }
     await handler(batch, env);
+  },
+  /**
+   * Cron (wrangler.jsonc `triggers`, every minute): the safety nets for work handed off after a
+   * write commits: the webhook outbox sweeper, and scheduled tasks whose alarm was never armed.
+   */
+  async scheduled(_controller, env, ctx) {
+    ctx.waitUntil(Promise.all([sweepWebhooks(env), rearmOverdueSchedules(env)]));
   },
 } satisfies ExportedHandler<Env>;

@@ -18,6 +18,9 @@ export const isNonApiPath = (path: string) =>
   path === "/docs" ||
   path.startsWith("/docs/");
 
+const isStoragePath = (path: string) =>
+  path === STORAGE_PREFIX || path.startsWith(`${STORAGE_PREFIX}/`) || path.startsWith(`${FILES_PREFIX}/`);
+
 /** First in the chain: every response, errors included, carries these two headers (contract §1). */
 export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const incoming = c.req.header("X-Request-Id");
@@ -37,7 +40,10 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const declared = versionFromAccept(c.req.header("Accept"));
-  const principal = await resolvePrincipal(c.env, c.req.header("Authorization"));
+  // The storage endpoint (the signed form is the authorization) and stored files (public-read,
+  // the key is the capability) are S3's, not the API's: a stale token there must not be a 401.
+  const anonymousPath = isStoragePath(new URL(c.req.url).pathname);
+  const principal = anonymousPath ? null : await resolvePrincipal(c.env, c.req.header("Authorization"));
   c.set("principal", principal);
   c.set("version", resolveVersion(declared, principal?.account.apiVersion));
   await next();
@@ -68,6 +74,8 @@ export const timeZone: MiddlewareHandler<AppEnv> = async (c, next) => {
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const limit = Number(c.env.RATE_LIMIT_PER_SECOND || 20);
   if (!(limit > 0)) return next();
+  // Reading stored files is not an API call (a page of 50 thumbnails is 50 requests).
+  if (new URL(c.req.url).pathname.startsWith(`${FILES_PREFIX}/`)) return next();
   const p = c.get("principal");
   const key = p ? `token:${p.tokenId}` : `ip:${c.req.header("CF-Connecting-IP") ?? "local"}`;
   const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key));

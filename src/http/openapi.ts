@@ -5,20 +5,32 @@ import { type FieldErrors, ValidationError } from "./errors";
 
 type Issue = z.core.$ZodIssue;
 
+/** The raw value at an issue's path (zod 4 issues do not carry their input). */
+function valueAt(data: unknown, path: readonly PropertyKey[]): unknown {
+  let v: any = data;
+  for (const k of path) {
+    if (v === null || typeof v !== "object") return undefined;
+    v = v[k as any];
+  }
+  return v;
+}
+
 /** zod's messages, rephrased as DRF's where a client may match on them. */
-function message(issue: Issue): string {
+function message(issue: Issue, data: unknown): string {
   if (issue.code === "invalid_type" && /received undefined/.test(issue.message))
     return "This field is required.";
   if (issue.code === "invalid_type" && /received null/.test(issue.message))
     return "This field may not be null.";
   if (issue.code === "invalid_value" && "values" in issue) {
-    return `"${String((issue as any).input ?? "")}" is not a valid choice. Choices: ${(issue.values as unknown[]).join(", ")}.`;
+    const input = valueAt(data, issue.path);
+    const shown = typeof input === "string" ? input : JSON.stringify(input);
+    return `"${shown}" is not a valid choice. Choices: ${(issue.values as unknown[]).join(", ")}.`;
   }
   return issue.message;
 }
 
 /** Turns zod issues into the contract's error body: `{field: [..], nested: {sub: [..]}}`. */
-export function zodToFieldErrors(issues: readonly Issue[], target?: string): FieldErrors {
+export function zodToFieldErrors(issues: readonly Issue[], target?: string, data?: unknown): FieldErrors {
   const out: FieldErrors = {};
   for (const issue of issues) {
     if (issue.code === "unrecognized_keys") {
@@ -37,7 +49,7 @@ export function zodToFieldErrors(issues: readonly Issue[], target?: string): Fie
     }
     const leaf = path.length ? path[path.length - 1] : "non_field_errors";
     const list = Array.isArray(node[leaf]) ? (node[leaf] as string[]) : [];
-    list.push(message(issue));
+    list.push(message(issue, data));
     node[leaf] = list;
   }
   return out;
@@ -60,19 +72,19 @@ export function drfErrors(
       (b) => !b.some((i) => i.path.length === 0 && i.code === "invalid_type"),
     );
     if (arrayBranch && !arrayBranch.every((i) => typeof i.path[0] === "number")) {
-      return zodToFieldErrors(arrayBranch, target);
+      return zodToFieldErrors(arrayBranch, target, data);
     }
     if (arrayBranch) {
       const out: FieldErrors[] = data.map(() => ({}));
       for (const issue of arrayBranch) {
         const idx = issue.path[0] as number;
-        const errs = zodToFieldErrors([{ ...issue, path: issue.path.slice(1) } as Issue], target);
+        const errs = zodToFieldErrors([{ ...issue, path: issue.path.slice(1) } as Issue], target, data[idx]);
         out[idx] = mergeErrors(out[idx], errs);
       }
       return out;
     }
   }
-  return zodToFieldErrors(issues, target);
+  return zodToFieldErrors(issues, target, data);
 }
 
 function mergeErrors(a: FieldErrors, b: FieldErrors): FieldErrors {

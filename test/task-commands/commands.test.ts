@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../src/durable-objects/task/client";
 import { handleCommandBatch } from "../../src/queues/task-commands/handler";
+import { rearmOverdueSchedules } from "../../src/services/task-commands";
 import { insertTask, taskRow } from "../factories";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
 
@@ -174,6 +175,32 @@ describe("task commands: the interface's cases", () => {
       duration_seconds: 5400,
     });
     expect(JSON.parse(row.metafields)).toEqual({ door: "B" });
+  });
+});
+
+describe("task_data.address", () => {
+  it("geocodes an address sent with an update command (from the queue)", async () => {
+    const acc = await newAccount();
+    const task = await insertTask(acc.account.id, { state: "unassigned" });
+    const r = await call("/task_commands/", {
+      token: acc.admin.token,
+      body: {
+        task: task.url,
+        external_id: ext(),
+        time: now(),
+        action: "update",
+        task_data: { address: { raw_address: "Paris, France" } },
+      },
+    });
+    expect(r.body.state).toBe("accepted");
+    let got: any = null;
+    for (let i = 0; i < 100; i++) {
+      got = await call(`/tasks/${task.id}/`, { token: acc.admin.token });
+      if (got.body.address.geocoded_at) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(got.body.address).toMatchObject({ raw_address: "Paris, France", geocoding_provider: "offline" });
+    expect(got.body.address.location.coordinates[0]).toBeCloseTo(2.35, 0);
   });
 });
 
@@ -509,6 +536,44 @@ describe("Durable Object eviction", () => {
 });
 
 describe("scheduled tasks", () => {
+  it("re-arms, from the cron, a scheduled task whose alarm was never armed", async () => {
+    const acc = await newAccount();
+    const task = await insertTask(acc.account.id, {
+      state: "scheduled",
+      scheduledTime: Date.now() - 120_000,
+    });
+    expect(await rearmOverdueSchedules(env)).toBeGreaterThanOrEqual(1);
+    expect(await runDurableObjectAlarm(taskStub(env, task.id))).toBe(true);
+    expect((await taskRow(task.id)).state).toBe("unassigned");
+    const { results } = await env.DB.prepare(
+      "SELECT type FROM events WHERE object_id = ? AND type = 'task.state_changed'",
+    )
+      .bind(task.id)
+      .all();
+    expect(results).toHaveLength(1);
+  });
+
+  it("re-arms the alarm when an update command moves the scheduled time", async () => {
+    const acc = await newAccount();
+    const task = await insertTask(acc.account.id, {
+      state: "scheduled",
+      scheduledTime: Date.now() + 86400_000,
+    });
+    const r = await call("/task_commands/", {
+      token: acc.admin.token,
+      body: {
+        task: task.url,
+        external_id: ext(),
+        time: now(),
+        action: "update",
+        task_data: { scheduled_time: new Date(Date.now() - 1000).toISOString() },
+      },
+    });
+    expect(r.body.state).toBe("accepted");
+    expect(await runDurableObjectAlarm(taskStub(env, task.id))).toBe(true);
+    expect((await taskRow(task.id)).state).toBe("unassigned");
+  });
+
   it("moves a scheduled task at its time by an alarm, recorded as a system command", async () => {
     const acc = await newAccount();
     const worker = await addUser(acc, "worker");

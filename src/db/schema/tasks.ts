@@ -81,6 +81,12 @@ export const tasks = sqliteTable(
     taskImportId: text("task_import_id"),
     /** Incremented on every write: a cheap change counter for the TaskDO and for ETags. */
     version: integer("version").notNull().default(1),
+    /**
+     * The command whose guarded update last changed the task: the command row and its events
+     * are written as accepted only where this names them, in the same batch (exact, even if
+     * another writer bumped `version` meanwhile).
+     */
+    lastCommandId: text("last_command_id"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -90,6 +96,11 @@ export const tasks = sqliteTable(
     index("tasks_account_state_created_idx").on(t.accountId, t.state, t.createdAt, t.id),
     index("tasks_account_assignee_state_idx").on(t.accountId, t.assigneeId, t.state, t.createdAt, t.id),
     index("tasks_account_order_idx").on(t.accountId, t.orderId, t.orderIndex),
+    // Across accounts on purpose: the cron re-arms scheduled tasks whose alarm was lost. Partial,
+    // so the planner never takes it for an account's list.
+    index("tasks_scheduled_due_idx").on(t.scheduledTime).where(sql`state = 'scheduled'`),
+    // One task per slot of an order's tasks_data: D1 itself refuses a duplicate upsert.
+    uniqueIndex("tasks_order_index_unique").on(t.orderId, t.orderIndex),
     index("tasks_account_after_idx").on(t.accountId, t.completeAfter, t.id),
     index("tasks_account_before_idx").on(t.accountId, t.completeBefore, t.id),
     index("tasks_account_position_idx").on(t.accountId, t.position, t.id),

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { applyScheduledMove, applyToTask } from "../../services/task-commands/apply";
-import { commandEvents } from "../../services/task-commands/events";
+import { enqueueGeocodeRetries } from "../../queues/geocode/message";
+import { type AppliedTask, applyScheduledMove, applyToTask } from "../../services/task-commands/apply";
 import type { Actor, CommandInput, CommandOutcome } from "../../services/task-commands/types";
 import {
   type DeleteTaskArgs,
@@ -9,7 +9,8 @@ import {
   updateTaskInPlace,
 } from "../../services/tasks/write";
 
-type ScheduleRecord = { accountId: string; taskId: string; at: number };
+type ScheduleRecord = { accountId: string; taskId: string; at: number; baseUrl: string };
+type CommandArgs = { actor: Actor; taskId: string; commands: CommandInput[]; baseUrl: string };
 
 /**
  * One instance per task (idFromName(task id)): the single writer of that task. A Durable
@@ -28,32 +29,39 @@ export class TaskDO extends DurableObject<Env> {
   }
 
   /** Applies commands for this task in the given order (sync mode). */
-  async applyCommands(args: {
-    actor: Actor;
-    taskId: string;
-    commands: CommandInput[];
-    baseUrl: string;
-  }): Promise<CommandOutcome[]> {
-    return this.serialize(() =>
-      applyToTask(this.env, args.actor, args.taskId, args.commands, {
-        hooks: { events: commandEvents(this.env, args.actor, args.baseUrl) },
-      }),
+  async applyCommands(args: CommandArgs): Promise<CommandOutcome[]> {
+    return this.serialize(async () =>
+      this.after(args, await applyToTask(this.env, args.actor, args.taskId, args.commands, args)),
     );
   }
 
   /** Moves stored `pending` commands to their outcome (asynchronous mode, from the queue). */
-  async applyPending(args: {
-    actor: Actor;
-    taskId: string;
-    commands: CommandInput[];
-    baseUrl: string;
-  }): Promise<CommandOutcome[]> {
-    return this.serialize(() =>
-      applyToTask(this.env, args.actor, args.taskId, args.commands, {
-        pending: true,
-        hooks: { events: commandEvents(this.env, args.actor, args.baseUrl) },
-      }),
+  async applyPending(args: CommandArgs): Promise<CommandOutcome[]> {
+    return this.serialize(async () =>
+      this.after(
+        args,
+        await applyToTask(this.env, args.actor, args.taskId, args.commands, { ...args, pending: true }),
+      ),
     );
+  }
+
+  /** Follow-ups of applied commands: geocode a new address, re-arm a moved scheduled time. */
+  private async after(args: CommandArgs, applied: AppliedTask): Promise<CommandOutcome[]> {
+    const task = applied.task;
+    if (task && applied.geocode) {
+      await enqueueGeocodeRetries(this.env.GEOCODE_QUEUE, [
+        { accountId: task.account_id, taskId: task.id, baseUrl: args.baseUrl },
+      ]);
+    }
+    if (task && applied.rescheduled && task.state === "scheduled") {
+      await this.arm({
+        accountId: task.account_id,
+        taskId: task.id,
+        at: task.scheduled_time,
+        baseUrl: args.baseUrl,
+      });
+    }
+    return applied.outcomes;
   }
 
   /** PATCH / PUT of this task (services/tasks/write.ts). */
@@ -67,29 +75,43 @@ export class TaskDO extends DurableObject<Env> {
   }
 
   /** Arms (or re-arms, or with `at: null` disarms) the move of a `scheduled` task at its time. */
-  async armSchedule(args: { accountId: string; taskId: string; at: number | null }): Promise<void> {
+  async armSchedule(args: {
+    accountId: string;
+    taskId: string;
+    at: number | null;
+    baseUrl?: string;
+  }): Promise<void> {
+    await this.arm({ ...args, baseUrl: args.baseUrl ?? "" });
+  }
+
+  private async arm(args: { accountId: string; taskId: string; at: number | null; baseUrl: string }) {
     if (args.at === null) {
       await this.ctx.storage.delete("schedule");
       await this.ctx.storage.deleteAlarm();
       return;
     }
-    await this.ctx.storage.put("schedule", {
+    const rec: ScheduleRecord = {
       accountId: args.accountId,
       taskId: args.taskId,
       at: args.at,
-    } satisfies ScheduleRecord);
+      baseUrl: args.baseUrl,
+    };
+    await this.ctx.storage.put("schedule", rec);
     await this.ctx.storage.setAlarm(args.at);
   }
 
   async alarm(): Promise<void> {
     const rec = await this.ctx.storage.get<ScheduleRecord>("schedule");
     if (!rec) return;
-    const result = await this.serialize(() => applyScheduledMove(this.env, rec.accountId, rec.taskId));
-    if (result === "not_due") {
+    const result = await this.serialize(() =>
+      applyScheduledMove(this.env, rec.accountId, rec.taskId, rec.baseUrl),
+    );
+    if (result === "not_due" || result === "changed") {
       const row = await this.env.DB.prepare("SELECT scheduled_time FROM tasks WHERE id = ?")
         .bind(rec.taskId)
         .first<{ scheduled_time: number }>();
-      if (row?.scheduled_time) await this.ctx.storage.setAlarm(row.scheduled_time);
+      if (row?.scheduled_time)
+        await this.ctx.storage.setAlarm(Math.max(row.scheduled_time, Date.now() + 1000));
       return;
     }
     await this.ctx.storage.delete("schedule");

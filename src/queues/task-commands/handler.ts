@@ -1,4 +1,5 @@
 import { taskStub } from "../../durable-objects/task/client";
+import { dispatchPendingEvents } from "../../services/events/dispatch";
 import { type PendingMessage, pendingCommands } from "../../services/task-commands";
 
 /**
@@ -18,5 +19,11 @@ export async function handleCommandBatch(batch: MessageBatch<PendingMessage>, en
         m.retry({ delaySeconds: Math.min(60, 2 ** m.attempts) });
       }
     }),
+  );
+  // Relay the outcomes' events to webhooks now rather than at the next sweep.
+  await dispatchPendingEvents(env).catch((err) =>
+    console.error(
+      JSON.stringify({ level: "error", queue: "task-commands", error: `dispatch: ${String(err)}` }),
+    ),
   );
 }

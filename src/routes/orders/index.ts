@@ -92,7 +92,7 @@ export function parseOrderBodies(
     if (r.success) {
       errors.push({});
       bodies.push(r.data);
-    } else errors.push(alignLists(zodToFieldErrors(r.error.issues), item));
+    } else errors.push(alignLists(zodToFieldErrors(r.error.issues, "json", item), item));
   }
   if (errors.some((e) => Object.keys(e).length)) throw new ValidationError(isArray ? errors : errors[0]);
   return { bodies, isArray };

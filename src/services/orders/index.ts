@@ -371,7 +371,7 @@ async function writeOne(
     }
     // The task's object moves a scheduled task at its time: new ones and new times arm it.
     const newTime = inserted.has(t.id) || entries[t.order_index].values.scheduled_time !== undefined;
-    if (t.state === "scheduled" && newTime) await armSchedule(env, t);
+    if (t.state === "scheduled" && newTime) await armSchedule(env, t, opts.baseUrl);
   }
   await enqueueGeocodeRetries(deps.geocodeQueue ?? env.GEOCODE_QUEUE, retries);
   return {

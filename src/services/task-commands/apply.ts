@@ -1,39 +1,45 @@
 import { decide, nextStateOnSchedule, type TaskState } from "../../domain/task-state-machine";
 import { uuidv7 } from "../../lib/ids";
+import { eventStatement } from "../events/outbox";
+import { eventRender, serializeTask } from "../tasks/serialize";
+import { addressOf, type TaskRow } from "../tasks/types";
+import { serializeCommand } from "./serialize";
 import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
 /**
  * Applies commands to ONE task, in order. Runs inside that task's Durable Object (the single
- * writer), so the task row read here cannot change under us except through this code.
+ * writer of the task's commands).
  *
- * Each command is one D1 batch (one transaction): the task UPDATE is guarded by the task's
- * `version` and, for transit/active, by the worker's transit/active count; the command row is
- * then written as accepted only if the guarded update happened (the task now has the new
- * version), else as rejected. So the limit check and the write are one atomic step in D1
- * (contract §5), and a command is never half-applied.
+ * Each command is one D1 batch (one transaction):
+ *   1. the task UPDATE, guarded by the task's `version` and, for transit/active, by the
+ *      worker's transit/active count (contract §5: check and write in one atomic step); it
+ *      stamps `last_command_id` with this command;
+ *   2. the command row (and its events) as `accepted` where the task names this command;
+ *   3. the command row (and its event) as `rejected` where it does not and the version is
+ *      unchanged (so only the limit can have failed).
+ * If another writer (an order upsert, a geocoding result) moved the version meanwhile, neither
+ * 2 nor 3 writes anything and the command is decided again on the fresh task.
  */
-
-type TaskRow = {
-  id: string;
-  account_id: string;
-  state: TaskState;
-  assignee_id: string | null;
-  version: number;
-  metafields: string;
-  address: string;
-  contact_address_id: string | null;
-  scheduled_time: number | null;
-};
 
 export const LIMIT_MESSAGE =
   "Transit/active limit reached: the assignee already has as many tasks in transit or active as the account allows.";
 
+type Guard = { sql: string; params: unknown[] };
+
+const appliedGuard = (taskId: string, commandId: string): Guard => ({
+  sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND last_command_id = ?)",
+  params: [taskId, commandId],
+});
+
+const limitGuard = (taskId: string, commandId: string, version: number): Guard => ({
+  sql: "NOT EXISTS (SELECT 1 FROM tasks WHERE id = ? AND last_command_id = ?) AND EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
+  params: [taskId, commandId, taskId, version],
+});
+
 async function loadTask(db: D1Database, accountId: string, taskId: string) {
   return db
-    .prepare(
-      "SELECT id, account_id, state, assignee_id, version, metafields, address, contact_address_id, scheduled_time FROM tasks WHERE id = ? AND account_id = ?",
-    )
+    .prepare("SELECT * FROM tasks WHERE id = ? AND account_id = ?")
     .bind(taskId, accountId)
     .first<TaskRow>();
 }
@@ -51,31 +57,44 @@ export const durationToSeconds = (d: string) => {
   return m ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]) : null;
 };
 
-/** Column assignments that `task_data` (interface 2.7) makes on the task row. */
-function taskDataSets(task: TaskRow, cmd: CommandInput): { sets: string[]; params: unknown[] } {
-  const sets: string[] = [];
-  const params: unknown[] = [];
-  const set = (column: string, value: unknown) => {
-    sets.push(`${column} = ?`);
-    params.push(value);
-  };
-  const td = cmd.taskData as Record<string, any>;
-  if ("position" in td) set("position", td.position);
-  if ("scheduled_time" in td) set("scheduled_time", td.scheduled_time);
-  if ("duration" in td) set("duration_seconds", td.duration === null ? null : durationToSeconds(td.duration));
-  if (td.metafields && typeof td.metafields === "object") {
-    set("metafields", JSON.stringify({ ...JSON.parse(task.metafields || "{}"), ...td.metafields }));
+/**
+ * The task as the command leaves it, and the columns that differ. The UPDATE writes exactly
+ * these columns, and the events render exactly this row, so what is stored and what is
+ * reported cannot disagree.
+ */
+function project(task: TaskRow, cmd: CommandInput, state: TaskState, assigneeId: string | null, now: number) {
+  const changes: Partial<TaskRow> = { state, assignee_id: assigneeId, updated_at: now };
+  let geocode = false;
+  if (cmd.action === "update" || cmd.action === "reassign") {
+    const td = cmd.taskData as Record<string, any>;
+    if ("position" in td) changes.position = td.position;
+    if ("scheduled_time" in td) changes.scheduled_time = td.scheduled_time;
+    if ("duration" in td)
+      changes.duration_seconds = td.duration === null ? null : durationToSeconds(td.duration);
+    if (td.metafields && typeof td.metafields === "object") {
+      changes.metafields = JSON.stringify({ ...JSON.parse(task.metafields || "{}"), ...td.metafields });
+    }
+    if (td.address && typeof td.address === "object") {
+      // A new address replaces the old one; it is geocoded from the queue (interface 2.4).
+      const before = addressOf(task);
+      const raw = td.address.raw_address ?? "";
+      const location = td.address.location ?? null;
+      if (raw !== before.raw_address || JSON.stringify(location) !== JSON.stringify(before.location)) {
+        changes.address = JSON.stringify({
+          raw_address: raw,
+          formatted_address: null,
+          location,
+          geocoding_provider: null,
+        });
+        changes.geocoded_at = null;
+        changes.geocode_failed_at = null;
+        geocode = true;
+      }
+    }
+    if (cmd.routeId !== undefined) changes.route_id = cmd.routeId;
   }
-  if (td.address && typeof td.address === "object") {
-    // A new address replaces the old one; geocoding fields are reset until it is geocoded again.
-    set(
-      "address",
-      JSON.stringify({ raw_address: td.address.raw_address ?? null, location: td.address.location ?? null }),
-    );
-    sets.push("geocoded_at = NULL", "geocode_failed_at = NULL");
-  }
-  if (cmd.routeId !== undefined) set("route_id", cmd.routeId);
-  return { sets, params };
+  const after: TaskRow = { ...task, ...changes, version: task.version + 1 };
+  return { after, changes, geocode };
 }
 
 /** Writes the outcome of a command: a new row (sync), or the pending row's final state (async). */
@@ -87,28 +106,21 @@ function outcomeStatement(
   outcome: "accepted" | "rejected",
   now: number,
   error: string,
-  guard?: { taskId: string; version: number; expectApplied: boolean },
+  guard?: Guard,
 ): D1PreparedStatement {
-  const cond = guard
-    ? `${guard.expectApplied ? "" : "NOT "}EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)`
-    : "1";
-  const condParams = guard ? [guard.taskId, guard.version] : [];
+  const cond = guard?.sql ?? "1";
+  const condParams = guard?.params ?? [];
+  const acceptedAt = outcome === "accepted" ? now : null;
+  const rejectedAt = outcome === "rejected" ? now : null;
   if (pending) {
     return db
       .prepare(
         `UPDATE task_commands SET state = ?, error_message = ?, accepted_at = ?, rejected_at = ?, updated_at = ?
          WHERE id = ? AND state = 'pending' AND ${cond}`,
       )
-      .bind(
-        outcome,
-        error,
-        outcome === "accepted" ? now : null,
-        outcome === "rejected" ? now : null,
-        now,
-        cmd.id,
-        ...condParams,
-      );
+      .bind(outcome, error, acceptedAt, rejectedAt, now, cmd.id, ...condParams);
   }
+  const r = rowOf(actor, cmd, outcome, error, now, now);
   return db
     .prepare(
       `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, assignee_id, task_data, notes, location,
@@ -116,40 +128,28 @@ function outcomeStatement(
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${cond}`,
     )
     .bind(
-      cmd.id,
-      actor.accountId,
-      cmd.taskId,
-      cmd.externalId,
-      cmd.action,
-      cmd.time,
-      cmd.assigneeId,
-      JSON.stringify(cmd.taskData ?? {}),
-      cmd.notes,
-      cmd.location === undefined || cmd.location === null ? null : JSON.stringify(cmd.location),
-      actor.userId,
-      outcome,
-      error,
-      outcome === "accepted" ? now : null,
-      outcome === "rejected" ? now : null,
-      now,
-      now,
+      r.id,
+      r.account_id,
+      r.task_id,
+      r.external_id,
+      r.action,
+      r.time,
+      r.assignee_id,
+      r.task_data,
+      r.notes,
+      r.location,
+      r.user_id,
+      r.state,
+      r.error_message,
+      r.accepted_at,
+      r.rejected_at,
+      r.created_at,
+      r.updated_at,
       ...condParams,
     );
 }
 
-export type ApplyHooks = {
-  /** Event statements for an applied or rejected command, added to the same batch. */
-  events?: (e: {
-    cmd: CommandInput;
-    outcome: "accepted" | "rejected";
-    before: TaskRow;
-    after: { state: TaskState; assigneeId: string | null } | null;
-    error: string;
-    guard?: { taskId: string; version: number; expectApplied: boolean };
-  }) => D1PreparedStatement[];
-};
-
-/** The stored row of a command, as this code just wrote it (saves a read-back). */
+/** The stored row of a command, as this code writes it (saves a read-back). */
 function rowOf(
   actor: Actor,
   cmd: CommandInput,
@@ -180,24 +180,77 @@ function rowOf(
 }
 
 /**
- * Applies `commands` (all for `taskId`) in order. With `pending`, the rows already exist in
- * state `pending` (asynchronous mode) and are moved to their outcome; a row that is no longer
- * pending was applied by an earlier delivery and is returned as is (queue redelivery safe).
+ * Outbox rows for an outcome (contract §9): `task_command.accepted|rejected` carry the command
+ * with its task inline; `task.state_changed` carries the task. Guarded like the command row.
+ */
+function outcomeEvents(
+  db: D1Database,
+  baseUrl: string,
+  command: CommandRow,
+  task: TaskRow,
+  stateChanged: boolean,
+  now: number,
+  when?: Guard,
+): D1PreparedStatement[] {
+  const r = eventRender(baseUrl);
+  const taskData = serializeTask(r, task);
+  const out = [
+    eventStatement(db, {
+      accountId: command.account_id,
+      type: command.state === "accepted" ? "task_command.accepted" : "task_command.rejected",
+      objectId: command.id,
+      data: { ...serializeCommand(r, command), task: taskData },
+      now,
+      when,
+    }),
+  ];
+  if (stateChanged) {
+    out.push(
+      eventStatement(db, {
+        accountId: command.account_id,
+        type: "task.state_changed",
+        objectId: task.id,
+        data: taskData,
+        now,
+        when,
+      }),
+    );
+  }
+  return out;
+}
+
+export type ApplyOptions = {
+  /** Rows exist as `pending` (asynchronous mode) and move to their outcome. */
+  pending?: boolean;
+  /** Origin for the absolute URLs in event payloads. */
+  baseUrl: string;
+};
+
+export type AppliedTask = {
+  outcomes: CommandOutcome[];
+  task: TaskRow | null;
+  geocode: boolean;
+  rescheduled: boolean;
+};
+
+/**
+ * Applies `commands` (all for `taskId`) in order. A command already stored (and, in
+ * asynchronous mode, no longer pending) is returned as is: a replay applies nothing.
  *
  * D1 round trips: one read of the task and of the stored commands for the whole group, then
  * one batch per command. The task is kept in memory between commands: this Durable Object is
- * its only writer, and it is re-read whenever a guarded update did not apply.
+ * the only writer of commands, and the task is read again whenever a guard did not hold.
  */
 export async function applyToTask(
   env: Env,
   actor: Actor,
   taskId: string,
   commands: CommandInput[],
-  opts: { pending?: boolean; hooks?: ApplyHooks } = {},
-): Promise<CommandOutcome[]> {
+  opts: ApplyOptions,
+): Promise<AppliedTask> {
   const db = env.DB;
-  const out: CommandOutcome[] = [];
-  const [taskRow, storedRows] = await Promise.all([
+  const outcomes: CommandOutcome[] = [];
+  const [firstRead, storedRows] = await Promise.all([
     loadTask(db, actor.accountId, taskId),
     storedCommands(
       env,
@@ -205,132 +258,140 @@ export async function applyToTask(
       commands.map((c) => c.externalId),
     ),
   ]);
-  let task = taskRow;
+  let task = firstRead;
+  let geocode = false;
+  let rescheduled = false;
   const stored = new Map(storedRows.map((r) => [r.external_id, r]));
-  for (const cmd of commands) {
+  const pending = !!opts.pending;
+  let attempts = 0;
+  for (let i = 0; i < commands.length; i++) {
+    const cmd = commands[i];
     const existing = stored.get(cmd.externalId);
-    if (existing && (!opts.pending || existing.state !== "pending")) {
-      out.push({ row: existing, replay: true });
+    if (existing && (!pending || existing.state !== "pending")) {
+      outcomes.push({ row: existing, replay: true });
       continue;
     }
-    if (opts.pending && existing) cmd.id = existing.id;
+    if (pending && existing) cmd.id = existing.id;
     const now = Date.now();
     const createdAt = existing?.created_at ?? now;
-    const pending = !!opts.pending;
     const statements: D1PreparedStatement[] = [];
-    let decision: ReturnType<typeof decide> | null = null;
-    let rejection = "";
+
     if (!task) {
-      rejection = "The task does not exist.";
-      statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, rejection));
-    } else {
-      decision = decide({
-        task: { state: task.state, assigneeId: task.assignee_id },
-        action: cmd.action,
-        actor: { userId: actor.userId ?? "", role: actor.role },
-        assigneeId: cmd.assigneeId,
-        taskData: cmd.taskData as { position?: number },
-        account: { allowWorkerReordering: actor.allowWorkerReordering },
-        missingRequiredMetafields: [],
+      statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, "The task does not exist."));
+      await db.batch(statements);
+      outcomes.push({
+        row: rowOf(actor, cmd, "rejected", "The task does not exist.", now, createdAt),
+        replay: false,
       });
-      if (!decision.ok) {
-        rejection = decision.error;
-        statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, rejection));
-        statements.push(
-          ...(opts.hooks?.events?.({
-            cmd,
-            outcome: "rejected",
-            before: task,
-            after: null,
-            error: rejection,
-          }) ?? []),
-        );
-      } else {
-        const sets = ["state = ?", "assignee_id = ?", "version = version + 1", "updated_at = ?"];
-        const params: unknown[] = [decision.state, decision.assigneeId, now];
-        if (cmd.action === "update" || cmd.action === "reassign") {
-          const extra = taskDataSets(task, cmd);
-          sets.push(...extra.sets);
-          params.push(...extra.params);
-        }
-        let limitGuard = "";
-        const limitParams: unknown[] = [];
-        if (decision.usesTransitSlot && decision.assigneeId) {
-          // NULL limit → the comparison is NULL → COALESCE lets it pass (no limit).
-          limitGuard = ` AND COALESCE((SELECT (SELECT COUNT(*) FROM tasks t2 WHERE t2.account_id = a.id AND t2.assignee_id = ?
-              AND t2.state IN ('transit', 'active') AND t2.id <> ?) < a.transit_active_limit FROM accounts a WHERE a.id = ?), 1)`;
-          limitParams.push(decision.assigneeId, task.id, actor.accountId);
-        }
-        statements.push(
-          db
-            .prepare(`UPDATE tasks SET ${sets.join(", ")} WHERE id = ? AND version = ?${limitGuard}`)
-            .bind(...params, task.id, task.version, ...limitParams),
-        );
-        const applied = { taskId: task.id, version: task.version + 1, expectApplied: true };
-        const notApplied = { ...applied, expectApplied: false };
-        statements.push(outcomeStatement(db, actor, cmd, pending, "accepted", now, "", applied));
-        statements.push(
-          outcomeStatement(db, actor, cmd, pending, "rejected", now, LIMIT_MESSAGE, notApplied),
-        );
-        const after = { state: decision.state, assigneeId: decision.assigneeId };
-        statements.push(
-          ...(opts.hooks?.events?.({
-            cmd,
-            outcome: "accepted",
-            before: task,
-            after,
-            error: "",
-            guard: applied,
-          }) ?? []),
-        );
-        statements.push(
-          ...(opts.hooks?.events?.({
-            cmd,
-            outcome: "rejected",
-            before: task,
-            after: null,
-            error: LIMIT_MESSAGE,
-            guard: notApplied,
-          }) ?? []),
-        );
-      }
+      continue;
     }
+    const decision = decide({
+      task: { state: task.state, assigneeId: task.assignee_id },
+      action: cmd.action,
+      actor: { userId: actor.userId ?? "", role: actor.role },
+      assigneeId: cmd.assigneeId,
+      taskData: cmd.taskData as { position?: number },
+      account: { allowWorkerReordering: actor.allowWorkerReordering },
+      missingRequiredMetafields: [],
+    });
+
+    if (!decision.ok) {
+      const row = rowOf(actor, cmd, "rejected", decision.error, now, createdAt);
+      statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, decision.error));
+      statements.push(...outcomeEvents(db, opts.baseUrl, row, task, false, now));
+      try {
+        await db.batch(statements);
+      } catch (err) {
+        const replay = await replayOnConflict(db, actor, cmd, err);
+        outcomes.push({ row: replay, replay: true });
+        continue;
+      }
+      outcomes.push({ row, replay: false });
+      continue;
+    }
+
+    const {
+      after,
+      changes,
+      geocode: newAddress,
+    } = project(task, cmd, decision.state, decision.assigneeId, now);
+    const columns = Object.keys(changes);
+    let limitSql = "";
+    const limitParams: unknown[] = [];
+    if (decision.usesTransitSlot && decision.assigneeId) {
+      // NULL limit → the comparison is NULL → COALESCE lets it pass (no limit).
+      limitSql = ` AND COALESCE((SELECT (SELECT COUNT(*) FROM tasks t2 WHERE t2.account_id = a.id AND t2.assignee_id = ?
+          AND t2.state IN ('transit', 'active') AND t2.id <> ?) < a.transit_active_limit FROM accounts a WHERE a.id = ?), 1)`;
+      limitParams.push(decision.assigneeId, task.id, actor.accountId);
+    }
+    statements.push(
+      db
+        .prepare(
+          `UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + 1, last_command_id = ?
+           WHERE id = ? AND version = ?${limitSql}`,
+        )
+        .bind(
+          ...columns.map((c) => (changes as Record<string, unknown>)[c]),
+          cmd.id,
+          task.id,
+          task.version,
+          ...limitParams,
+        ),
+    );
+    const applied = appliedGuard(task.id, cmd.id);
+    const limited = limitGuard(task.id, cmd.id, task.version);
+    const acceptedRow = rowOf(actor, cmd, "accepted", "", now, createdAt);
+    const rejectedRow = rowOf(actor, cmd, "rejected", LIMIT_MESSAGE, now, createdAt);
+    statements.push(outcomeStatement(db, actor, cmd, pending, "accepted", now, "", applied));
+    statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, LIMIT_MESSAGE, limited));
+    statements.push(
+      ...outcomeEvents(db, opts.baseUrl, acceptedRow, after, after.state !== task.state, now, applied),
+    );
+    statements.push(...outcomeEvents(db, opts.baseUrl, rejectedRow, task, false, now, limited));
+
     let results: D1Result[];
     try {
       results = await db.batch(statements);
     } catch (err) {
-      // The same external_id was written meanwhile for another task (another Durable Object):
-      // the unique index rolled this batch back whole; report what is stored.
-      if (!/UNIQUE constraint failed/i.test(String(err))) throw err;
-      const row = await loadCommand(db, actor.accountId, cmd.externalId);
-      if (!row) throw err;
-      out.push({ row, replay: true });
+      const replay = await replayOnConflict(db, actor, cmd, err);
+      outcomes.push({ row: replay, replay: true });
       continue;
     }
-    if (task && decision?.ok) {
-      if (results[0].meta.changes === 1) {
-        const td = cmd.taskData as Record<string, any>;
-        task = {
-          ...task,
-          state: decision.state,
-          assignee_id: decision.assigneeId,
-          version: task.version + 1,
-          metafields:
-            (cmd.action === "update" || cmd.action === "reassign") && td.metafields
-              ? JSON.stringify({ ...JSON.parse(task.metafields || "{}"), ...td.metafields })
-              : task.metafields,
-          scheduled_time: "scheduled_time" in td ? (td.scheduled_time as number | null) : task.scheduled_time,
-        };
-        out.push({ row: rowOf(actor, cmd, "accepted", "", now, createdAt), replay: false });
-      } else {
-        out.push({ row: rowOf(actor, cmd, "rejected", LIMIT_MESSAGE, now, createdAt), replay: false });
-        task = await loadTask(db, actor.accountId, taskId);
-      }
+    if (results[0].meta.changes === 1) {
+      task = after;
+      geocode ||= newAddress;
+      rescheduled ||= "scheduled_time" in changes;
+      outcomes.push({ row: acceptedRow, replay: false });
+    } else if (results[2].meta.changes === 1) {
+      outcomes.push({ row: rejectedRow, replay: false });
+      task = await loadTask(db, actor.accountId, taskId);
     } else {
-      out.push({ row: rowOf(actor, cmd, "rejected", rejection, now, createdAt), replay: false });
+      // Another writer moved the task's version after our read: nothing was written.
+      if (++attempts > 5)
+        throw new Error(`task ${taskId} keeps changing; command ${cmd.externalId} not applied`);
+      task = await loadTask(db, actor.accountId, taskId);
+      i--;
+      continue;
     }
+    attempts = 0;
   }
-  return out;
+  return { outcomes, task, geocode, rescheduled };
+}
+
+/**
+ * The same external_id was written meanwhile for another task (in another Durable Object):
+ * the unique index rolled this batch back whole. Report what is stored.
+ */
+async function replayOnConflict(
+  db: D1Database,
+  actor: Actor,
+  cmd: CommandInput,
+  err: unknown,
+): Promise<CommandRow> {
+  if (!/UNIQUE constraint failed/i.test(String(err))) throw err;
+  const row = await loadCommand(db, actor.accountId, cmd.externalId);
+  if (!row) throw err;
+  return row;
 }
 
 /** The move a `scheduled` task makes by itself at its scheduled_time, recorded as a system command. */
@@ -338,7 +399,8 @@ export async function applyScheduledMove(
   env: Env,
   accountId: string,
   taskId: string,
-): Promise<"moved" | "not_due" | "gone"> {
+  baseUrl: string,
+): Promise<"moved" | "not_due" | "gone" | "changed"> {
   const task = await loadTask(env.DB, accountId, taskId);
   if (task?.state !== "scheduled") return "gone";
   if (task.scheduled_time !== null && task.scheduled_time > Date.now()) return "not_due";
@@ -363,15 +425,24 @@ export async function applyScheduledMove(
     allowWorkerReordering: true,
     transitActiveLimit: null,
   };
-  await env.DB.batch([
+  const applied = appliedGuard(task.id, cmd.id);
+  const after: TaskRow = { ...task, state: next, version: task.version + 1, updated_at: now };
+  const results = await env.DB.batch([
     env.DB.prepare(
-      "UPDATE tasks SET state = ?, version = version + 1, updated_at = ? WHERE id = ? AND version = ? AND state = 'scheduled'",
-    ).bind(next, now, task.id, task.version),
-    outcomeStatement(env.DB, actor, cmd, false, "accepted", now, "", {
-      taskId: task.id,
-      version: task.version + 1,
-      expectApplied: true,
-    }),
+      "UPDATE tasks SET state = ?, version = version + 1, updated_at = ?, last_command_id = ? WHERE id = ? AND version = ? AND state = 'scheduled'",
+    ).bind(next, now, cmd.id, task.id, task.version),
+    outcomeStatement(env.DB, actor, cmd, false, "accepted", now, "", applied),
+    ...outcomeEvents(env.DB, baseUrl, rowOf(actor, cmd, "accepted", "", now, now), after, true, now, applied),
   ]);
-  return "moved";
+  return results[0].meta.changes === 1 ? "moved" : "changed";
+}
+
+/** Tasks still `scheduled` a minute past their time: their alarm was lost (a crash after the write). */
+export async function overdueScheduledTasks(env: Env, limit = 100) {
+  const { results } = await env.DB.prepare(
+    "SELECT id, account_id FROM tasks WHERE state = 'scheduled' AND scheduled_time <= ? ORDER BY scheduled_time LIMIT ?",
+  )
+    .bind(Date.now() - 60_000, limit)
+    .all<{ id: string; account_id: string }>();
+  return results;
 }

@@ -7,6 +7,7 @@ import { parseTimestamp } from "../../http/timezones";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
+import { overdueScheduledTasks } from "./apply";
 import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
@@ -306,4 +307,20 @@ export async function getCommand(env: Env, p: Principal, id: string) {
     .bind(id, p.accountId, ...(p.role === "worker" ? [p.userId] : []))
     .first<CommandRow>();
   return row;
+}
+
+/** Cron: a `scheduled` task still waiting a minute past its time lost its alarm; arm it now. */
+export async function rearmOverdueSchedules(env: Env): Promise<number> {
+  const overdue = await overdueScheduledTasks(env);
+  await Promise.all(
+    overdue.map((t) =>
+      taskStub(env, t.id).armSchedule({
+        accountId: t.account_id,
+        taskId: t.id,
+        at: Date.now(),
+        baseUrl: env.PUBLIC_BASE_URL || "",
+      }),
+    ),
+  );
+  return overdue.length;
 }

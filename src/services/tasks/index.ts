@@ -107,7 +107,7 @@ export async function createTask(
       now,
     }),
   ]);
-  if (row.state === "scheduled") await armSchedule(env, row);
+  if (row.state === "scheduled") await armSchedule(env, row, ctx.baseUrl);
   if (draft.address?.retry) {
     await enqueueGeocodeRetries(deps.geocodeQueue ?? env.GEOCODE_QUEUE, [
       { accountId: row.account_id, taskId: row.id, baseUrl: ctx.baseUrl },
@@ -204,6 +204,7 @@ export async function updateTask(
       accountId: principal.accountId,
       taskId: id,
       at: result.scheduledTime,
+      baseUrl: ctx.baseUrl,
     });
   }
   if (result.geocodeRetry) {
@@ -224,10 +225,15 @@ export async function deleteTask(env: Env, principal: Principal, id: string, ctx
 }
 
 /** A `scheduled` task moves by itself at its scheduled_time: its Durable Object keeps the alarm. */
-export async function armSchedule(env: Env, row: Pick<TaskRow, "id" | "account_id" | "scheduled_time">) {
+export async function armSchedule(
+  env: Env,
+  row: Pick<TaskRow, "id" | "account_id" | "scheduled_time">,
+  baseUrl: string,
+) {
   await taskStub(env, row.id).armSchedule({
     accountId: row.account_id,
     taskId: row.id,
     at: row.scheduled_time,
+    baseUrl,
   });
 }
