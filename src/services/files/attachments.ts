@@ -16,7 +16,7 @@ import { uuidv7 } from "../../lib/ids";
 import { enqueueFiles } from "../../queues/files/message";
 import { attachmentFileName, attachmentKey, thumbnailKey } from "../../storage/keys";
 import { isDispatcher, type Principal } from "../auth/principal";
-import { type EventType, eventStatement } from "../events/outbox";
+import { bulkEventStatements, type EventType, eventStatement } from "../events/outbox";
 import { eventRender, serializeTask } from "../tasks/serialize";
 import type { TaskRow } from "../tasks/types";
 import { detectMimetype, SNIFF_BYTES, THUMBNAIL_TYPES } from "./mimetype";
@@ -362,9 +362,6 @@ export async function updateAttachment(
 // Delete
 // ------------------------------------------------------------------------------------------
 
-/** Events per INSERT: each carries a task inline, so this keeps one bound value well under D1's limits. */
-const EVENTS_PER_STATEMENT = 50;
-
 /**
  * Delete rows and their objects. D1 first, in one batch with the events; each event is
  * written only if its row still exists at that point of the batch, so a concurrent delete
@@ -389,26 +386,16 @@ async function removeAttachments(
   const taskById = new Map(tasks.map((t) => [t.id, t]));
   const now = Date.now();
   const type = eventType(kind, "deleted");
-  const statements: D1PreparedStatement[] = [];
-  for (let i = 0; i < rows.length; i += EVENTS_PER_STATEMENT) {
-    const items = rows
-      .slice(i, i + EVENTS_PER_STATEMENT)
-      .map((r) => [
-        uuidv7(now),
-        type,
-        r.id,
-        JSON.stringify(eventData(ctx.baseUrl, r, taskById.get(r.task_id ?? ""))),
-      ]);
-    statements.push(
-      db
-        .prepare(
-          "INSERT INTO events (id, account_id, type, object_id, payload, created_at) " +
-            "SELECT json_extract(j.value, '$[0]'), ?, json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'), json_extract(j.value, '$[3]'), ? " +
-            "FROM json_each(?) AS j WHERE EXISTS (SELECT 1 FROM attachments a WHERE a.id = json_extract(j.value, '$[2]') AND a.account_id = ?)",
-        )
-        .bind(accountId, now, JSON.stringify(items), accountId),
-    );
-  }
+  const statements: D1PreparedStatement[] = bulkEventStatements(
+    db,
+    accountId,
+    rows.map((r) => ({
+      type,
+      objectId: r.id,
+      data: eventData(ctx.baseUrl, r, taskById.get(r.task_id ?? "")),
+    })),
+    { now, onlyIfExistsIn: "attachments" },
+  );
   statements.push(
     db
       .prepare(

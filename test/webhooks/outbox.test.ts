@@ -1,0 +1,54 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { insertTask } from "../factories";
+import { call, expectStatus, newAccount } from "../helpers";
+
+const cancel = (url: string) => ({
+  task: url,
+  external_id: crypto.randomUUID(),
+  time: new Date().toISOString(),
+  action: "cancel",
+});
+
+describe("the outbox", () => {
+  it("records events of an account without webhooks as already dispatched, and leaves them for the relay once it has one", async () => {
+    const acc = await newAccount();
+    const a = await insertTask(acc.account.id);
+    expectStatus(await call("/task_commands/", { token: acc.admin.token, body: cancel(a.url) }), 201);
+    const before = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND dispatched_at IS NULL",
+    )
+      .bind(acc.account.id)
+      .first<{ n: number }>();
+    expect(before!.n).toBe(0);
+
+    // A `failed` webhook: the relay records its deliveries as held and sends nothing.
+    await env.DB.prepare(
+      "INSERT INTO webhooks (id, account_id, url, events, state, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.example.com/x', '[]', 'failed', 'whsec_x', ?, ?)",
+    )
+      .bind(crypto.randomUUID(), acc.account.id, Date.now(), Date.now())
+      .run();
+    const b = await insertTask(acc.account.id);
+    await env.DB.prepare("UPDATE tasks SET state = 'unassigned' WHERE id = ?").bind(b.id).run();
+    const r = await call("/task_commands/", { token: acc.admin.token, body: cancel(b.url) });
+    expect(r.body.state).toBe("accepted");
+    const { results } = await env.DB.prepare(
+      "SELECT type, dispatched_at FROM events WHERE account_id = ? AND object_id IN (?, ?)",
+    )
+      .bind(acc.account.id, b.id, r.body.id)
+      .all<{ type: string; dispatched_at: number | null }>();
+    expect(results.map((e) => e.type).sort()).toEqual(["task.state_changed", "task_command.accepted"]);
+    // The relay (run after the write) turned both into held deliveries for the webhook.
+    let held = 0;
+    for (let i = 0; i < 50 && held < 2; i++) {
+      const row = await env.DB.prepare(
+        "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE account_id = ? AND state = 'held'",
+      )
+        .bind(acc.account.id)
+        .first<{ n: number }>();
+      held = row!.n;
+      if (held < 2) await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(held).toBe(2);
+  });
+});
