@@ -10,6 +10,8 @@ export type AppVariables = {
   timeZone: string | null;
   /** Resolved from the Authorization header, or null for anonymous callers. */
   principal: Principal | null;
+  /** The rate-limit count, started early (see middleware.ts); null when not counted. */
+  rateLimitHit: Promise<{ allowed: boolean; remaining: number; resetMs: number; limit: number }> | null;
 };
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -28,6 +28,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("requestId", requestId);
   c.set("baseUrl", new URL(c.req.url).origin);
   c.set("principal", null);
+  c.set("rateLimitHit", null);
   c.set("timeZone", null);
   await next();
   c.res.headers.set("X-Request-Id", requestId);
@@ -42,7 +43,14 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const declared = versionFromAccept(c.req.header("Accept"));
   // The storage endpoint (the signed form is the authorization) and stored files (public-read,
   // the key is the capability) are S3's, not the API's: a stale token there must not be a 401.
-  const anonymousPath = isStoragePath(new URL(c.req.url).pathname);
+  const path = new URL(c.req.url).pathname;
+  const anonymousPath = isStoragePath(path);
+  // The rate-limit count runs alongside token resolution (both are a round trip away); it is
+  // keyed by the presented token itself, so it needs nothing from the resolution.
+  c.set(
+    "rateLimitHit",
+    startRateLimit(c.env, path, c.req.header("Authorization"), c.req.header("CF-Connecting-IP")),
+  );
   const principal = anonymousPath ? null : await resolvePrincipal(c.env, c.req.header("Authorization"));
   c.set("principal", principal);
   c.set("version", resolveVersion(declared, principal?.account.apiVersion));
@@ -71,15 +79,35 @@ export const timeZone: MiddlewareHandler<AppEnv> = async (c, next) => {
  * Per-token rate limit (contract §10) counted in a Durable Object per token, so every
  * isolate sees one counter. Headers follow the IETF RateLimit header fields draft.
  */
+type RateLimitHit = { allowed: boolean; remaining: number; resetMs: number; limit: number };
+
+/**
+ * Per-token rate limit (contract §10) counted in a Durable Object per token, so every isolate
+ * sees one counter. Anonymous callers are counted per client address. Stored files are not
+ * API calls (a page of 50 thumbnails is 50 requests) and are not counted.
+ */
+function startRateLimit(
+  env: Env,
+  path: string,
+  authorization: string | undefined,
+  clientIp: string | undefined,
+): Promise<RateLimitHit> | null {
+  const limit = Number(env.RATE_LIMIT_PER_SECOND || 20);
+  if (!(limit > 0) || path.startsWith(`${FILES_PREFIX}/`)) return null;
+  const token = authorization?.split(/\s+/)[1];
+  const key = token ? `token:${token}` : `ip:${clientIp ?? "local"}`;
+  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
+  const hit = stub.hit(limit, 1000).then((r) => ({ ...r, limit }));
+  hit.catch(() => undefined); // awaited by `rateLimit`; never an unhandled rejection meanwhile
+  return hit;
+}
+
+/** Headers follow the IETF RateLimit header fields draft; past the limit: 429 with Retry-After. */
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const limit = Number(c.env.RATE_LIMIT_PER_SECOND || 20);
-  if (!(limit > 0)) return next();
-  // Reading stored files is not an API call (a page of 50 thumbnails is 50 requests).
-  if (new URL(c.req.url).pathname.startsWith(`${FILES_PREFIX}/`)) return next();
-  const p = c.get("principal");
-  const key = p ? `token:${p.tokenId}` : `ip:${c.req.header("CF-Connecting-IP") ?? "local"}`;
-  const stub = c.env.RATE_LIMITER.get(c.env.RATE_LIMITER.idFromName(key));
-  const r = await stub.hit(limit, 1000);
+  const pending = c.get("rateLimitHit");
+  if (!pending) return next();
+  const r = await pending;
+  const limit = r.limit;
   const headers = {
     "RateLimit-Limit": String(limit),
     "RateLimit-Remaining": String(r.remaining),

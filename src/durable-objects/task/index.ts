@@ -2,6 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
 import { type AppliedTask, applyScheduledMove, applyToTask } from "../../services/task-commands/apply";
 import type { Actor, CommandInput, CommandOutcome } from "../../services/task-commands/types";
+import type { TaskRow } from "../../services/tasks/types";
 import {
   type DeleteTaskArgs,
   deleteTaskInPlace,
@@ -21,6 +22,11 @@ type CommandArgs = { actor: Actor; taskId: string; commands: CommandInput[]; bas
  */
 export class TaskDO extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
+  /**
+   * The task as the last command batch left it (undefined: not known). Only a hint: every
+   * write is guarded by the task's version, and a stale hint costs one re-read.
+   */
+  private task: TaskRow | null | undefined = undefined;
 
   protected serialize<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work, work);
@@ -48,6 +54,7 @@ export class TaskDO extends DurableObject<Env> {
   /** Follow-ups of applied commands: geocode a new address, re-arm a moved scheduled time. */
   private async after(args: CommandArgs, applied: AppliedTask): Promise<CommandOutcome[]> {
     const task = applied.task;
+    this.task = task;
     if (task && applied.geocode) {
       await enqueueGeocodeRetries(this.env.GEOCODE_QUEUE, [
         { accountId: task.account_id, taskId: task.id, baseUrl: args.baseUrl },
@@ -66,11 +73,13 @@ export class TaskDO extends DurableObject<Env> {
 
   /** PATCH / PUT of this task (services/tasks/write.ts). */
   async update(args: UpdateTaskArgs) {
+    this.task = undefined;
     return this.serialize(() => updateTaskInPlace(this.env, args));
   }
 
   /** DELETE of this task (services/tasks/write.ts). */
   async destroy(args: DeleteTaskArgs) {
+    this.task = undefined;
     return this.serialize(() => deleteTaskInPlace(this.env, args));
   }
 

@@ -140,9 +140,32 @@ export async function sweepWebhooks(env: Env, budgetMs = 20_000) {
   return { events, requeued };
 }
 
-/** For services: relay right after a write, without delaying the response. */
+let running: Promise<void> | null = null;
+let rerun = false;
+
+/**
+ * For services: relay right after a write, without delaying the response. Coalesced per
+ * isolate: while a relay runs, further calls only ask it to go round once more, so a burst of
+ * writes costs a few relay rounds, not one per write, and no event written meanwhile is left
+ * for the cron.
+ */
 export function dispatchSoon(ctx: { waitUntil(p: Promise<unknown>): void }, env: Env) {
-  ctx.waitUntil(dispatchPendingEvents(env).catch((err) => log("webhook dispatch failed", err)));
+  if (running) {
+    rerun = true;
+    ctx.waitUntil(running);
+    return;
+  }
+  running = (async () => {
+    do {
+      rerun = false;
+      await dispatchPendingEvents(env);
+    } while (rerun);
+  })()
+    .catch((err) => log("webhook dispatch failed", err))
+    .finally(() => {
+      running = null;
+    });
+  ctx.waitUntil(running);
 }
 
 function log(message: string, err: unknown) {

@@ -224,22 +224,51 @@ export type ApplyOptions = {
   pending?: boolean;
   /** Origin for the absolute URLs in event payloads. */
   baseUrl: string;
+  /** The task as the caller last saw it (the TaskDO's memory); read from D1 when absent. */
+  task?: TaskRow | null;
 };
 
 export type AppliedTask = {
   outcomes: CommandOutcome[];
+  /** The task after the commands, as stored (null: it does not exist). */
   task: TaskRow | null;
   geocode: boolean;
   rescheduled: boolean;
 };
 
+/** Commands per D1 batch: bounds one transaction (a few statements per command). */
+const COMMANDS_PER_BATCH = 50;
+
+type Planned = {
+  cmd: CommandInput;
+  createdAt: number;
+  now: number;
+  /** Index of the statement whose `changes` tells the outcome, per kind. */
+  kind: "rejected" | "guarded";
+  rejectedAt?: number;
+  updateAt?: number;
+  limitAt?: number;
+  error?: string;
+  before?: TaskRow;
+  after?: TaskRow;
+  geocode?: boolean;
+  rescheduled?: boolean;
+};
+
 /**
- * Applies `commands` (all for `taskId`) in order. A command already stored (and, in
- * asynchronous mode, no longer pending) is returned as is: a replay applies nothing.
+ * Applies `commands` (all for `taskId`) in order, in as few D1 round trips as it can.
  *
- * D1 round trips: one read of the task and of the stored commands for the whole group, then
- * one batch per command. The task is kept in memory between commands: this Durable Object is
- * the only writer of commands, and the task is read again whenever a guard did not hold.
+ * The commands are planned against the task as it would be after each previous one (each
+ * assumed to succeed), and a chunk of them is sent as ONE batch: every statement of a command
+ * is guarded by the version the plan expects, so if one command does not go as planned (the
+ * transit/active limit refused it, or another writer moved the task), every later command of
+ * the chunk finds its guard false and writes nothing. The results say where the plan broke;
+ * the rest is planned again on the task as stored. One round trip per chunk in the common
+ * case, and never a command applied on a state it was not decided on.
+ *
+ * In asynchronous mode the pending rows are read first; a row no longer pending was applied by
+ * an earlier delivery and is returned as is. In sync mode a replayed `external_id` never gets
+ * here (the service answers it), and a concurrent duplicate is refused by the unique index.
  */
 export async function applyToTask(
   env: Env,
@@ -249,131 +278,207 @@ export async function applyToTask(
   opts: ApplyOptions,
 ): Promise<AppliedTask> {
   const db = env.DB;
-  const outcomes: CommandOutcome[] = [];
+  const pending = !!opts.pending;
   const [firstRead, storedRows] = await Promise.all([
-    loadTask(db, actor.accountId, taskId),
-    storedCommands(
-      env,
-      actor.accountId,
-      commands.map((c) => c.externalId),
-    ),
+    opts.task !== undefined ? opts.task : loadTask(db, actor.accountId, taskId),
+    pending
+      ? storedCommands(
+          env,
+          actor.accountId,
+          commands.map((c) => c.externalId),
+        )
+      : [],
   ]);
-  let task = firstRead;
+  let task: TaskRow | null = firstRead;
+  const stored = new Map(storedRows.map((r) => [r.external_id, r]));
+  const outcomes: CommandOutcome[] = [];
   let geocode = false;
   let rescheduled = false;
-  const stored = new Map(storedRows.map((r) => [r.external_id, r]));
-  const pending = !!opts.pending;
-  let attempts = 0;
-  for (let i = 0; i < commands.length; i++) {
-    const cmd = commands[i];
-    const existing = stored.get(cmd.externalId);
-    if (existing && (!pending || existing.state !== "pending")) {
-      outcomes.push({ row: existing, replay: true });
-      continue;
-    }
-    if (pending && existing) cmd.id = existing.id;
-    const now = Date.now();
-    const createdAt = existing?.created_at ?? now;
+  let next = 0;
+  let stale = 0;
+  let chunkSize = COMMANDS_PER_BATCH;
+
+  while (next < commands.length) {
+    // Plan a chunk on the predicted task.
+    const plan: Planned[] = [];
     const statements: D1PreparedStatement[] = [];
-
-    if (!task) {
-      statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, "The task does not exist."));
-      await db.batch(statements);
-      outcomes.push({
-        row: rowOf(actor, cmd, "rejected", "The task does not exist.", now, createdAt),
-        replay: false,
-      });
-      continue;
-    }
-    const decision = decide({
-      task: { state: task.state, assigneeId: task.assignee_id },
-      action: cmd.action,
-      actor: { userId: actor.userId ?? "", role: actor.role },
-      assigneeId: cmd.assigneeId,
-      taskData: cmd.taskData as { position?: number },
-      account: { allowWorkerReordering: actor.allowWorkerReordering },
-      missingRequiredMetafields: [],
-    });
-
-    if (!decision.ok) {
-      const row = rowOf(actor, cmd, "rejected", decision.error, now, createdAt);
-      statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, decision.error));
-      statements.push(...outcomeEvents(db, opts.baseUrl, row, task, false, now));
-      try {
-        await db.batch(statements);
-      } catch (err) {
-        const replay = await replayOnConflict(db, actor, cmd, err);
-        outcomes.push({ row: replay, replay: true });
+    let predicted = task;
+    let k = next;
+    for (; k < commands.length && plan.length < chunkSize; k++) {
+      const cmd = commands[k];
+      const existing = stored.get(cmd.externalId);
+      if (existing && existing.state !== "pending") {
+        if (plan.length) break; // resolve the planned ones first, in order
+        outcomes.push({ row: existing, replay: true });
+        next = k + 1;
         continue;
       }
-      outcomes.push({ row, replay: false });
-      continue;
-    }
-
-    const {
-      after,
-      changes,
-      geocode: newAddress,
-    } = project(task, cmd, decision.state, decision.assigneeId, now);
-    const columns = Object.keys(changes);
-    let limitSql = "";
-    const limitParams: unknown[] = [];
-    if (decision.usesTransitSlot && decision.assigneeId) {
-      // NULL limit → the comparison is NULL → COALESCE lets it pass (no limit).
-      limitSql = ` AND COALESCE((SELECT (SELECT COUNT(*) FROM tasks t2 WHERE t2.account_id = a.id AND t2.assignee_id = ?
-          AND t2.state IN ('transit', 'active') AND t2.id <> ?) < a.transit_active_limit FROM accounts a WHERE a.id = ?), 1)`;
-      limitParams.push(decision.assigneeId, task.id, actor.accountId);
-    }
-    statements.push(
-      db
-        .prepare(
-          `UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + 1, last_command_id = ?
-           WHERE id = ? AND version = ?${limitSql}`,
-        )
-        .bind(
-          ...columns.map((c) => (changes as Record<string, unknown>)[c]),
-          cmd.id,
-          task.id,
-          task.version,
-          ...limitParams,
+      if (existing) cmd.id = existing.id;
+      const now = Date.now();
+      const createdAt = existing?.created_at ?? now;
+      if (!predicted) {
+        const error = "The task does not exist.";
+        const guard = { sql: "NOT EXISTS (SELECT 1 FROM tasks WHERE id = ?)", params: [taskId] };
+        plan.push({ cmd, createdAt, now, kind: "rejected", rejectedAt: statements.length, error });
+        statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, error, guard));
+        continue;
+      }
+      const at = {
+        sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
+        params: [taskId, predicted.version],
+      };
+      const decision = decide({
+        task: { state: predicted.state, assigneeId: predicted.assignee_id },
+        action: cmd.action,
+        actor: { userId: actor.userId ?? "", role: actor.role },
+        assigneeId: cmd.assigneeId,
+        taskData: cmd.taskData as { position?: number },
+        account: { allowWorkerReordering: actor.allowWorkerReordering },
+        missingRequiredMetafields: [],
+      });
+      if (!decision.ok) {
+        const row = rowOf(actor, cmd, "rejected", decision.error, now, createdAt);
+        plan.push({
+          cmd,
+          createdAt,
+          now,
+          kind: "rejected",
+          rejectedAt: statements.length,
+          error: decision.error,
+        });
+        statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, decision.error, at));
+        statements.push(...outcomeEvents(db, opts.baseUrl, row, predicted, false, now, at));
+        continue;
+      }
+      const {
+        after,
+        changes,
+        geocode: newAddress,
+      } = project(predicted, cmd, decision.state, decision.assigneeId, now);
+      const columns = Object.keys(changes);
+      let limitSql = "";
+      const limitParams: unknown[] = [];
+      if (decision.usesTransitSlot && decision.assigneeId) {
+        // NULL limit → the comparison is NULL → COALESCE lets it pass (no limit).
+        limitSql = ` AND COALESCE((SELECT (SELECT COUNT(*) FROM tasks t2 WHERE t2.account_id = a.id AND t2.assignee_id = ?
+            AND t2.state IN ('transit', 'active') AND t2.id <> ?) < a.transit_active_limit FROM accounts a WHERE a.id = ?), 1)`;
+        limitParams.push(decision.assigneeId, taskId, actor.accountId);
+      }
+      const entry: Planned = {
+        cmd,
+        createdAt,
+        now,
+        kind: "guarded",
+        updateAt: statements.length,
+        before: predicted,
+        after,
+        geocode: newAddress,
+        rescheduled: "scheduled_time" in changes,
+      };
+      statements.push(
+        db
+          .prepare(
+            `UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + 1, last_command_id = ?
+             WHERE id = ? AND version = ?${limitSql}`,
+          )
+          .bind(
+            ...columns.map((c) => (changes as Record<string, unknown>)[c]),
+            cmd.id,
+            taskId,
+            predicted.version,
+            ...limitParams,
+          ),
+      );
+      const applied = appliedGuard(taskId, cmd.id);
+      statements.push(outcomeStatement(db, actor, cmd, pending, "accepted", now, "", applied));
+      statements.push(
+        ...outcomeEvents(
+          db,
+          opts.baseUrl,
+          rowOf(actor, cmd, "accepted", "", now, createdAt),
+          after,
+          after.state !== predicted.state,
+          now,
+          applied,
         ),
-    );
-    const applied = appliedGuard(task.id, cmd.id);
-    const limited = limitGuard(task.id, cmd.id, task.version);
-    const acceptedRow = rowOf(actor, cmd, "accepted", "", now, createdAt);
-    const rejectedRow = rowOf(actor, cmd, "rejected", LIMIT_MESSAGE, now, createdAt);
-    statements.push(outcomeStatement(db, actor, cmd, pending, "accepted", now, "", applied));
-    statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, LIMIT_MESSAGE, limited));
-    statements.push(
-      ...outcomeEvents(db, opts.baseUrl, acceptedRow, after, after.state !== task.state, now, applied),
-    );
-    statements.push(...outcomeEvents(db, opts.baseUrl, rejectedRow, task, false, now, limited));
+      );
+      if (limitSql) {
+        // Only the limit can refuse this update while the version is as planned.
+        const limited = limitGuard(taskId, cmd.id, predicted.version);
+        entry.limitAt = statements.length;
+        statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, LIMIT_MESSAGE, limited));
+        statements.push(
+          ...outcomeEvents(
+            db,
+            opts.baseUrl,
+            rowOf(actor, cmd, "rejected", LIMIT_MESSAGE, now, createdAt),
+            predicted,
+            false,
+            now,
+            limited,
+          ),
+        );
+      }
+      plan.push(entry);
+      predicted = after;
+    }
+    if (!plan.length) continue;
 
     let results: D1Result[];
     try {
       results = await db.batch(statements);
     } catch (err) {
-      const replay = await replayOnConflict(db, actor, cmd, err);
-      outcomes.push({ row: replay, replay: true });
+      // A new external_id was stored meanwhile by another task's object (the unique index
+      // rolled the batch back whole): redo this stretch one command at a time to find it.
+      if (!/UNIQUE constraint failed/i.test(String(err))) throw err;
+      if (plan.length > 1) {
+        chunkSize = 1;
+        continue;
+      }
+      outcomes.push({ row: await replayOnConflict(db, actor, plan[0].cmd, err), replay: true });
+      next += 1;
+      chunkSize = COMMANDS_PER_BATCH;
       continue;
     }
-    if (results[0].meta.changes === 1) {
-      task = after;
-      geocode ||= newAddress;
-      rescheduled ||= "scheduled_time" in changes;
-      outcomes.push({ row: acceptedRow, replay: false });
-    } else if (results[2].meta.changes === 1) {
-      outcomes.push({ row: rejectedRow, replay: false });
-      task = await loadTask(db, actor.accountId, taskId);
-    } else {
-      // Another writer moved the task's version after our read: nothing was written.
-      if (++attempts > 5)
-        throw new Error(`task ${taskId} keeps changing; command ${cmd.externalId} not applied`);
-      task = await loadTask(db, actor.accountId, taskId);
-      i--;
-      continue;
+
+    // Walk the plan until it breaks.
+    let broke = false;
+    for (const p of plan) {
+      if (p.kind === "rejected") {
+        if (results[p.rejectedAt!].meta.changes !== 1) {
+          broke = true;
+          break;
+        }
+        outcomes.push({ row: rowOf(actor, p.cmd, "rejected", p.error!, p.now, p.createdAt), replay: false });
+      } else if (results[p.updateAt!].meta.changes === 1) {
+        task = p.after!;
+        geocode ||= !!p.geocode;
+        rescheduled ||= !!p.rescheduled;
+        outcomes.push({ row: rowOf(actor, p.cmd, "accepted", "", p.now, p.createdAt), replay: false });
+      } else if (p.limitAt !== undefined && results[p.limitAt].meta.changes === 1) {
+        outcomes.push({
+          row: rowOf(actor, p.cmd, "rejected", LIMIT_MESSAGE, p.now, p.createdAt),
+          replay: false,
+        });
+        task = p.before!;
+        next += 1;
+        broke = true; // later commands were planned on the refused update
+        stale = 0;
+        break;
+      } else {
+        broke = true;
+        break;
+      }
+      next += 1;
+      stale = 0;
     }
-    attempts = 0;
+    if (broke) {
+      // Either a planned outcome did not hold (another writer moved the task) or the limit
+      // changed the course: continue from the task as stored.
+      if (++stale > 5) throw new Error(`task ${taskId} keeps changing; commands not applied`);
+      task = await loadTask(db, actor.accountId, taskId);
+    }
+    chunkSize = COMMANDS_PER_BATCH;
   }
   return { outcomes, task, geocode, rescheduled };
 }

@@ -200,19 +200,34 @@ export async function submitCommands(
   if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
   const actor = actorOf(p);
   const results: CommandOutcome[] = new Array(items.length);
+  // Replays are answered from what is stored and never reach a task's object; a repeated
+  // external_id inside the request is a replay of its first occurrence.
+  const first = new Map<string, number>();
+  const fresh: number[] = [];
+  r.commands.forEach((c, i) => {
+    const storedRow = r.stored.get(c.externalId);
+    if (storedRow) results[i] = { row: storedRow, replay: true };
+    else if (!first.has(c.externalId)) {
+      first.set(c.externalId, i);
+      fresh.push(i);
+    }
+  });
   await Promise.all(
-    [...byTask(r.commands).entries()].map(async ([taskId, idx]) => {
+    [...byTask(fresh.map((i) => r.commands[i])).entries()].map(async ([taskId, idx]) => {
       const outcomes = await taskStub(env, taskId).applyCommands({
         actor,
         taskId,
-        commands: idx.map((i) => r.commands[i]),
+        commands: idx.map((j) => r.commands[fresh[j]]),
         baseUrl: opts.baseUrl,
       });
       outcomes.forEach((o, k) => {
-        results[idx[k]] = o;
+        results[fresh[idx[k]]] = o;
       });
     }),
   );
+  r.commands.forEach((c, i) => {
+    if (!results[i]) results[i] = { row: results[first.get(c.externalId)!].row, replay: true };
+  });
   return { rows: results.map((o) => o.row), allReplays: results.every((o) => o.replay) };
 }
 
