@@ -1,9 +1,19 @@
 /**
- * D1 binds at most 100 parameters per statement (D1 limits), so `IN (...)` lookups over
- * request-sized lists run in chunks. `sql` holds one `(?)`-free placeholder `IN_LIST` where
- * the chunk's placeholders go; `fixed` parameters come first.
+ * `IN` over a request-sized list. D1 binds at most 100 parameters per statement (D1 limits),
+ * so the list goes in as ONE JSON parameter: `IN (SELECT value FROM json_each(?))`, which
+ * SQLite still answers with index lookups. `sql` names the spot `IN_LIST`; `fixed` parameters
+ * come first.
  */
-export const MAX_IN_PARAMS = 90;
+export function inStatement(
+  db: D1Database,
+  sql: string,
+  fixed: unknown[],
+  values: unknown[],
+): D1PreparedStatement {
+  return db
+    .prepare(sql.replace("IN_LIST", "SELECT value FROM json_each(?)"))
+    .bind(...fixed, JSON.stringify([...new Set(values)]));
+}
 
 export async function selectIn<Row>(
   db: D1Database,
@@ -11,15 +21,7 @@ export async function selectIn<Row>(
   fixed: unknown[],
   values: unknown[],
 ): Promise<Row[]> {
-  const unique = [...new Set(values)];
-  if (!unique.length) return [];
-  const size = Math.max(1, MAX_IN_PARAMS - fixed.length);
-  const chunks: unknown[][] = [];
-  for (let i = 0; i < unique.length; i += size) chunks.push(unique.slice(i, i + size));
-  const stmts = chunks.map((chunk) =>
-    db.prepare(sql.replace("IN_LIST", chunk.map(() => "?").join(","))).bind(...fixed, ...chunk),
-  );
-  // One round trip for all chunks: a batch of reads.
-  const results = await db.batch<Row>(stmts);
-  return results.flatMap((r) => r.results);
+  if (!values.length) return [];
+  const { results } = await inStatement(db, sql, fixed, values).all<Row>();
+  return results;
 }

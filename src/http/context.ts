@@ -11,7 +11,7 @@ export type AppVariables = {
   /** Resolved from the Authorization header, or null for anonymous callers. */
   principal: Principal | null;
   /** The rate-limit count, started early (see middleware.ts); null when not counted. */
-  rateLimitHit: Promise<{ allowed: boolean; remaining: number; resetMs: number; limit: number }> | null;
+  rateLimitHit: Promise<import("./rate-limit").RateLimitResult> | null;
 };
 
 export type AppEnv = { Bindings: Env; Variables: AppVariables };

@@ -3,6 +3,7 @@ import { bodyLimit } from "hono/body-limit";
 import { resolvePrincipal } from "../services/auth/tokens";
 import type { AppEnv } from "./context";
 import { ApiError, notFound } from "./errors";
+import { consume, type RateLimitResult } from "./rate-limit";
 import { validateTimeZone } from "./timezones";
 import { FILES_PREFIX, STORAGE_PREFIX } from "./urls";
 import { atLeast, CURRENT_VERSION, parseVersion, resolveVersion, versionFromAccept } from "./versions";
@@ -79,25 +80,21 @@ export const timeZone: MiddlewareHandler<AppEnv> = async (c, next) => {
  * Per-token rate limit (contract §10) counted in a Durable Object per token, so every
  * isolate sees one counter. Headers follow the IETF RateLimit header fields draft.
  */
-type RateLimitHit = { allowed: boolean; remaining: number; resetMs: number; limit: number };
-
 /**
- * Per-token rate limit (contract §10) counted in a Durable Object per token, so every isolate
- * sees one counter. Anonymous callers are counted per client address. Stored files are not
- * API calls (a page of 50 thumbnails is 50 requests) and are not counted.
+ * Starts the rate-limit count for this request (see rate-limit.ts). Anonymous callers are
+ * counted per client address. Stored files are not API calls (a page of 50 thumbnails is 50
+ * requests) and are not counted.
  */
 function startRateLimit(
   env: Env,
   path: string,
   authorization: string | undefined,
   clientIp: string | undefined,
-): Promise<RateLimitHit> | null {
+): Promise<RateLimitResult> | null {
   const limit = Number(env.RATE_LIMIT_PER_SECOND || 20);
   if (!(limit > 0) || path.startsWith(`${FILES_PREFIX}/`)) return null;
   const token = authorization?.split(/\s+/)[1];
-  const key = token ? `token:${token}` : `ip:${clientIp ?? "local"}`;
-  const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
-  const hit = stub.hit(limit, 1000).then((r) => ({ ...r, limit }));
+  const hit = consume(env, token ? `token:${token}` : `ip:${clientIp ?? "local"}`, limit);
   hit.catch(() => undefined); // awaited by `rateLimit`; never an unhandled rejection meanwhile
   return hit;
 }

@@ -140,6 +140,8 @@ export async function sweepWebhooks(env: Env, budgetMs = 20_000) {
   return { events, requeued };
 }
 
+/** How long one relay after a write may keep draining (waitUntil allows 30 s after the response). */
+const DRAIN_BUDGET_MS = 20_000;
 let running: Promise<void> | null = null;
 let rerun = false;
 
@@ -156,10 +158,14 @@ export function dispatchSoon(ctx: { waitUntil(p: Promise<unknown>): void }, env:
     return;
   }
   running = (async () => {
+    // Drain: keep going while rounds come back full or new writes asked for another round,
+    // within a budget (the cron picks up anything left).
+    const started = Date.now();
+    let full = false;
     do {
       rerun = false;
-      await dispatchPendingEvents(env);
-    } while (rerun);
+      full = (await dispatchPendingEvents(env)).events >= MAX_EVENTS_PER_ROUND;
+    } while ((rerun || full) && Date.now() - started < DRAIN_BUDGET_MS);
   })()
     .catch((err) => log("webhook dispatch failed", err))
     .finally(() => {

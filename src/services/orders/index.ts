@@ -178,21 +178,39 @@ export async function writeOrders(
   }
   throwIfInvalid(drafts, opts.isArray);
 
-  const results: OrderWriteResult[] = [];
-  for (const d of drafts) {
-    try {
-      results.push(await writeOne(env, principal, d, opts, deps));
-    } catch (err) {
-      if (/UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err))) {
-        // Only a PATCH that renames external_id to a taken one gets here (POST upserts).
-        const e = { external_id: ["order with this external id already exists."] };
-        throw new ValidationError(opts.isArray ? drafts.map((x) => (x === d ? e : {})) : e);
+  // Each order is its own transaction, so orders are written concurrently (a few round trips
+  // each, ORDER_CONCURRENCY at a time). Orders naming the same external_id stay in input order
+  // in one chain: the second updates what the first wrote.
+  const results: OrderWriteResult[] = new Array(drafts.length);
+  const chains = new Map<string, number[]>();
+  drafts.forEach((d, i) => {
+    const key = d.cols.external_id ? `ext:${d.cols.external_id}` : `idx:${i}`;
+    chains.set(key, [...(chains.get(key) ?? []), i]);
+  });
+  const queue = [...chains.values()];
+  const worker = async () => {
+    for (let chain = queue.shift(); chain; chain = queue.shift()) {
+      for (const i of chain) {
+        const d = drafts[i];
+        try {
+          results[i] = await writeOne(env, principal, d, opts, deps);
+        } catch (err) {
+          if (/UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err))) {
+            // Only a PATCH that renames external_id to a taken one gets here (POST upserts).
+            const e = { external_id: ["order with this external id already exists."] };
+            throw new ValidationError(opts.isArray ? drafts.map((x) => (x === d ? e : {})) : e);
+          }
+          throw err;
+        }
       }
-      throw err;
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(ORDER_CONCURRENCY, queue.length) }, worker));
   return results;
 }
+
+/** Orders written at once by one request (Workers allow six open connections; D1 calls queue past it). */
+const ORDER_CONCURRENCY = 6;
 
 /** Where later statements find the order: by its id, or by external_id (whichever row won). */
 function orderRef(principal: Principal, d: OrderDraft, target: OrderTarget, id: string) {
@@ -378,7 +396,8 @@ async function writeOne(
     row,
     created: !existing && row.id === orderId,
     taskIds: sortForOrder(tasks).map((t) => t.id),
-    documents: await orderDocuments(db, accountId, [row.id]),
+    // A new order has no documents yet: skip the read.
+    documents: existing ? await orderDocuments(db, accountId, [row.id]) : [],
   };
 }
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { selectIn } from "../../db/in-list";
+import { inStatement } from "../../db/in-list";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
 import { taskStub } from "../../durable-objects/task/client";
 import { type FieldErrors, ValidationError } from "../../http/errors";
@@ -114,25 +114,30 @@ async function resolve(env: Env, p: Principal, items: TaskCommandBody[], timeZon
   });
 
   const notNull = <T>(xs: (T | null)[]) => xs.filter((x): x is T => x !== null);
-  const [tasks, users, existing] = await Promise.all([
-    selectIn<{ id: string }>(
+  // The three lookups in one batch: one round trip.
+  const [tasksRes, usersRes, existingRes] = await env.DB.batch<{ id: string } & CommandRow>([
+    inStatement(
       env.DB,
       "SELECT id FROM tasks WHERE account_id = ? AND id IN (IN_LIST)",
       [p.accountId],
       notNull(taskIds),
     ),
-    selectIn<{ id: string }>(
+    inStatement(
       env.DB,
       "SELECT user_id AS id FROM account_roles WHERE account_id = ? AND is_active = 1 AND user_id IN (IN_LIST)",
       [p.accountId],
       notNull(assigneeIds),
     ),
-    storedCommands(
-      env,
-      p.accountId,
+    inStatement(
+      env.DB,
+      "SELECT * FROM task_commands WHERE account_id = ? AND external_id IN (IN_LIST)",
+      [p.accountId],
       items.map((it) => it.external_id),
     ),
   ]);
+  const tasks = tasksRes.results;
+  const users = usersRes.results;
+  const existing = existingRes.results as CommandRow[];
   const taskSet = new Set(tasks.map((r) => r.id));
   const userSet = new Set(users.map((r) => r.id));
   const stored = new Map(existing.map((r) => [r.external_id, r]));
