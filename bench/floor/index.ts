@@ -5,8 +5,9 @@ import { DurableObject } from "cloudflare:workers";
  * runtime doing only the primitive under each endpoint, with no routing, auth or JSON work.
  *   GET  /read?id=...   one D1 read by primary key
  *   POST /write?id=...  one Durable Object RPC whose body is one D1 batch write
+ *   POST /upload        the request body streamed into R2 (a known length, no parsing)
  */
-type FloorEnv = { DB: D1Database; FLOOR_DO: DurableObjectNamespace<FloorDO> };
+type FloorEnv = { DB: D1Database; FLOOR_DO: DurableObjectNamespace<FloorDO>; FILES: R2Bucket };
 
 export class FloorDO extends DurableObject<FloorEnv> {
   async write(id: string, n: number): Promise<number> {
@@ -47,6 +48,44 @@ export default {
     if (url.pathname === "/read") {
       const row = await env.DB.prepare("SELECT * FROM floor_rows WHERE id = ?").bind(id).first();
       return Response.json(row);
+    }
+    if (url.pathname === "/upload") {
+      // The runtime's own floor for a streamed upload: the request body straight into R2.
+      const length = Number(req.headers.get("Content-Length"));
+      const fixed = new FixedLengthStream(length);
+      const put = env.FILES.put(`floor/${crypto.randomUUID()}`, fixed.readable);
+      await req.body!.pipeTo(fixed.writable);
+      await put;
+      return new Response(null, { status: 204 });
+    }
+    if (url.pathname === "/upload-parts") {
+      // The same body into R2 as a multipart upload of 8 MiB parts: the primitive the storage
+      // endpoint needs for a body of unknown length.
+      const upload = await env.FILES.createMultipartUpload(`floor/${crypto.randomUUID()}`);
+      const parts: R2UploadedPart[] = [];
+      const size = 8 * 1024 * 1024;
+      let buf = new Uint8Array(size);
+      let fill = 0;
+      const reader = req.body!.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        let off = 0;
+        while (off < value.length) {
+          const n = Math.min(size - fill, value.length - off);
+          buf.set(value.subarray(off, off + n), fill);
+          fill += n;
+          off += n;
+          if (fill === size) {
+            parts.push(await upload.uploadPart(parts.length + 1, buf));
+            buf = new Uint8Array(size);
+            fill = 0;
+          }
+        }
+      }
+      if (fill) parts.push(await upload.uploadPart(parts.length + 1, buf.subarray(0, fill)));
+      await upload.complete(parts);
+      return new Response(null, { status: 204 });
     }
     if (url.pathname === "/write") {
       const stub = env.FLOOR_DO.get(env.FLOOR_DO.idFromName(id));
