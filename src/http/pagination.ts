@@ -106,3 +106,22 @@ export async function paginate<Row extends { id: string }>(req: PageRequest): Pr
   }
   return { results: rows, next, previous };
 }
+
+/** The default list order of most resources: creation time, oldest first (ids break ties). */
+export function paginateByCreation<Row extends { id: string; created_at: number }>(
+  req: Omit<PageRequest, "sortExpr" | "sortValue" | "desc"> & { createdExpr?: string; desc?: boolean },
+): Promise<Page<Row>> {
+  const { createdExpr, desc, ...rest } = req;
+  return paginate<Row>({
+    ...rest,
+    sortExpr: createdExpr ?? "created_at",
+    sortValue: (row) => row.created_at,
+    desc: desc ?? false,
+  });
+}
+
+/** A page with its rows serialized. */
+export const mapPage = <A, B>(page: Page<A>, serialize: (row: A) => B): Page<B> => ({
+  ...page,
+  results: page.results.map(serialize),
+});

@@ -10,7 +10,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { pageSchema, paginate, paginationQuery } from "../../http/pagination";
+import { mapPage, pageSchema, paginateByCreation, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { type AccountRoleRow, createRole, deleteRole, getRole, updateRole } from "../../services/accounts";
@@ -45,20 +45,17 @@ export function mountAccountRoles(app: Router) {
         where.push("role = ?");
         params.push(q.role);
       }
-      const page = await paginate<AccountRoleRow>({
+      const page = await paginateByCreation<AccountRoleRow>({
         db: c.env.DB,
         select: "SELECT * FROM account_roles",
         where,
         params,
-        sortExpr: "created_at",
-        sortValue: (row) => row.created_at,
-        desc: false,
         cursor: q.cursor,
         pageSize: q.page_size,
         url: c.req.url,
       });
       const r = renderCtx(c);
-      return c.json({ ...page, results: page.results.map((x) => serializeRole(r, x)) });
+      return c.json(mapPage(page, (x) => serializeRole(r, x)));
     },
   );
 

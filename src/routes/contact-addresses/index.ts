@@ -9,7 +9,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { pageSchema } from "../../http/pagination";
+import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
   createContactAddress,
@@ -63,7 +63,7 @@ export function mountContactAddresses(app: Router) {
       const p = requireRole(c, ...DISPATCHERS);
       const page = await listContactAddresses(c.env.DB, p, c.req.valid("query"), c.req.url);
       const r = renderCtx(c);
-      return c.json({ ...page, results: page.results.map((x) => serializeContactAddress(r, x)) });
+      return c.json(mapPage(page, (x) => serializeContactAddress(r, x)));
     },
   );
 

@@ -14,7 +14,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { pageSchema } from "../../http/pagination";
+import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
   batchDeleteAttachments,
@@ -72,7 +72,7 @@ function mountKind(app: Router, kind: AttachmentKind) {
       const p = requireUser(c);
       const page = await listAttachments(c.env.DB, p, kind, c.req.valid("query"), c.req.url);
       const r = renderCtx(c);
-      return c.json({ ...page, results: page.results.map((row) => serializeAttachment(r, row)) });
+      return c.json(mapPage(page, (row) => serializeAttachment(r, row)));
     },
   );
 

@@ -10,7 +10,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { pageSchema, paginate, paginationQuery } from "../../http/pagination";
+import { mapPage, pageSchema, paginateByCreation, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { parseTimestamp } from "../../http/timezones";
 import { parseHyperlink } from "../../http/urls";
@@ -127,20 +127,17 @@ export function mountTaskCommands(app: Router) {
         where.push("created_at >= ?");
         params.push(t);
       }
-      const page = await paginate<CommandRow>({
+      const page = await paginateByCreation<CommandRow>({
         db: c.env.DB,
         select: "SELECT * FROM task_commands",
         where,
         params,
-        sortExpr: "created_at",
-        sortValue: (row) => row.created_at,
-        desc: false,
         cursor: q.cursor,
         pageSize: q.page_size,
         url: c.req.url,
       });
       const r = renderCtx(c);
-      return c.json({ ...page, results: page.results.map((row) => serializeCommand(r, row)) });
+      return c.json(mapPage(page, (row) => serializeCommand(r, row)));
     },
   );
 

@@ -10,7 +10,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { pageSchema } from "../../http/pagination";
+import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { createTask, deleteTask, getTask, listTasks, serializeTask, updateTask } from "../../services/tasks";
 import { planTaskList } from "../../services/tasks/list";
@@ -63,7 +63,7 @@ export function mountTasks(app: Router) {
       const q = c.req.valid("query");
       const { page, expand } = await listTasks(c.env, p, q, { zone: c.get("timeZone"), url: c.req.url });
       const r = renderCtx(c);
-      return c.json({ ...page, results: page.results.map((t) => serializeTask(r, t, { expand })) });
+      return c.json(mapPage(page, (t) => serializeTask(r, t, { expand })));
     },
   );
 

@@ -9,7 +9,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { pageSchema, paginate, paginationQuery } from "../../http/pagination";
+import { mapPage, pageSchema, paginateByCreation, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
   createUser,
@@ -59,19 +59,17 @@ export function mountUsers(app: Router) {
         base.where.push("r.role = ?");
         base.params.push(q.role);
       }
-      const page = await paginate<UserRow>({
+      const page = await paginateByCreation<UserRow>({
         db: c.env.DB,
         ...base,
-        sortExpr: "u.created_at",
+        createdExpr: "u.created_at",
         idExpr: "u.id",
-        sortValue: (row) => row.created_at,
-        desc: false,
         cursor: q.cursor,
         pageSize: q.page_size,
         url: c.req.url,
       });
       const r = renderCtx(c);
-      return c.json({ ...page, results: page.results.map((u) => serializeUser(r, u)) });
+      return c.json(mapPage(page, (u) => serializeUser(r, u)));
     },
   );
 

@@ -11,7 +11,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { pageSchema, paginate, paginationQuery } from "../../http/pagination";
+import { mapPage, pageSchema, paginateByCreation, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { isUuid } from "../../lib/ids";
 import {
@@ -100,20 +100,17 @@ export function mountWebhooks(app: Router) {
     async (c) => {
       const p = canManage(c);
       const q = c.req.valid("query");
-      const page = await paginate<WebhookRow>({
+      const page = await paginateByCreation<WebhookRow>({
         db: c.env.DB,
         select: "SELECT * FROM webhooks",
         where: ["account_id = ?"],
         params: [p.accountId],
-        sortExpr: "created_at",
-        sortValue: (row) => row.created_at,
-        desc: false,
         cursor: q.cursor,
         pageSize: q.page_size,
         url: c.req.url,
       });
       const r = renderCtx(c);
-      return c.json({ ...page, results: page.results.map((w) => serializeWebhook(r, w)) });
+      return c.json(mapPage(page, (w) => serializeWebhook(r, w)));
     },
   );
 
@@ -221,21 +218,20 @@ export function mountWebhooks(app: Router) {
         where.push("d.state = ?");
         params.push(q.state);
       }
-      const page = await paginate<DeliveryRow>({
+      const page = await paginateByCreation<DeliveryRow>({
         db: c.env.DB,
         select: DELIVERY_SELECT,
         where,
         params,
-        sortExpr: "d.created_at",
+        createdExpr: "d.created_at",
         idExpr: "d.id",
-        sortValue: (row) => row.created_at,
         desc: true,
         cursor: q.cursor,
         pageSize: q.page_size,
         url: c.req.url,
       });
       const r = renderCtx(c);
-      return c.json({ ...page, results: page.results.map((d) => serializeDelivery(r, d)) });
+      return c.json(mapPage(page, (d) => serializeDelivery(r, d)));
     },
   );
 

@@ -1,5 +1,5 @@
 import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
-import { paginate } from "../../http/pagination";
+import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
@@ -95,14 +95,11 @@ export async function listContactAddresses(
     where.push("external_id = ?");
     params.push(q.external_id);
   }
-  return paginate<ContactAddressRow>({
+  return paginateByCreation<ContactAddressRow>({
     db,
     select: "SELECT * FROM contact_addresses",
     where,
     params,
-    sortExpr: "created_at",
-    sortValue: (row) => row.created_at,
-    desc: false,
     cursor: q.cursor,
     pageSize: q.page_size,
     url,

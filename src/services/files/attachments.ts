@@ -9,7 +9,7 @@
  * deleting one takes a dispatcher role, or being the user who created it.
  */
 import { type FieldErrors, notFound, permissionDenied, ValidationError } from "../../http/errors";
-import { type Page, paginate } from "../../http/pagination";
+import { type Page, paginateByCreation } from "../../http/pagination";
 import { link } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
@@ -303,14 +303,11 @@ export async function listAttachments(
     }
   }
   if (Object.keys(errors).length) throw new ValidationError(errors);
-  return paginate<AttachmentRow>({
+  return paginateByCreation<AttachmentRow>({
     db,
     select: "SELECT * FROM attachments",
     where: v.sql,
     params: v.params,
-    sortExpr: "created_at",
-    sortValue: (row) => row.created_at,
-    desc: false,
     cursor: q.cursor,
     pageSize: q.page_size,
     url,

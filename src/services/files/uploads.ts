@@ -3,7 +3,7 @@
  * signed form a client posts the file with. The storage endpoint marks it uploaded.
  */
 import { type FieldErrors, ValidationError } from "../../http/errors";
-import { type Page, paginate } from "../../http/pagination";
+import { type Page, paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
 import { fileNameProblem, fileUploadKey, MAX_KEY_BYTES } from "../../storage/keys";
 import type { Principal } from "../auth/principal";
@@ -86,14 +86,11 @@ export async function listFileUploads(
   url: string,
 ): Promise<Page<FileUploadRow>> {
   const v = visibility(p);
-  return paginate<FileUploadRow>({
+  return paginateByCreation<FileUploadRow>({
     db,
     select: "SELECT * FROM file_uploads",
     where: v.sql,
     params: v.params,
-    sortExpr: "created_at",
-    sortValue: (row) => row.created_at,
-    desc: false,
     cursor: q.cursor,
     pageSize: q.page_size,
     url,

@@ -1,5 +1,5 @@
 import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
-import { paginate } from "../../http/pagination";
+import { paginateByCreation } from "../../http/pagination";
 import type { RenderCtx } from "../../http/serialize";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueGeocodeRetries, type GeocodeMessage } from "../../queues/geocode/message";
@@ -584,14 +584,11 @@ export async function listOrders(
     where.push("external_id = ?");
     params.push(q.external_id);
   }
-  const page = await paginate<OrderRow>({
+  const page = await paginateByCreation<OrderRow>({
     db,
     select: "SELECT * FROM orders",
     where,
     params,
-    sortExpr: "created_at",
-    sortValue: (row) => row.created_at,
-    desc: false,
     cursor: q.cursor,
     pageSize: q.page_size,
     url,
