@@ -23,11 +23,17 @@ describe("the outbox", () => {
     expect(before!.n).toBe(0);
 
     // A `failed` webhook: the relay records its deliveries as held and sends nothing.
-    await env.DB.prepare(
-      "INSERT INTO webhooks (id, account_id, url, events, state, secret, created_at, updated_at) VALUES (?, ?, 'https://hooks.example.com/x', '[]', 'failed', 'whsec_x', ?, ?)",
-    )
-      .bind(crypto.randomUUID(), acc.account.id, Date.now(), Date.now())
-      .run();
+    const hook = await call("/webhooks/", {
+      token: acc.admin.token,
+      body: { url: "https://hooks.example.com/x", events: [] },
+    });
+    expectStatus(hook, 201);
+    const paused = await call(`/webhooks/${hook.body.id}/`, {
+      method: "PATCH",
+      token: acc.admin.token,
+      body: { state: "failed" },
+    });
+    expectStatus(paused, 200);
     const b = await insertTask(acc.account.id);
     await env.DB.prepare("UPDATE tasks SET state = 'unassigned' WHERE id = ?").bind(b.id).run();
     const r = await call("/task_commands/", { token: acc.admin.token, body: cancel(b.url) });

@@ -14,7 +14,7 @@ import {
 import { DEFAULT_PAGE_SIZE, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { isUuid } from "../../lib/ids";
-import { dispatchSoon } from "../../services/events/dispatch";
+import { accountHasWebhooks, dispatchSoon } from "../../services/events/dispatch";
 import { EVENT_TYPES } from "../../services/events/outbox";
 import { EventListQuery, type EventRow, EventSchema, serializeEvent } from "./schema";
 
@@ -41,7 +41,15 @@ export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) =>
   } catch {
     return; // no execution context (app.request in unit tests): the sweeper will relay
   }
-  dispatchSoon(ctx, c.env);
+  const p = c.get("principal");
+  if (!p) return;
+  ctx.waitUntil(
+    accountHasWebhooks(c.env, p.accountId)
+      .then((has) => {
+        if (has) dispatchSoon(ctx, c.env);
+      })
+      .catch(() => undefined),
+  );
 };
 
 export function mountEvents(app: Router) {

@@ -140,6 +140,30 @@ export async function sweepWebhooks(env: Env, budgetMs = 20_000) {
   return { events, requeued };
 }
 
+/**
+ * Whether an account has webhooks, remembered per isolate for a few seconds: the relay after a
+ * write is pointless for an account without any (its events are born dispatched, outbox.ts),
+ * and asking costs a D1 round trip per write. A webhook created meanwhile in another isolate is
+ * seen within HOOKS_TTL_MS; events it misses in between are relayed by the cron sweeper.
+ */
+const HOOKS_TTL_MS = 5_000;
+const hooksSeen = new Map<string, { has: boolean; at: number }>();
+
+export async function accountHasWebhooks(env: Env, accountId: string): Promise<boolean> {
+  const now = Date.now();
+  const known = hooksSeen.get(accountId);
+  if (known && now - known.at < HOOKS_TTL_MS) return known.has;
+  const row = await env.DB.prepare("SELECT 1 AS x FROM webhooks WHERE account_id = ? LIMIT 1")
+    .bind(accountId)
+    .first();
+  if (hooksSeen.size > 10_000) hooksSeen.clear();
+  hooksSeen.set(accountId, { has: !!row, at: now });
+  return !!row;
+}
+
+/** This isolate created or removed a webhook of the account: forget what it knew. */
+export const forgetWebhooksOf = (accountId: string) => hooksSeen.delete(accountId);
+
 /** How long one relay after a write may keep draining (waitUntil allows 30 s after the response). */
 const DRAIN_BUDGET_MS = 20_000;
 let running: Promise<void> | null = null;

@@ -1,6 +1,7 @@
 import { type FieldErrors, nonFieldError, notFound, ValidationError } from "../../http/errors";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
+import { forgetWebhooksOf } from "../events/dispatch";
 import { EVENT_TYPES } from "../events/outbox";
 import { newWebhookSecret } from "./signing";
 import { webhookUrlError } from "./ssrf";
@@ -115,6 +116,7 @@ export async function createWebhook(env: Env, p: Principal, input: WebhookInput 
       row.updated_at,
     )
     .run();
+  forgetWebhooksOf(p.accountId);
   return row;
 }
 
@@ -198,6 +200,7 @@ export async function deleteWebhook(env: Env, accountId: string, id: string) {
     env.DB.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ?").bind(id),
     env.DB.prepare("DELETE FROM webhooks WHERE id = ? AND account_id = ?").bind(id, accountId),
   ]);
+  forgetWebhooksOf(accountId);
 }
 
 /**
