@@ -3,6 +3,7 @@ import {
   evictDurableObject,
   getQueueResult,
   runDurableObjectAlarm,
+  runInDurableObject,
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
@@ -237,6 +238,37 @@ describe("validation", () => {
     expect(shape.body[0]).toEqual({});
     expect(Object.keys(shape.body[1]).sort()).toEqual(["action", "external_id"]);
     expect((await taskRow(task.id)).state).toBe("unassigned");
+  });
+
+  it("answers a single command on another account's task, or a missing one, with a field error", async () => {
+    const acc = await newAccount();
+    const other = await newAccount();
+    const foreign = await insertTask(other.account.id, { state: "unassigned" });
+    // The foreign task's object knows its task (a command of its own account went through).
+    const own = await call("/task_commands/", {
+      token: other.admin.token,
+      body: {
+        task: foreign.url,
+        external_id: ext(),
+        time: now(),
+        action: "update",
+        task_data: { position: 1 },
+      },
+    });
+    expectStatus(own, 201);
+    for (const url of [foreign.url, `https://api.test/tasks/${crypto.randomUUID()}/`]) {
+      const r = await call("/task_commands/", {
+        token: acc.admin.token,
+        body: { task: url, external_id: ext(), time: now(), action: "cancel" },
+      });
+      expectStatus(r, 400);
+      expect(r.body).toEqual({ task: ["Invalid hyperlink - Object does not exist."] });
+    }
+    expect((await taskRow(foreign.id)).state).toBe("unassigned");
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_commands WHERE account_id = ?")
+      .bind(acc.account.id)
+      .first<{ n: number }>();
+    expect(count!.n).toBe(0);
   });
 
   it("refuses more than 500 commands per request, naming the limit, applying nothing", async () => {
@@ -558,6 +590,7 @@ describe("scheduled tasks", () => {
 
   it("re-arms the alarm when an update command moves the scheduled time", async () => {
     const acc = await newAccount();
+    const at = Date.now() + 3600_000;
     const task = await insertTask(acc.account.id, {
       state: "scheduled",
       scheduledTime: Date.now() + 86400_000,
@@ -569,12 +602,15 @@ describe("scheduled tasks", () => {
         external_id: ext(),
         time: now(),
         action: "update",
-        task_data: { scheduled_time: new Date(Date.now() - 1000).toISOString() },
+        task_data: { scheduled_time: new Date(at).toISOString() },
       },
     });
     expect(r.body.state).toBe("accepted");
-    expect(await runDurableObjectAlarm(taskStub(env, task.id))).toBe(true);
-    expect((await taskRow(task.id)).state).toBe("unassigned");
+    const alarm = await runInDurableObject(taskStub(env, task.id), (_instance, state) =>
+      state.storage.getAlarm(),
+    );
+    expect(alarm).toBe(at);
+    expect((await taskRow(task.id)).state).toBe("scheduled");
   });
 
   it("moves a scheduled task at its time by an alarm, recorded as a system command", async () => {

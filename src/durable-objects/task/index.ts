@@ -1,6 +1,11 @@
 import { DurableObject } from "cloudflare:workers";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
-import { type AppliedTask, applyScheduledMove, applyToTask } from "../../services/task-commands/apply";
+import {
+  type AppliedTask,
+  applyOne,
+  applyScheduledMove,
+  applyToTask,
+} from "../../services/task-commands/apply";
 import type { Actor, CommandInput, CommandOutcome } from "../../services/task-commands/types";
 import type { TaskRow } from "../../services/tasks/types";
 import {
@@ -41,6 +46,22 @@ export class TaskDO extends DurableObject<Env> {
     );
   }
 
+  /** One command, validated here (see applyOne): a field error, or its outcome. */
+  async applyOne(args: { actor: Actor; taskId: string; command: CommandInput; baseUrl: string }) {
+    return this.serialize(async () => {
+      const r = await applyOne(this.env, args.actor, args.taskId, args.command, {
+        baseUrl: args.baseUrl,
+        task: this.task,
+      });
+      if (r.error) {
+        this.task = r.task ?? undefined;
+        return { error: r.error };
+      }
+      const [outcome] = await this.after({ ...args, commands: [args.command] }, r);
+      return { outcome };
+    });
+  }
+
   /** Moves stored `pending` commands to their outcome (asynchronous mode, from the queue). */
   async applyPending(args: CommandArgs): Promise<CommandOutcome[]> {
     return this.serialize(async () =>
@@ -54,7 +75,8 @@ export class TaskDO extends DurableObject<Env> {
   /** Follow-ups of applied commands: geocode a new address, re-arm a moved scheduled time. */
   private async after(args: CommandArgs, applied: AppliedTask): Promise<CommandOutcome[]> {
     const task = applied.task;
-    this.task = task;
+    // A missing task is not remembered: only a row read from D1 is.
+    this.task = task ?? undefined;
     if (task && applied.geocode) {
       await enqueueGeocodeRetries(this.env.GEOCODE_QUEUE, [
         { accountId: task.account_id, taskId: task.id, baseUrl: args.baseUrl },

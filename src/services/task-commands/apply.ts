@@ -483,6 +483,59 @@ export async function applyToTask(
   return { outcomes, task, geocode, rescheduled };
 }
 
+export type AppliedOne =
+  | (AppliedTask & { error?: undefined })
+  | {
+      error: Record<string, string[]>;
+      task: TaskRow | null;
+      outcomes: [];
+      geocode: false;
+      rescheduled: false;
+    };
+
+const DOES_NOT_EXIST = "Invalid hyperlink - Object does not exist.";
+
+/**
+ * One command, checked by the task's object itself instead of by lookups beforehand (the
+ * phone's common case: one round trip to D1 when the object remembers its task). The task
+ * must be of the caller's account, and a reused `external_id` must name the same task and
+ * action; either failure is a field error, with nothing applied.
+ */
+export async function applyOne(
+  env: Env,
+  actor: Actor,
+  taskId: string,
+  cmd: CommandInput,
+  opts: ApplyOptions,
+): Promise<AppliedOne> {
+  let task = opts.task !== undefined ? opts.task : await loadTask(env.DB, actor.accountId, taskId);
+  if (task && task.account_id !== actor.accountId) task = null;
+  if (!task) {
+    const stale = opts.task !== undefined ? await loadTask(env.DB, actor.accountId, taskId) : null;
+    if (!stale)
+      return {
+        error: { task: [DOES_NOT_EXIST] },
+        task: null,
+        outcomes: [],
+        geocode: false,
+        rescheduled: false,
+      };
+    task = stale;
+  }
+  const applied = await applyToTask(env, actor, taskId, [cmd], { ...opts, task });
+  const [outcome] = applied.outcomes;
+  if (outcome.replay && (outcome.row.task_id !== taskId || outcome.row.action !== cmd.action)) {
+    return {
+      error: { external_id: ["A command with this external_id already exists for another task or action."] },
+      task: applied.task,
+      outcomes: [],
+      geocode: false,
+      rescheduled: false,
+    };
+  }
+  return applied;
+}
+
 /**
  * The same external_id was written meanwhile for another task (in another Durable Object):
  * the unique index rolled this batch back whole. Report what is stored.

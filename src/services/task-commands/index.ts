@@ -75,7 +75,40 @@ export const actorOf = (p: Principal): Actor => ({
  * Resolves references and checks idempotency keys for a whole request before anything is
  * applied: any invalid item → 400 with errors aligned to the input, nothing applied.
  */
-async function resolve(env: Env, p: Principal, items: TaskCommandBody[], timeZone: string | null) {
+function toCommands(
+  items: TaskCommandBody[],
+  taskIds: (string | null)[],
+  assigneeIds: (string | null)[],
+  times: number[],
+  stored: Map<string, CommandRow>,
+  timeZone: string | null,
+): CommandInput[] {
+  return items.map((it, i) => {
+    const td: Record<string, unknown> = { ...(it.task_data ?? {}) };
+    if (typeof td.scheduled_time === "string")
+      td.scheduled_time = parseTimestamp(td.scheduled_time, timeZone);
+    return {
+      id: stored.get(it.external_id)?.id ?? uuidv7(),
+      externalId: it.external_id,
+      taskId: taskIds[i]!,
+      action: it.action,
+      time: times[i],
+      assigneeId: assigneeIds[i],
+      taskData: td,
+      routeId: it.task_data && "route" in it.task_data ? null : undefined,
+      notes: it.notes ?? "",
+      location: it.location ?? null,
+    };
+  });
+}
+
+async function resolve(
+  env: Env,
+  p: Principal,
+  items: TaskCommandBody[],
+  timeZone: string | null,
+  opts: { lookups: boolean } = { lookups: true },
+) {
   const errors: FieldErrors[] = items.map(() => ({}));
   const add = (i: number, field: string, msg: string) => {
     const list = (errors[i][field] as string[]) ?? [];
@@ -113,6 +146,14 @@ async function resolve(env: Env, p: Principal, items: TaskCommandBody[], timeZon
     if (it.task_data?.route) errors[i].task_data = { route: [DOES_NOT_EXIST] };
   });
 
+  if (!opts.lookups) {
+    // The task's object checks the task and the idempotency key itself (applyOne).
+    if (errors.some((e) => Object.keys(e).length)) return { errors };
+    return {
+      commands: toCommands(items, taskIds, assigneeIds, times, new Map(), timeZone),
+      stored: new Map<string, CommandRow>(),
+    };
+  }
   const notNull = <T>(xs: (T | null)[]) => xs.filter((x): x is T => x !== null);
   // The three lookups in one batch: one round trip.
   const [tasksRes, usersRes, existingRes] = await env.DB.batch<{ id: string } & CommandRow>([
@@ -157,23 +198,7 @@ async function resolve(env: Env, p: Principal, items: TaskCommandBody[], timeZon
   });
   if (errors.some((e) => Object.keys(e).length)) return { errors };
 
-  const commands: CommandInput[] = items.map((it, i) => {
-    const td: Record<string, unknown> = { ...(it.task_data ?? {}) };
-    if (typeof td.scheduled_time === "string")
-      td.scheduled_time = parseTimestamp(td.scheduled_time, timeZone);
-    return {
-      id: stored.get(it.external_id)?.id ?? uuidv7(),
-      externalId: it.external_id,
-      taskId: taskIds[i]!,
-      action: it.action,
-      time: times[i],
-      assigneeId: assigneeIds[i],
-      taskData: td,
-      routeId: it.task_data && "route" in it.task_data ? null : undefined,
-      notes: it.notes ?? "",
-      location: it.location ?? null,
-    };
-  });
+  const commands = toCommands(items, taskIds, assigneeIds, times, stored, timeZone);
   return { commands, stored };
 }
 
@@ -201,9 +226,22 @@ export async function submitCommands(
       non_field_errors: [`Too many commands: at most ${MAX_COMMANDS_PER_REQUEST} per request.`],
     });
   }
-  const r = await resolve(env, p, items, opts.timeZone);
+  // One command without an assignee to look up: the task's object checks it (one round trip).
+  const single = items.length === 1 && !items[0].assignee;
+  const r = await resolve(env, p, items, opts.timeZone, { lookups: !single });
   if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
   const actor = actorOf(p);
+  if (single) {
+    const c = r.commands[0];
+    const one = await taskStub(env, c.taskId).applyOne({
+      actor,
+      taskId: c.taskId,
+      command: c,
+      baseUrl: opts.baseUrl,
+    });
+    if (one.error) throw new ValidationError(opts.isArray ? [one.error] : one.error);
+    return { rows: [one.outcome!.row], allReplays: one.outcome!.replay };
+  }
   const results: CommandOutcome[] = new Array(items.length);
   // Replays are answered from what is stored and never reach a task's object; a repeated
   // external_id inside the request is a replay of its first occurrence.
