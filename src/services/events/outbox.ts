@@ -72,12 +72,22 @@ export function bulkEventStatements(
   db: D1Database,
   accountId: string,
   items: EventItem[],
-  opts: { now?: number; onlyIfExistsIn?: "tasks" | "orders" | "attachments" } = {},
+  opts: {
+    now?: number;
+    onlyIfExistsIn?: "tasks" | "orders" | "attachments";
+    /** Write the events only if this SQL condition holds when the batch reaches them. */
+    when?: { sql: string; params: unknown[] };
+  } = {},
 ): D1PreparedStatement[] {
   const now = opts.now ?? Date.now();
-  const guard = opts.onlyIfExistsIn
-    ? ` WHERE EXISTS (SELECT 1 FROM ${opts.onlyIfExistsIn} x WHERE x.id = json_extract(j.value, '$[2]') AND x.account_id = ?)`
-    : "";
+  const conditions: string[] = [];
+  if (opts.onlyIfExistsIn) {
+    conditions.push(
+      `EXISTS (SELECT 1 FROM ${opts.onlyIfExistsIn} x WHERE x.id = json_extract(j.value, '$[2]') AND x.account_id = ?)`,
+    );
+  }
+  if (opts.when) conditions.push(`(${opts.when.sql})`);
+  const guard = conditions.length ? ` WHERE ${conditions.join(" AND ")}` : "";
   const out: D1PreparedStatement[] = [];
   for (let i = 0; i < items.length; i += EVENTS_PER_STATEMENT) {
     const chunk = items
@@ -85,6 +95,7 @@ export function bulkEventStatements(
       .map((e) => [uuidv7(now), e.type, e.objectId, JSON.stringify(e.data)]);
     const params: unknown[] = [accountId, now, accountId, now, JSON.stringify(chunk)];
     if (opts.onlyIfExistsIn) params.push(accountId);
+    if (opts.when) params.push(...opts.when.params);
     out.push(
       db
         .prepare(

@@ -1,6 +1,6 @@
 import { decide, nextStateOnSchedule, type TaskState } from "../../domain/task-state-machine";
 import { uuidv7 } from "../../lib/ids";
-import { eventStatement } from "../events/outbox";
+import { bulkEventStatements, type EventItem, eventStatement } from "../events/outbox";
 import { eventRender, serializeTask } from "../tasks/serialize";
 import { addressOf, type TaskRow } from "../tasks/types";
 import { serializeCommand } from "./serialize";
@@ -298,7 +298,35 @@ export async function applyToTask(
   let stale = 0;
   let chunkSize = COMMANDS_PER_BATCH;
 
+  let forceSlow = false;
   while (next < commands.length) {
+    // A run of commands that cannot meet the transit/active limit goes as one coalesced write.
+    if (!pending && task && !forceSlow && chunkSize > 1) {
+      const run = planRun(actor, task, commands, next, chunkSize);
+      if (run.length >= 2) {
+        const r = await writeRun(db, actor, task, run, opts.baseUrl);
+        if (r === "applied") {
+          for (const e of run) {
+            outcomes.push({
+              row: rowOf(actor, e.cmd, e.error ? "rejected" : "accepted", e.error ?? "", e.now, e.now),
+              replay: false,
+            });
+            geocode ||= e.geocode;
+            rescheduled ||= e.rescheduled;
+          }
+          task = run[run.length - 1].after;
+          next += run.length;
+          stale = 0;
+          continue;
+        }
+        // Not as planned (another writer moved the task, or a duplicate external_id): the
+        // command-by-command path below finds out which, on the task as stored.
+        forceSlow = true;
+        if (r === "stale") task = await loadTask(db, actor.accountId, taskId);
+        continue;
+      }
+    }
+    forceSlow = false;
     // Plan a chunk on the predicted task.
     const plan: Planned[] = [];
     const statements: D1PreparedStatement[] = [];
@@ -481,6 +509,178 @@ export async function applyToTask(
     chunkSize = COMMANDS_PER_BATCH;
   }
   return { outcomes, task, geocode, rescheduled };
+}
+
+type RunEntry = {
+  cmd: CommandInput;
+  now: number;
+  /** Set for a command the state machine refuses (a rejected row, no change). */
+  error?: string;
+  before: TaskRow;
+  after: TaskRow;
+  changes: Partial<TaskRow>;
+  geocode: boolean;
+  rescheduled: boolean;
+};
+
+/**
+ * The longest run of commands, from `from`, that can be written together: each decided on the
+ * task as the previous ones leave it, and none moving into transit/active (the limit is checked
+ * per command, in the command-by-command path).
+ */
+function planRun(
+  actor: Actor,
+  start: TaskRow,
+  commands: CommandInput[],
+  from: number,
+  max: number,
+): RunEntry[] {
+  const run: RunEntry[] = [];
+  let task = start;
+  for (let k = from; k < commands.length && run.length < max; k++) {
+    const cmd = commands[k];
+    const now = Date.now();
+    const decision = decide({
+      task: { state: task.state, assigneeId: task.assignee_id },
+      action: cmd.action,
+      actor: { userId: actor.userId ?? "", role: actor.role },
+      assigneeId: cmd.assigneeId,
+      taskData: cmd.taskData as { position?: number },
+      account: { allowWorkerReordering: actor.allowWorkerReordering },
+      missingRequiredMetafields: [],
+    });
+    if (!decision.ok) {
+      run.push({
+        cmd,
+        now,
+        error: decision.error,
+        before: task,
+        after: task,
+        changes: {},
+        geocode: false,
+        rescheduled: false,
+      });
+      continue;
+    }
+    if (decision.usesTransitSlot && decision.assigneeId) break;
+    const p = project(task, cmd, decision.state, decision.assigneeId, now);
+    run.push({
+      cmd,
+      now,
+      before: task,
+      after: p.after,
+      changes: p.changes,
+      geocode: p.geocode,
+      rescheduled: "scheduled_time" in p.changes,
+    });
+    task = p.after;
+  }
+  return run;
+}
+
+/**
+ * A run in one transaction of three statements: the task's final state (guarded by the
+ * version the run was planned on), every command row, every event (one JSON parameter each,
+ * guarded by "the update happened"). Same rows as command by command, fewer statements.
+ */
+async function writeRun(
+  db: D1Database,
+  actor: Actor,
+  start: TaskRow,
+  run: RunEntry[],
+  baseUrl: string,
+): Promise<"applied" | "stale" | "duplicate"> {
+  const accepted = run.filter((e) => !e.error);
+  const last = run[run.length - 1];
+  const statements: D1PreparedStatement[] = [];
+  let guard: Guard;
+  if (accepted.length) {
+    const changes: Partial<TaskRow> = {};
+    for (const e of accepted) Object.assign(changes, e.changes);
+    const final = last.after;
+    const columns = Object.keys(changes);
+    const lastId = accepted[accepted.length - 1].cmd.id;
+    statements.push(
+      db
+        .prepare(
+          `UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + ?, last_command_id = ?
+           WHERE id = ? AND version = ?`,
+        )
+        .bind(
+          ...columns.map((c) => (final as Record<string, unknown>)[c]),
+          accepted.length,
+          lastId,
+          start.id,
+          start.version,
+        ),
+    );
+    guard = appliedGuard(start.id, lastId);
+  } else {
+    guard = {
+      sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
+      params: [start.id, start.version],
+    };
+  }
+  const rows = run.map((e) =>
+    rowOf(actor, e.cmd, e.error ? "rejected" : "accepted", e.error ?? "", e.now, e.now),
+  );
+  statements.push(
+    db
+      .prepare(
+        `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, assignee_id, task_data, notes, location,
+           user_id, state, error_message, accepted_at, rejected_at, created_at, updated_at)
+         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7,
+           value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16
+         FROM json_each(?) WHERE ${guard.sql}`,
+      )
+      .bind(
+        JSON.stringify(
+          rows.map((r) => [
+            r.id,
+            r.account_id,
+            r.task_id,
+            r.external_id,
+            r.action,
+            r.time,
+            r.assignee_id,
+            r.task_data,
+            r.notes,
+            r.location,
+            r.user_id,
+            r.state,
+            r.error_message,
+            r.accepted_at,
+            r.rejected_at,
+            r.created_at,
+            r.updated_at,
+          ]),
+        ),
+        ...guard.params,
+      ),
+  );
+  const r = eventRender(baseUrl);
+  const items: EventItem[] = [];
+  run.forEach((e, i) => {
+    const taskData = serializeTask(r, e.after);
+    items.push({
+      type: e.error ? "task_command.rejected" : "task_command.accepted",
+      objectId: e.cmd.id,
+      data: { ...serializeCommand(r, rows[i]), task: taskData },
+    });
+    if (!e.error && e.after.state !== e.before.state) {
+      items.push({ type: "task.state_changed", objectId: start.id, data: taskData });
+    }
+  });
+  statements.push(...bulkEventStatements(db, actor.accountId, items, { now: last.now, when: guard }));
+  let results: D1Result[];
+  try {
+    results = await db.batch(statements);
+  } catch (err) {
+    if (/UNIQUE constraint failed/i.test(String(err))) return "duplicate";
+    throw err;
+  }
+  const rowsWritten = results[accepted.length ? 1 : 0].meta.changes;
+  return rowsWritten === run.length ? "applied" : "stale";
 }
 
 export type AppliedOne =

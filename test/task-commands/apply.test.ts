@@ -1,0 +1,87 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { uuidv7 } from "../../src/lib/ids";
+import { applyToTask } from "../../src/services/task-commands/apply";
+import type { Actor, CommandInput } from "../../src/services/task-commands/types";
+import { insertTask, taskRow } from "../factories";
+import { newAccount } from "../helpers";
+
+const actorOf = (accountId: string, userId: string): Actor => ({
+  userId,
+  role: "admin",
+  accountId,
+  allowWorkerReordering: false,
+  transitActiveLimit: 1,
+});
+
+const command = (
+  taskId: string,
+  action: CommandInput["action"],
+  taskData: Record<string, unknown> = {},
+): CommandInput => ({
+  id: uuidv7(),
+  externalId: `apply-${crypto.randomUUID()}`,
+  taskId,
+  action,
+  time: Date.now(),
+  assigneeId: null,
+  taskData,
+  notes: "",
+  location: null,
+});
+
+describe("applyToTask (inside the task's object)", () => {
+  it("writes a run of commands as planned, rejections included, with one event per outcome", async () => {
+    const acc = await newAccount();
+    const task = await insertTask(acc.account.id, { state: "unassigned" });
+    const cmds = [
+      command(task.id, "update", { position: 4 }),
+      command(task.id, "cancel"),
+      command(task.id, "update", { position: 5 }),
+    ];
+    const r = await applyToTask(env, actorOf(acc.account.id, acc.admin.userId), task.id, cmds, {
+      baseUrl: "https://api.test",
+    });
+    expect(r.outcomes.map((o) => o.row.state)).toEqual(["accepted", "accepted", "rejected"]);
+    expect(r.outcomes[2].row.error_message).toBe('Cannot update a task in state "cancelled".');
+    const row = await taskRow(task.id);
+    expect(row).toMatchObject({ state: "cancelled", position: 4, version: 3, last_command_id: cmds[1].id });
+    const stored = await env.DB.prepare(
+      "SELECT external_id, state FROM task_commands WHERE task_id = ? ORDER BY id",
+    )
+      .bind(task.id)
+      .all();
+    expect(stored.results.map((c: any) => c.state)).toEqual(["accepted", "accepted", "rejected"]);
+    const events = await env.DB.prepare("SELECT type FROM events WHERE account_id = ? ORDER BY id")
+      .bind(acc.account.id)
+      .all();
+    expect(events.results.map((e: any) => e.type)).toEqual([
+      "task_command.accepted",
+      "task_command.accepted",
+      "task.state_changed",
+      "task_command.rejected",
+    ]);
+  });
+
+  it("re-plans on the stored task when another writer moved it after the object's last look", async () => {
+    const acc = await newAccount();
+    const task = await insertTask(acc.account.id, { state: "unassigned" });
+    const hint = await taskRow(task.id);
+    // Another writer (an order upsert, a geocoding result) changes the task behind the object.
+    await env.DB.prepare("UPDATE tasks SET state = 'cancelled', version = version + 1 WHERE id = ?")
+      .bind(task.id)
+      .run();
+    const cmds = [command(task.id, "update", { position: 1 }), command(task.id, "update", { position: 2 })];
+    const r = await applyToTask(env, actorOf(acc.account.id, acc.admin.userId), task.id, cmds, {
+      baseUrl: "https://api.test",
+      task: { ...hint, last_command_id: null } as any,
+    });
+    // Decided on the stored state (cancelled), not on the stale hint (unassigned).
+    expect(r.outcomes.map((o) => o.row.state)).toEqual(["rejected", "rejected"]);
+    expect(await taskRow(task.id)).toMatchObject({ state: "cancelled", version: 2, position: null });
+    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
+      .bind(task.id)
+      .first<{ n: number }>();
+    expect(count!.n).toBe(2);
+  });
+});
