@@ -269,40 +269,46 @@ async function main() {
     );
   }
 
-  // 3. batches of 500 commands over 100 tasks vs commands sent one per request.
+  // 3. batches of 500 commands over 100 tasks vs commands sent one per request. A batch takes
+  //    long enough that a time-boxed load generator counts too few completions: a fixed amount
+  //    of work (BENCH_BATCHES requests, 4 at a time) is timed instead.
   if (section(3) && taskIds.length) {
+    const total = Number(process.env.BENCH_BATCHES || 24);
     let seq = 0;
-    const batchConn = 4;
-    const svcBatch = await run({
-      url: `${SVC}/task_commands/`,
-      method: "POST",
-      connections: batchConn,
-      headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
-      requests: [
-        {
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify(
-              Array.from({ length: 500 }, (_, k) => ({
-                task: `${SVC}/tasks/${taskIds[k % 100]}/`,
-                external_id: `batch-${seq}-${k}-${Math.random()}`,
-                time: new Date().toISOString(),
-                action: "update",
-                task_data: { position: seq++ },
-              })),
-            ),
-          }),
-        },
-      ],
-    });
-    const cps = svcBatch.requests.average * 500;
-    log("batch cmds/s", cps, "single cmds/s", singleCps, "non2xx", svcBatch.non2xx);
+    let failed = 0;
+    const body = () =>
+      JSON.stringify(
+        Array.from({ length: 500 }, (_, k) => ({
+          task: `${SVC}/tasks/${taskIds[k % 100]}/`,
+          external_id: `batch-${seq}-${k}-${Math.random()}`,
+          time: new Date().toISOString(),
+          action: "update",
+          task_data: { position: seq++ },
+        })),
+      );
+    let sent = 0;
+    const t0 = performance.now();
+    const lane = async () => {
+      while (sent < total) {
+        sent++;
+        const res = await fetch(`${SVC}/task_commands/`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
+          body: body(),
+        });
+        if (res.status !== 201) failed++;
+        await res.arrayBuffer();
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, lane));
+    const cps = (total * 500) / ((performance.now() - t0) / 1000);
+    log("batch cmds/s", cps.toFixed(0), "single cmds/s", singleCps, "failed", failed);
     figure(
       "commands/s in batches of 500 over 100 tasks vs one per request",
       cps / singleCps,
       "ratio",
       ">= 10",
-      cps / singleCps >= 10,
+      cps / singleCps >= 10 && failed === 0,
     );
   }
 
