@@ -401,11 +401,18 @@ async function main() {
         ours.status < 300 && ours.growthMiB < 64,
       );
       figure(
-        "  (floor: the same body piped straight into R2)",
+        "  floor: the same body piped into R2 (single put)",
         floorUp.growthMiB,
         "MiB",
         "reference",
         floorUp.status < 300,
+      );
+      figure(
+        "  floor: the same body as R2 multipart, 8 MiB parts",
+        floorParts.growthMiB,
+        "MiB",
+        "reference",
+        floorParts.status < 300,
       );
     } else figure("100 MiB upload: peak memory growth of the runtime", NaN, "MiB", "< 64", false);
   }
