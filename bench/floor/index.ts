@@ -1,4 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
+import { byteLimiter, parseMultipartForm } from "../../src/storage/multipart";
+import { putStream } from "../../src/storage/r2-put";
 
 /**
  * The floor the benchmark compares the service against: a minimal Worker on the same
@@ -56,6 +58,18 @@ export default {
       const put = env.FILES.put(`floor/${crypto.randomUUID()}`, fixed.readable);
       await req.body!.pipeTo(fixed.writable);
       await put;
+      return new Response(null, { status: 204 });
+    }
+    if (url.pathname === "/upload-form") {
+      // Diagnostic: the storage endpoint's own pipeline (multipart parser → byte counter →
+      // R2 parts), without the rest of the service, to tell its memory from the service's.
+      const form = await parseMultipartForm(req.body, req.headers.get("Content-Type"));
+      const limiter = byteLimiter({ max: 200 * 1024 * 1024 });
+      await putStream(
+        env.FILES,
+        `floor/${crypto.randomUUID()}`,
+        form.file!.stream.pipeThrough(limiter.stream),
+      );
       return new Response(null, { status: 204 });
     }
     if (url.pathname === "/upload-parts") {
