@@ -123,31 +123,34 @@ function outcomeStatement(
   const r = rowOf(actor, cmd, outcome, error, now, now);
   return db
     .prepare(
-      `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, assignee_id, task_data, notes, location,
-        user_id, state, error_message, accepted_at, rejected_at, created_at, updated_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE ${cond}`,
+      `INSERT INTO task_commands (${COMMAND_COLUMNS.join(", ")})
+       SELECT ${COMMAND_COLUMNS.map(() => "?").join(", ")} WHERE ${cond}`,
     )
-    .bind(
-      r.id,
-      r.account_id,
-      r.task_id,
-      r.external_id,
-      r.action,
-      r.time,
-      r.assignee_id,
-      r.task_data,
-      r.notes,
-      r.location,
-      r.user_id,
-      r.state,
-      r.error_message,
-      r.accepted_at,
-      r.rejected_at,
-      r.created_at,
-      r.updated_at,
-      ...condParams,
-    );
+    .bind(...commandValues(r), ...condParams);
 }
+
+/** The columns of a command row, in the order `commandValues` gives them. */
+const COMMAND_COLUMNS = [
+  "id",
+  "account_id",
+  "task_id",
+  "external_id",
+  "action",
+  "time",
+  "assignee_id",
+  "task_data",
+  "notes",
+  "location",
+  "user_id",
+  "state",
+  "error_message",
+  "accepted_at",
+  "rejected_at",
+  "created_at",
+  "updated_at",
+] as const;
+
+const commandValues = (r: CommandRow) => COMMAND_COLUMNS.map((c) => r[c]);
 
 /** The stored row of a command, as this code writes it (saves a read-back). */
 function rowOf(
@@ -627,36 +630,11 @@ async function writeRun(
   statements.push(
     db
       .prepare(
-        `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, assignee_id, task_data, notes, location,
-           user_id, state, error_message, accepted_at, rejected_at, created_at, updated_at)
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6, value ->> 7,
-           value ->> 8, value ->> 9, value ->> 10, value ->> 11, value ->> 12, value ->> 13, value ->> 14, value ->> 15, value ->> 16
+        `INSERT INTO task_commands (${COMMAND_COLUMNS.join(", ")})
+         SELECT ${COMMAND_COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")}
          FROM json_each(?) WHERE ${guard.sql}`,
       )
-      .bind(
-        JSON.stringify(
-          rows.map((r) => [
-            r.id,
-            r.account_id,
-            r.task_id,
-            r.external_id,
-            r.action,
-            r.time,
-            r.assignee_id,
-            r.task_data,
-            r.notes,
-            r.location,
-            r.user_id,
-            r.state,
-            r.error_message,
-            r.accepted_at,
-            r.rejected_at,
-            r.created_at,
-            r.updated_at,
-          ]),
-        ),
-        ...guard.params,
-      ),
+      .bind(JSON.stringify(rows.map(commandValues)), ...guard.params),
   );
   const r = eventRender(baseUrl);
   const items: EventItem[] = [];
