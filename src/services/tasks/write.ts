@@ -13,6 +13,7 @@ import {
   isEmptyContact,
   parseJson,
   type StoredContact,
+  TASK_COLUMNS,
   TASK_DEFAULTS,
   type TaskRow,
   type TaskValues,
@@ -70,30 +71,24 @@ const CONFLICT: WriteFailure = {
   body: { detail: "The task kept changing while it was written; try again.", code: "conflict" },
 };
 
-/** Columns an update may set (everything but identity, bookkeeping and read-only links). */
-const UPDATABLE = [
-  "state",
-  "category",
-  "description",
-  "address",
-  "geocoded_at",
-  "geocode_failed_at",
-  "contact",
-  "complete_after",
-  "complete_before",
-  "scheduled_time",
-  "duration_seconds",
-  "assignee_id",
-  "order_id",
-  "order_index",
-  "position",
-  "metafields",
-  "route_id",
-  "signers",
-  "form_default_values",
-  "contact_address_id",
-  "contact_address_external_id",
-] as const satisfies readonly (keyof TaskValues)[];
+/** Columns an update never sets: identity, bookkeeping and read-only links. */
+const NOT_UPDATABLE = [
+  "id",
+  "account_id",
+  "created_by",
+  "recurrence_id",
+  "calendar_time",
+  "task_import_id",
+  "version",
+  "created_at",
+  "updated_at",
+] as const;
+type Updatable = Exclude<(typeof TASK_COLUMNS)[number], (typeof NOT_UPDATABLE)[number]>;
+
+/** Columns an update may set: every column of `tasks` but those above. */
+const UPDATABLE = TASK_COLUMNS.filter(
+  (c): c is Updatable => !(NOT_UPDATABLE as readonly string[]).includes(c),
+);
 
 export async function readTask(db: D1Database, accountId: string, id: string) {
   return db
