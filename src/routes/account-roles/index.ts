@@ -10,10 +10,10 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { mapPage, pageSchema, paginateByCreation, paginationQuery } from "../../http/pagination";
+import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
-import { type AccountRoleRow, createRole, deleteRole, getRole, updateRole } from "../../services/accounts";
+import { createRole, deleteRole, getRole, listRoles, updateRole } from "../../services/accounts";
 import {
   AccountRoleCreateSchema,
   AccountRolePatchSchema,
@@ -38,22 +38,7 @@ export function mountAccountRoles(app: Router) {
     }),
     async (c) => {
       const p = requireRole(c, "admin", "manager");
-      const q = c.req.valid("query");
-      const where = ["account_id = ?"];
-      const params: unknown[] = [p.accountId];
-      if (q.role) {
-        where.push("role = ?");
-        params.push(q.role);
-      }
-      const page = await paginateByCreation<AccountRoleRow>({
-        db: c.env.DB,
-        select: "SELECT * FROM account_roles",
-        where,
-        params,
-        cursor: q.cursor,
-        pageSize: q.page_size,
-        url: c.req.url,
-      });
+      const page = await listRoles(c.env, p, c.req.valid("query"), c.req.url);
       const r = renderCtx(c);
       return c.json(mapPage(page, (x) => serializeRole(r, x)));
     },

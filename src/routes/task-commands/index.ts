@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { fieldError, notFound } from "../../http/errors";
+import { notFound } from "../../http/errors";
 import { pathId, requireUser } from "../../http/guards";
 import {
   defineRoute,
@@ -10,12 +10,9 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { mapPage, pageSchema, paginateByCreation, paginationQuery } from "../../http/pagination";
+import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
-import { parseTimestamp } from "../../http/timezones";
-import { parseHyperlink } from "../../http/urls";
-import { getCommand, submitCommands, submitCommandsAsync } from "../../services/task-commands";
-import type { CommandRow } from "../../services/task-commands/types";
+import { getCommand, listCommands, submitCommands, submitCommandsAsync } from "../../services/task-commands";
 import { serializeCommand, TaskCommandBodySchema, TaskCommandListQuery, TaskCommandSchema } from "./schema";
 
 const tags = ["Task commands"];
@@ -94,47 +91,9 @@ export function mountTaskCommands(app: Router) {
     }),
     async (c) => {
       const p = requireUser(c);
-      const q = c.req.valid("query");
-      const where = ["account_id = ?"];
-      const params: unknown[] = [p.accountId];
-      if (p.role === "worker") {
-        where.push("user_id = ?");
-        params.push(p.userId);
-      }
-      if (q.task) {
-        const id = parseHyperlink(q.task, "tasks");
-        if (!id) throw fieldError("task", "Invalid task.");
-        where.push("task_id = ?");
-        params.push(id);
-      }
-      if (q.user) {
-        const id = parseHyperlink(q.user, "users");
-        if (!id) throw fieldError("user", "Invalid user.");
-        where.push("user_id = ?");
-        params.push(id);
-      }
-      if (q.state) {
-        where.push("state = ?");
-        params.push(q.state);
-      }
-      if (q.action) {
-        where.push("action = ?");
-        params.push(q.action);
-      }
-      if (q.created_at__gte) {
-        const t = parseTimestamp(q.created_at__gte, c.get("timeZone"));
-        if (t === null) throw fieldError("created_at__gte", "Datetime has wrong format.");
-        where.push("created_at >= ?");
-        params.push(t);
-      }
-      const page = await paginateByCreation<CommandRow>({
-        db: c.env.DB,
-        select: "SELECT * FROM task_commands",
-        where,
-        params,
-        cursor: q.cursor,
-        pageSize: q.page_size,
+      const page = await listCommands(c.env, p, c.req.valid("query"), {
         url: c.req.url,
+        timeZone: c.get("timeZone"),
       });
       const r = renderCtx(c);
       return c.json(mapPage(page, (row) => serializeCommand(r, row)));

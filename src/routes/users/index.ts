@@ -9,15 +9,9 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { mapPage, pageSchema, paginateByCreation, paginationQuery } from "../../http/pagination";
+import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
-import {
-  createUser,
-  getUserInAccount,
-  listUsersSql,
-  type UserRow,
-  updateUser,
-} from "../../services/accounts";
+import { createUser, getUserInAccount, listUsers, updateUser } from "../../services/accounts";
 import { RoleEnum, serializeUser, UserCreateSchema, UserPatchSchema, UserSchema } from "./schema";
 
 const tags = ["Users"];
@@ -53,21 +47,7 @@ export function mountUsers(app: Router) {
     }),
     async (c) => {
       const p = requireUser(c);
-      const q = c.req.valid("query");
-      const base = listUsersSql(p.accountId);
-      if (q.role) {
-        base.where.push("r.role = ?");
-        base.params.push(q.role);
-      }
-      const page = await paginateByCreation<UserRow>({
-        db: c.env.DB,
-        ...base,
-        createdExpr: "u.created_at",
-        idExpr: "u.id",
-        cursor: q.cursor,
-        pageSize: q.page_size,
-        url: c.req.url,
-      });
+      const page = await listUsers(c.env, p, c.req.valid("query"), c.req.url);
       const r = renderCtx(c);
       return c.json(mapPage(page, (u) => serializeUser(r, u)));
     },

@@ -11,19 +11,18 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { mapPage, pageSchema, paginateByCreation, paginationQuery } from "../../http/pagination";
+import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { isUuid } from "../../lib/ids";
 import {
   createWebhook,
-  DELIVERY_SELECT,
-  type DeliveryRow,
   deleteWebhook,
   getDelivery,
   getWebhook,
+  listDeliveries,
+  listWebhooks,
   redeliver,
   updateWebhook,
-  type WebhookRow,
 } from "../../services/webhooks";
 import {
   DeliveryListQuery,
@@ -99,16 +98,7 @@ export function mountWebhooks(app: Router) {
     }),
     async (c) => {
       const p = canManage(c);
-      const q = c.req.valid("query");
-      const page = await paginateByCreation<WebhookRow>({
-        db: c.env.DB,
-        select: "SELECT * FROM webhooks",
-        where: ["account_id = ?"],
-        params: [p.accountId],
-        cursor: q.cursor,
-        pageSize: q.page_size,
-        url: c.req.url,
-      });
+      const page = await listWebhooks(c.env, p.accountId, c.req.valid("query"), c.req.url);
       const r = renderCtx(c);
       return c.json(mapPage(page, (w) => serializeWebhook(r, w)));
     },
@@ -212,24 +202,7 @@ export function mountWebhooks(app: Router) {
       const p = canManage(c);
       const webhook = await getWebhook(c.env, p.accountId, pathId(c));
       const q = c.req.valid("query");
-      const where = ["d.webhook_id = ?", "d.account_id = ?"];
-      const params: unknown[] = [webhook.id, p.accountId];
-      if (q.state) {
-        where.push("d.state = ?");
-        params.push(q.state);
-      }
-      const page = await paginateByCreation<DeliveryRow>({
-        db: c.env.DB,
-        select: DELIVERY_SELECT,
-        where,
-        params,
-        createdExpr: "d.created_at",
-        idExpr: "d.id",
-        desc: true,
-        cursor: q.cursor,
-        pageSize: q.page_size,
-        url: c.req.url,
-      });
+      const page = await listDeliveries(c.env, p.accountId, webhook.id, q, c.req.url);
       const r = renderCtx(c);
       return c.json(mapPage(page, (d) => serializeDelivery(r, d)));
     },

@@ -1,5 +1,6 @@
 import type { RoleName } from "../../db/schema";
 import { fieldError, notFound, permissionDenied } from "../../http/errors";
+import { paginateByCreation } from "../../http/pagination";
 import { CURRENT_VERSION } from "../../http/versions";
 import { uuidv7 } from "../../lib/ids";
 import { hashPassword } from "../auth/passwords";
@@ -148,12 +149,46 @@ export async function getUserInAccount(env: Env, accountId: string, userId: stri
   return row;
 }
 
-export function listUsersSql(accountId: string) {
-  return {
+type ListQuery = { role?: RoleName; cursor?: string; page_size?: number };
+
+/** Users with a role in the caller's account, oldest first. */
+export function listUsers(env: Env, p: Principal, q: ListQuery, url: string) {
+  const where = ["r.account_id = ?"];
+  const params: unknown[] = [p.accountId];
+  if (q.role) {
+    where.push("r.role = ?");
+    params.push(q.role);
+  }
+  return paginateByCreation<UserRow>({
+    db: env.DB,
     select: `SELECT ${USER_COLS} FROM users u JOIN account_roles r ON r.user_id = u.id`,
-    where: ["r.account_id = ?"],
-    params: [accountId] as unknown[],
-  };
+    where,
+    params,
+    createdExpr: "u.created_at",
+    idExpr: "u.id",
+    cursor: q.cursor,
+    pageSize: q.page_size,
+    url,
+  });
+}
+
+/** Roles of the caller's account, oldest first. */
+export function listRoles(env: Env, p: Principal, q: ListQuery, url: string) {
+  const where = ["account_id = ?"];
+  const params: unknown[] = [p.accountId];
+  if (q.role) {
+    where.push("role = ?");
+    params.push(q.role);
+  }
+  return paginateByCreation<AccountRoleRow>({
+    db: env.DB,
+    select: "SELECT * FROM account_roles",
+    where,
+    params,
+    cursor: q.cursor,
+    pageSize: q.page_size,
+    url,
+  });
 }
 
 /** Admins add users to their account with a role (contract §2). */

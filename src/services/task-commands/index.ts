@@ -2,7 +2,8 @@ import { z } from "@hono/zod-openapi";
 import { inStatement } from "../../db/in-list";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
 import { taskStub } from "../../durable-objects/task/client";
-import { type FieldErrors, ValidationError } from "../../http/errors";
+import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
+import { type Page, paginateByCreation } from "../../http/pagination";
 import { parseTimestamp } from "../../http/timezones";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
@@ -381,4 +382,54 @@ export async function rearmOverdueSchedules(env: Env): Promise<number> {
     ),
   );
   return overdue.length;
+}
+
+export type CommandListQuery = {
+  task?: string;
+  user?: string;
+  state?: string;
+  action?: string;
+  created_at__gte?: string;
+  cursor?: string;
+  page_size?: number;
+};
+
+/** `GET /task_commands/` (contract §6 filters); a worker lists the commands it sent. */
+export async function listCommands(
+  env: Env,
+  p: Principal,
+  q: CommandListQuery,
+  ctx: { url: string; timeZone: string | null },
+): Promise<Page<CommandRow>> {
+  const where = ["account_id = ?"];
+  const params: unknown[] = [p.accountId];
+  const add = (sql: string, value: unknown) => {
+    where.push(sql);
+    params.push(value);
+  };
+  if (p.role === "worker") add("user_id = ?", p.userId);
+  if (q.task) add("task_id = ?", parseHyperlink(q.task, "tasks") ?? fail("task", "Invalid task."));
+  if (q.user) add("user_id = ?", parseHyperlink(q.user, "users") ?? fail("user", "Invalid user."));
+  if (q.state) add("state = ?", q.state);
+  if (q.action) add("action = ?", q.action);
+  if (q.created_at__gte) {
+    add(
+      "created_at >= ?",
+      parseTimestamp(q.created_at__gte, ctx.timeZone) ??
+        fail("created_at__gte", "Datetime has wrong format."),
+    );
+  }
+  return paginateByCreation<CommandRow>({
+    db: env.DB,
+    select: "SELECT * FROM task_commands",
+    where,
+    params,
+    cursor: q.cursor,
+    pageSize: q.page_size,
+    url: ctx.url,
+  });
+}
+
+function fail(field: string, message: string): never {
+  throw fieldError(field, message);
 }

@@ -1,4 +1,5 @@
 import { type FieldErrors, nonFieldError, notFound, ValidationError } from "../../http/errors";
+import { paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
 import { forgetWebhooksOf } from "../events/dispatch";
@@ -209,6 +210,48 @@ export async function deleteWebhook(env: Env, accountId: string, id: string) {
  */
 export const DELIVERY_SELECT =
   "SELECT d.*, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.id = d.event_id";
+
+type ListQuery = { cursor?: string; page_size?: number };
+
+export function listWebhooks(env: Env, accountId: string, q: ListQuery, url: string) {
+  return paginateByCreation<WebhookRow>({
+    db: env.DB,
+    select: "SELECT * FROM webhooks",
+    where: ["account_id = ?"],
+    params: [accountId],
+    cursor: q.cursor,
+    pageSize: q.page_size,
+    url,
+  });
+}
+
+/** A webhook's delivery log, newest first. */
+export function listDeliveries(
+  env: Env,
+  accountId: string,
+  webhookId: string,
+  q: ListQuery & { state?: string },
+  url: string,
+) {
+  const where = ["d.webhook_id = ?", "d.account_id = ?"];
+  const params: unknown[] = [webhookId, accountId];
+  if (q.state) {
+    where.push("d.state = ?");
+    params.push(q.state);
+  }
+  return paginateByCreation<DeliveryRow>({
+    db: env.DB,
+    select: DELIVERY_SELECT,
+    where,
+    params,
+    createdExpr: "d.created_at",
+    idExpr: "d.id",
+    desc: true,
+    cursor: q.cursor,
+    pageSize: q.page_size,
+    url,
+  });
+}
 
 export async function getDelivery(env: Env, accountId: string, webhookId: string, id: string) {
   const row = await env.DB.prepare(
