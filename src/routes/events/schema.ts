@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../http/pagination";
 import { type RenderCtx, ts } from "../../http/serialize";
+import type { EventRow } from "../../services/events/list";
 import { EVENT_TYPES } from "../../services/events/outbox";
 
-export type EventRow = { id: string; account_id: string; type: string; payload: string; created_at: number };
+export type { EventRow };
 
 export const EventSchema = z
   .object({

@@ -1,5 +1,6 @@
 import { taskStub } from "../../durable-objects/task/client";
 import { ApiError, notFound, ValidationError } from "../../http/errors";
+import { settleSeconds } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueGeocodeRetries, type GeocodeQueue } from "../../queues/geocode/message";
 import type { TaskListQueryInput, TaskWriteBody } from "../../routes/tasks/schema";
@@ -138,12 +139,7 @@ export async function listTasks(
   q: TaskListQueryInput,
   ctx: { zone: string | null; url: string },
 ) {
-  const settle = Number(env.UPDATED_AT_SETTLE_SECONDS);
-  const plan = planTaskList(q, {
-    principal,
-    zone: ctx.zone,
-    settleSeconds: Number.isFinite(settle) && settle >= 0 ? settle : 5,
-  });
+  const plan = planTaskList(q, { principal, zone: ctx.zone, settleSeconds: settleSeconds(env) });
   const page = await runTaskPage(env.DB, plan, { cursor: q.cursor, pageSize: q.page_size, url: ctx.url });
   return { page, expand: plan.expand };
 }
