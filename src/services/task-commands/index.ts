@@ -8,6 +8,7 @@ import { parseTimestamp } from "../../http/timezones";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
+import type { TaskRow } from "../tasks/types";
 import { overdueScheduledTasks } from "./apply";
 import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
@@ -153,14 +154,16 @@ async function resolve(
     return {
       commands: toCommands(items, taskIds, assigneeIds, times, new Map(), timeZone),
       stored: new Map<string, CommandRow>(),
+      tasks: new Map<string, TaskRow>(),
     };
   }
   const notNull = <T>(xs: (T | null)[]) => xs.filter((x): x is T => x !== null);
   // The three lookups in one batch: one round trip.
-  const [tasksRes, usersRes, existingRes] = await env.DB.batch<{ id: string } & CommandRow>([
+  const [tasksRes, usersRes, existingRes] = await env.DB.batch<TaskRow & CommandRow>([
     inStatement(
       env.DB,
-      "SELECT id FROM tasks WHERE account_id = ? AND id IN (IN_LIST)",
+      // Whole rows: each is handed to its task's object as a hint (saves it a read).
+      "SELECT * FROM tasks WHERE account_id = ? AND id IN (IN_LIST)",
       [p.accountId],
       notNull(taskIds),
     ),
@@ -177,7 +180,7 @@ async function resolve(
       items.map((it) => it.external_id),
     ),
   ]);
-  const tasks = tasksRes.results;
+  const tasks = tasksRes.results as TaskRow[];
   const users = usersRes.results;
   const existing = existingRes.results as CommandRow[];
   const taskSet = new Set(tasks.map((r) => r.id));
@@ -200,7 +203,7 @@ async function resolve(
   if (errors.some((e) => Object.keys(e).length)) return { errors };
 
   const commands = toCommands(items, taskIds, assigneeIds, times, stored, timeZone);
-  return { commands, stored };
+  return { commands, stored, tasks: new Map(tasks.map((t) => [t.id, t])) };
 }
 
 /** Groups by task keeping each task's order; tasks run in parallel, each in its own TaskDO. */
@@ -263,6 +266,7 @@ export async function submitCommands(
         taskId,
         commands: idx.map((j) => r.commands[fresh[j]]),
         baseUrl: opts.baseUrl,
+        task: r.tasks.get(taskId),
       });
       outcomes.forEach((o, k) => {
         results[fresh[idx[k]]] = o;
