@@ -7,13 +7,30 @@ import { putStream } from "../../src/storage/r2-put";
  * runtime doing only the primitive under each endpoint, with no routing, auth or JSON work.
  *   GET  /read?id=...   one D1 read by primary key
  *   POST /write?id=...  one Durable Object RPC whose body is one D1 batch write
+ *   POST /write-many?n=100&shape=run
+ *                       n of those RPCs at once in one request; with shape=run each batch has
+ *                       the writes of one task's run of 5 commands (the row, 5 log rows, 5
+ *                       event rows of 2 KB): the runtime's own price of a task in a batch
  *   POST /upload        the request body streamed into R2 (a known length, no parsing)
  */
 type FloorEnv = { DB: D1Database; FLOOR_DO: DurableObjectNamespace<FloorDO>; FILES: R2Bucket };
 
 export class FloorDO extends DurableObject<FloorEnv> {
-  async write(id: string, n: number): Promise<number> {
+  async write(id: string, n: number, shape = ""): Promise<number> {
     const now = Date.now();
+    if (shape === "run") {
+      const rows = Array.from({ length: 5 }, () => [crypto.randomUUID(), id, now, "e".repeat(2000)]);
+      await this.env.DB.batch([
+        this.env.DB.prepare("UPDATE floor_rows SET n = ?, updated_at = ? WHERE id = ?").bind(n, now, id),
+        this.env.DB.prepare(
+          "INSERT INTO floor_log (id, row_id, created_at) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)",
+        ).bind(JSON.stringify(rows.map((r) => r.slice(0, 3)))),
+        this.env.DB.prepare(
+          `INSERT INTO floor_events (id, row_id, created_at, payload) SELECT * FROM (VALUES ${rows.map(() => "(?, ?, ?, ?)").join(", ")})`,
+        ).bind(...rows.flat()),
+      ]);
+      return n;
+    }
     await this.env.DB.batch([
       this.env.DB.prepare("UPDATE floor_rows SET n = ?, updated_at = ? WHERE id = ?").bind(n, now, id),
       this.env.DB.prepare("INSERT INTO floor_log (id, row_id, created_at) VALUES (?, ?, ?)").bind(
@@ -37,6 +54,9 @@ export default {
         ),
         env.DB.prepare(
           "CREATE TABLE IF NOT EXISTS floor_log (id TEXT PRIMARY KEY, row_id TEXT, created_at INTEGER)",
+        ),
+        env.DB.prepare(
+          "CREATE TABLE IF NOT EXISTS floor_events (id TEXT PRIMARY KEY, row_id TEXT, created_at INTEGER, payload TEXT)",
         ),
       ]);
       const stmts = Array.from({ length: 100 }, (_, i) =>
@@ -109,6 +129,17 @@ export default {
         Array.from({ length: n }, (_, i) => {
           const rid = `row-${i % 100}`;
           return env.FLOOR_DO.get(env.FLOOR_DO.idFromName(rid)).write(rid, i);
+        }),
+      );
+      return Response.json({ n });
+    }
+    if (url.pathname === "/write-many") {
+      const n = Number(url.searchParams.get("n") ?? 100);
+      const shape = url.searchParams.get("shape") ?? "";
+      await Promise.all(
+        Array.from({ length: n }, (_, i) => {
+          const rid = `row-${i % 100}`;
+          return env.FLOOR_DO.get(env.FLOOR_DO.idFromName(rid)).write(rid, i, shape);
         }),
       );
       return Response.json({ n });

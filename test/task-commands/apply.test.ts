@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { taskStub } from "../../src/durable-objects/task/client";
 import { uuidv7 } from "../../src/lib/ids";
 import { applyToTask } from "../../src/services/task-commands/apply";
 import type { Actor, CommandInput } from "../../src/services/task-commands/types";
@@ -83,5 +84,45 @@ describe("applyToTask (inside the task's object)", () => {
       .bind(task.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(2);
+  });
+
+  it("a batch's task object takes the row the request read as a hint, and a stale one costs only a re-read", async () => {
+    const acc = await newAccount();
+    const task = await insertTask(acc.account.id, { state: "unassigned" });
+    const row = await taskRow(task.id);
+    // A hint older than the stored row: planned on it, refused by the version guard, re-planned.
+    const stale = { ...row, state: "cancelled", version: row.version - 1 } as any;
+    const cmds = [command(task.id, "update", { position: 1 }), command(task.id, "update", { position: 2 })];
+    const outcomes = await taskStub(env, task.id).applyCommands({
+      actor: actorOf(acc.account.id, acc.admin.userId),
+      taskId: task.id,
+      commands: cmds,
+      baseUrl: "https://api.test",
+      task: stale,
+    });
+    expect(outcomes.map((o) => o.row.state)).toEqual(["accepted", "accepted"]);
+    expect(await taskRow(task.id)).toMatchObject({
+      state: "unassigned",
+      position: 2,
+      version: row.version + 2,
+    });
+  });
+
+  it("a hint of another account's row is not taken for the task", async () => {
+    const acc = await newAccount();
+    const other = await newAccount();
+    const task = await insertTask(acc.account.id, { state: "unassigned" });
+    const row = await taskRow(task.id);
+    // Same version as stored, so only the account check keeps it from deciding the commands.
+    const foreign = { ...row, account_id: other.account.id, state: "cancelled" } as any;
+    const outcomes = await taskStub(env, task.id).applyCommands({
+      actor: actorOf(acc.account.id, acc.admin.userId),
+      taskId: task.id,
+      commands: [command(task.id, "update", { position: 7 }), command(task.id, "update", { position: 8 })],
+      baseUrl: "https://api.test",
+      task: foreign,
+    });
+    expect(outcomes.map((o) => o.row.state)).toEqual(["accepted", "accepted"]);
+    expect(await taskRow(task.id)).toMatchObject({ state: "unassigned", position: 8 });
   });
 });

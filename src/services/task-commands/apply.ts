@@ -93,6 +93,11 @@ function project(task: TaskRow, cmd: CommandInput, state: TaskState, assigneeId:
     }
     if (cmd.routeId !== undefined) changes.route_id = cmd.routeId;
   }
+  // Only the columns whose value moves are written: SQLite rewrites the entries of every
+  // index over a column named in SET, changed or not (state and assignee are in several).
+  for (const k of Object.keys(changes) as (keyof TaskRow)[]) {
+    if (k !== "updated_at" && changes[k] === task[k]) delete changes[k];
+  }
   const after: TaskRow = { ...task, ...changes, version: task.version + 1 };
   return { after, changes, geocode };
 }
