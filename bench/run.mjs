@@ -132,6 +132,18 @@ async function run(opts) {
   return cannon(opts);
 }
 
+/** `count` calls of `send`, `lanes` at a time (a fixed amount of work, to be timed). */
+async function inLanes(lanes, count, send) {
+  let started = 0;
+  const lane = async () => {
+    while (started < count) {
+      started++;
+      await send();
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
+
 /** A figure without a target: printed under the table to explain one that has. */
 function diagnostic(name, value, unit) {
   diagnostics.push({ name, value: Number.isFinite(value) ? Math.round(value * 1000) / 1000 : null, unit });
@@ -304,22 +316,16 @@ async function main() {
           task_data: { position: seq++ },
         })),
       );
-    const batches = async (count) => {
-      let sent = 0;
-      const lane = async () => {
-        while (sent < count) {
-          sent++;
-          const res = await fetch(`${SVC}/task_commands/`, {
-            method: "POST",
-            headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
-            body: body(),
-          });
-          if (res.status !== 201) failed++;
-          await res.arrayBuffer();
-        }
-      };
-      await Promise.all(Array.from({ length: 4 }, lane));
-    };
+    const batches = (count) =>
+      inLanes(4, count, async () => {
+        const res = await fetch(`${SVC}/task_commands/`, {
+          method: "POST",
+          headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
+          body: body(),
+        });
+        if (res.status !== 201) failed++;
+        await res.arrayBuffer();
+      });
     if (WARMUP > 0) await batches(4);
     const t0 = performance.now();
     await batches(total);
@@ -329,16 +335,10 @@ async function main() {
     // The floor doing the writes issue 4 asks of each task in a batch (one DO RPC + one D1
     // batch holding the row, 5 command rows and 5 events of 2 KB), 100 at once per request,
     // 4 requests at a time: the service's time per task is printed next to it.
-    const floorBatches = async (count) => {
-      let sent = 0;
-      const lane = async () => {
-        while (sent < count) {
-          sent++;
-          await (await fetch(`${FLOOR}/write-many?n=100&shape=run`, { method: "POST" })).arrayBuffer();
-        }
-      };
-      await Promise.all(Array.from({ length: 4 }, lane));
-    };
+    const floorBatches = (count) =>
+      inLanes(4, count, async () => {
+        await (await fetch(`${FLOOR}/write-many?n=100&shape=run`, { method: "POST" })).arrayBuffer();
+      });
     if (WARMUP > 0) await floorBatches(4);
     const f0 = performance.now();
     await floorBatches(total);
