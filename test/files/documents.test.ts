@@ -417,6 +417,34 @@ describe("documents: list, detail, PATCH, DELETE, batch_delete, visibility, even
     );
   });
 
+  it("keeps a deleted task's documents: listed, served, then removed by batch_delete", async () => {
+    const { admin, account } = await newAccount();
+    const task = await insertTask(account.id);
+    const fu = await uploadFile(admin.token, "pod.txt", "text/plain", new TextEncoder().encode("signed"));
+    const d = await attach(admin.token, "documents", {
+      account: account.url,
+      task: task.url,
+      file_upload: fu.url,
+    });
+    expectStatus(d, 201);
+    expectStatus(await call(task.url, { method: "DELETE", token: admin.token }), 204);
+    expectStatus(await call(task.url, { token: admin.token }), 404);
+
+    const kept = await call(d.body.url, { token: admin.token });
+    expectStatus(kept, 200);
+    expect(kept.body.task).toBe(task.url);
+    expect((await call("/documents/", { token: admin.token })).body.results.map((x: any) => x.id)).toEqual([
+      d.body.id,
+    ]);
+    expect((await fetchBytes(d.body.file)).status).toBe(200);
+
+    expectStatus(
+      await call("/documents/batch_delete/", { token: admin.token, body: { ids: [d.body.id] } }),
+      204,
+    );
+    expectStatus(await call(d.body.url, { token: admin.token }), 404);
+  });
+
   it("shows a worker only visible documents of its own tasks; it may change only its own", async () => {
     const acc = await newAccount();
     const worker = await addUser(acc, "worker");
