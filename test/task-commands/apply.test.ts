@@ -86,19 +86,25 @@ describe("applyToTask (inside the task's object)", () => {
     expect(count!.n).toBe(2);
   });
 
+  /** Two position updates sent to the task's object with `hint` as the row the request read. */
+  const throughObject = (acc: Awaited<ReturnType<typeof newAccount>>, taskId: string, hint: unknown) =>
+    taskStub(env, taskId).applyCommands({
+      actor: actorOf(acc.account.id, acc.admin.userId),
+      taskId,
+      commands: [command(taskId, "update", { position: 1 }), command(taskId, "update", { position: 2 })],
+      baseUrl: "https://api.test",
+      task: hint as any,
+    });
+
   it("a batch's task object takes the row the request read as a hint, and a stale one costs only a re-read", async () => {
     const acc = await newAccount();
     const task = await insertTask(acc.account.id, { state: "unassigned" });
     const row = await taskRow(task.id);
     // A hint older than the stored row: planned on it, refused by the version guard, re-planned.
-    const stale = { ...row, state: "cancelled", version: row.version - 1 } as any;
-    const cmds = [command(task.id, "update", { position: 1 }), command(task.id, "update", { position: 2 })];
-    const outcomes = await taskStub(env, task.id).applyCommands({
-      actor: actorOf(acc.account.id, acc.admin.userId),
-      taskId: task.id,
-      commands: cmds,
-      baseUrl: "https://api.test",
-      task: stale,
+    const outcomes = await throughObject(acc, task.id, {
+      ...row,
+      state: "cancelled",
+      version: row.version - 1,
     });
     expect(outcomes.map((o) => o.row.state)).toEqual(["accepted", "accepted"]);
     expect(await taskRow(task.id)).toMatchObject({
@@ -114,15 +120,12 @@ describe("applyToTask (inside the task's object)", () => {
     const task = await insertTask(acc.account.id, { state: "unassigned" });
     const row = await taskRow(task.id);
     // Same version as stored, so only the account check keeps it from deciding the commands.
-    const foreign = { ...row, account_id: other.account.id, state: "cancelled" } as any;
-    const outcomes = await taskStub(env, task.id).applyCommands({
-      actor: actorOf(acc.account.id, acc.admin.userId),
-      taskId: task.id,
-      commands: [command(task.id, "update", { position: 7 }), command(task.id, "update", { position: 8 })],
-      baseUrl: "https://api.test",
-      task: foreign,
+    const outcomes = await throughObject(acc, task.id, {
+      ...row,
+      account_id: other.account.id,
+      state: "cancelled",
     });
     expect(outcomes.map((o) => o.row.state)).toEqual(["accepted", "accepted"]);
-    expect(await taskRow(task.id)).toMatchObject({ state: "unassigned", position: 8 });
+    expect(await taskRow(task.id)).toMatchObject({ state: "unassigned", position: 2 });
   });
 });

@@ -46,13 +46,13 @@ export class TaskDO extends DurableObject<Env> {
    */
   async applyCommands(args: CommandArgs & { task?: TaskRow }): Promise<CommandOutcome[]> {
     return this.serialize(async () => {
-      const known = this.task?.account_id === args.actor.accountId ? this.task : undefined;
-      const hint = args.task?.account_id === args.actor.accountId ? args.task : undefined;
+      const ofActor = (row: TaskRow | null | undefined) =>
+        row?.account_id === args.actor.accountId ? row : undefined;
       return this.after(
         args,
         await applyToTask(this.env, args.actor, args.taskId, args.commands, {
           baseUrl: args.baseUrl,
-          task: known ?? hint,
+          task: ofActor(this.task) ?? ofActor(args.task),
         }),
       );
     });

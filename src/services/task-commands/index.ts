@@ -180,15 +180,14 @@ async function resolve(
       items.map((it) => it.external_id),
     ),
   ]);
-  const tasks = tasksRes.results as TaskRow[];
+  const tasks = new Map((tasksRes.results as TaskRow[]).map((t) => [t.id, t]));
   const users = usersRes.results;
   const existing = existingRes.results as CommandRow[];
-  const taskSet = new Set(tasks.map((r) => r.id));
   const userSet = new Set(users.map((r) => r.id));
   const stored = new Map(existing.map((r) => [r.external_id, r]));
   const seen = new Map<string, { taskId: string | null; action: string }>();
   items.forEach((it, i) => {
-    if (taskIds[i] && !taskSet.has(taskIds[i]!)) add(i, "task", DOES_NOT_EXIST);
+    if (taskIds[i] && !tasks.has(taskIds[i]!)) add(i, "task", DOES_NOT_EXIST);
     if (assigneeIds[i] && !userSet.has(assigneeIds[i]!)) add(i, "assignee", DOES_NOT_EXIST);
     const prior =
       stored.get(it.external_id) ??
@@ -203,7 +202,7 @@ async function resolve(
   if (errors.some((e) => Object.keys(e).length)) return { errors };
 
   const commands = toCommands(items, taskIds, assigneeIds, times, stored, timeZone);
-  return { commands, stored, tasks: new Map(tasks.map((t) => [t.id, t])) };
+  return { commands, stored, tasks };
 }
 
 /** Groups by task keeping each task's order; tasks run in parallel, each in its own TaskDO. */
