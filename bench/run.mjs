@@ -127,9 +127,13 @@ function cannon(opts) {
  * seconds): JIT compilation and first calls to each Durable Object are paid before the clock
  * starts, on the service and on the floor alike.
  */
-async function run(opts) {
+async function run(opts, pids = []) {
   if (WARMUP > 0) await cannon({ ...opts, duration: WARMUP });
-  return cannon(opts);
+  const c0 = cpuMs(pids);
+  const res = await cannon(opts);
+  // Runtime CPU per request of the measured part (with `pids`, the runtime's processes).
+  res.cpuPerRequest = (cpuMs(pids) - c0) / res.requests.total;
+  return res;
 }
 
 /** `count` calls of `send`, `lanes` at a time (a fixed amount of work, to be timed). */
@@ -213,6 +217,19 @@ const rssKb = (pid) => {
   }
 };
 
+/** CPU time (user + system, ms) the runtime's processes have used so far: /proc/<pid>/stat
+ * fields 14 and 15, in clock ticks of 10 ms (USER_HZ = 100 on Linux). Less noisy than wall
+ * time on a shared machine: another process's load lengthens the run, not our CPU time. */
+const cpuMs = (pids) =>
+  pids.reduce((sum, pid) => {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+      return sum + (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {
+      return sum;
+    }
+  }, 0);
+
 async function main() {
   log("state in", state);
   const vars = {
@@ -251,6 +268,7 @@ async function main() {
 
   // 2. single POST /task_commands/ vs one DO RPC + one D1 batch write.
   let singleCps = NaN;
+  let singleCpu = NaN;
   if ((section(2) || section(3)) && taskIds.length) {
     const floorWrite = await run({
       url: `${FLOOR}/write?id=row-1`,
@@ -260,26 +278,30 @@ async function main() {
       ],
     });
     let seq = 0;
-    const svcWrite = await run({
-      url: `${SVC}/task_commands/`,
-      method: "POST",
-      headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
-      requests: [
-        {
-          setupRequest: (req) => ({
-            ...req,
-            body: JSON.stringify({
-              task: `${SVC}/tasks/${taskIds[seq % taskIds.length]}/`,
-              external_id: `single-${seq++}-${Math.random()}`,
-              time: new Date().toISOString(),
-              action: "update",
-              task_data: { position: seq },
+    const svcWrite = await run(
+      {
+        url: `${SVC}/task_commands/`,
+        method: "POST",
+        headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
+        requests: [
+          {
+            setupRequest: (req) => ({
+              ...req,
+              body: JSON.stringify({
+                task: `${SVC}/tasks/${taskIds[seq % taskIds.length]}/`,
+                external_id: `single-${seq++}-${Math.random()}`,
+                time: new Date().toISOString(),
+                action: "update",
+                task_data: { position: seq },
+              }),
             }),
-          }),
-        },
-      ],
-    });
+          },
+        ],
+      },
+      workerdPids(svcChild.pid),
+    );
     singleCps = svcWrite.requests.average;
+    singleCpu = svcWrite.cpuPerRequest;
     const ratio = svcWrite.requests.average / floorWrite.requests.average;
     log(
       "POST command",
@@ -327,9 +349,12 @@ async function main() {
         await res.arrayBuffer();
       });
     if (WARMUP > 0) await batches(4);
+    const svcPids = workerdPids(svcChild.pid);
+    const c0 = cpuMs(svcPids);
     const t0 = performance.now();
     await batches(total);
     const elapsed = performance.now() - t0;
+    const svcCpuPerTask = (cpuMs(svcPids) - c0) / (total * 100);
     const cps = (total * 500) / (elapsed / 1000);
     log("batch cmds/s", cps.toFixed(0), "single cmds/s", singleCps, "failed", failed);
     // The floor doing the writes issue 4 asks of each task in a batch (one DO RPC + one D1
@@ -340,9 +365,12 @@ async function main() {
         await (await fetch(`${FLOOR}/write-many?n=100&shape=run`, { method: "POST" })).arrayBuffer();
       });
     if (WARMUP > 0) await floorBatches(4);
+    const floorPids = workerdPids(floorChild.pid);
+    const fc0 = cpuMs(floorPids);
     const f0 = performance.now();
     await floorBatches(total);
     const floorPerTask = (performance.now() - f0) / (total * 100);
+    const floorCpuPerTask = (cpuMs(floorPids) - fc0) / (total * 100);
     const svcPerTask = elapsed / (total * 100);
     log("batch ms per task", svcPerTask.toFixed(3), "floor", floorPerTask.toFixed(3));
     diagnostic("batch: ms per task in the service", svcPerTask, "ms");
@@ -351,6 +379,24 @@ async function main() {
       floorPerTask,
       "ms",
     );
+    log("batch CPU ms per task", svcCpuPerTask.toFixed(3), "floor", floorCpuPerTask.toFixed(3));
+    // The figure's ceiling on this runtime: the floor's own price of the same per-task writes
+    // (no routing, validation or rendering) in place of the service's, against the same singles.
+    diagnostic(
+      "batch: ceiling of the figure (the floor's per-task writes vs the service's singles)",
+      5000 / floorPerTask / singleCps,
+      "ratio",
+    );
+    // The same ratio from CPU time (single command vs a batched one): what the figure would be
+    // on a machine no other process shares, printed to tell drift from a real change.
+    diagnostic("batch: runtime CPU ms per single command", singleCpu, "ms");
+    diagnostic(
+      "batch: the figure from CPU time (single / batched, per command)",
+      singleCpu / (svcCpuPerTask / 5),
+      "ratio",
+    );
+    diagnostic("batch: runtime CPU ms per task in the service", svcCpuPerTask, "ms");
+    diagnostic("batch: runtime CPU ms per task on the floor doing the same writes", floorCpuPerTask, "ms");
     figure(
       "commands/s in batches of 500 over 100 tasks vs one per request",
       cps / singleCps,

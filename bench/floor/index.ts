@@ -122,18 +122,6 @@ export default {
       return new Response(null, { status: 204 });
     }
     if (url.pathname === "/write-many") {
-      // Diagnostic: n of the /write primitive in one request, run concurrently, to price the
-      // primitive without the HTTP request around it.
-      const n = Number(url.searchParams.get("n") ?? 100);
-      await Promise.all(
-        Array.from({ length: n }, (_, i) => {
-          const rid = `row-${i % 100}`;
-          return env.FLOOR_DO.get(env.FLOOR_DO.idFromName(rid)).write(rid, i);
-        }),
-      );
-      return Response.json({ n });
-    }
-    if (url.pathname === "/write-many") {
       const n = Number(url.searchParams.get("n") ?? 100);
       const shape = url.searchParams.get("shape") ?? "";
       await Promise.all(
