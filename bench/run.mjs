@@ -387,8 +387,9 @@ async function main() {
       5000 / floorPerTask / singleCps,
       "ratio",
     );
-    // The same ratio from CPU time (single command vs a batched one): what the figure would be
-    // on a machine no other process shares, printed to tell drift from a real change.
+    // The same ratio from CPU time (single command vs a batched one), which other processes on a
+    // shared machine do not move: it tells drift from a real change. It reads higher than the
+    // figure because singles spread part of their work off the runtime's main thread.
     diagnostic("batch: runtime CPU ms per single command", singleCpu, "ms");
     diagnostic(
       "batch: the figure from CPU time (single / batched, per command)",

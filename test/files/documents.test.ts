@@ -14,6 +14,20 @@ async function attach(token: string, collection: "documents" | "signatures", bod
   return call(`/${collection}/`, { token, body });
 }
 
+/** A fresh account with one unassigned task and a small text document attached to it. */
+async function taskWithDocument(name: string, text: string) {
+  const { admin, account } = await newAccount();
+  const task = await insertTask(account.id);
+  const fu = await uploadFile(admin.token, name, "text/plain", new TextEncoder().encode(text));
+  const d = await attach(admin.token, "documents", {
+    account: account.url,
+    task: task.url,
+    file_upload: fu.url,
+  });
+  expectStatus(d, 201);
+  return { admin, account, task, d };
+}
+
 describe("POST /file_uploads/", () => {
   it("returns the file upload with a SigV4 form for {upload_url}", async () => {
     const { admin, account } = await newAccount();
@@ -418,15 +432,7 @@ describe("documents: list, detail, PATCH, DELETE, batch_delete, visibility, even
   });
 
   it("keeps a deleted task's documents: listed, served, then removed by batch_delete", async () => {
-    const { admin, account } = await newAccount();
-    const task = await insertTask(account.id);
-    const fu = await uploadFile(admin.token, "pod.txt", "text/plain", new TextEncoder().encode("signed"));
-    const d = await attach(admin.token, "documents", {
-      account: account.url,
-      task: task.url,
-      file_upload: fu.url,
-    });
-    expectStatus(d, 201);
+    const { admin, task, d } = await taskWithDocument("pod.txt", "signed");
     expectStatus(await call(task.url, { method: "DELETE", token: admin.token }), 204);
     expectStatus(await call(task.url, { token: admin.token }), 404);
 
@@ -493,15 +499,7 @@ describe("documents: list, detail, PATCH, DELETE, batch_delete, visibility, even
   });
 
   it("records document.created / signature.deleted events with the task inline", async () => {
-    const { admin, account } = await newAccount();
-    const task = await insertTask(account.id);
-    const fu = await uploadFile(admin.token, "e.txt", "text/plain", new TextEncoder().encode("e"));
-    const d = await attach(admin.token, "documents", {
-      account: account.url,
-      task: task.url,
-      file_upload: fu.url,
-    });
-    expectStatus(d, 201);
+    const { admin, account, task, d } = await taskWithDocument("e.txt", "e");
     expectStatus(await call(d.body.url, { method: "DELETE", token: admin.token }), 204);
     const { results } = await env.DB.prepare(
       "SELECT type, object_id, payload FROM events WHERE account_id = ? AND object_id = ? ORDER BY created_at, id",
