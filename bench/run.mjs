@@ -129,11 +129,18 @@ function cannon(opts) {
  */
 async function run(opts, pids = []) {
   if (WARMUP > 0) await cannon({ ...opts, duration: WARMUP });
-  const c0 = cpuMs(pids);
-  const res = await cannon(opts);
+  const { result: res, cpu } = await timed(pids, () => cannon(opts));
   // Runtime CPU per request of the measured part (with `pids`, the runtime's processes).
-  res.cpuPerRequest = (cpuMs(pids) - c0) / res.requests.total;
+  res.cpuPerRequest = cpu / res.requests.total;
   return res;
+}
+
+/** What `work` returns, with the wall-clock ms and the CPU ms of `pids` it took. */
+async function timed(pids, work) {
+  const c0 = cpuMs(pids);
+  const t0 = performance.now();
+  const result = await work();
+  return { result, ms: performance.now() - t0, cpu: cpuMs(pids) - c0 };
 }
 
 /** `count` calls of `send`, `lanes` at a time (a fixed amount of work, to be timed). */
@@ -349,12 +356,9 @@ async function main() {
         await res.arrayBuffer();
       });
     if (WARMUP > 0) await batches(4);
-    const svcPids = workerdPids(svcChild.pid);
-    const c0 = cpuMs(svcPids);
-    const t0 = performance.now();
-    await batches(total);
-    const elapsed = performance.now() - t0;
-    const svcCpuPerTask = (cpuMs(svcPids) - c0) / (total * 100);
+    const svc = await timed(workerdPids(svcChild.pid), () => batches(total));
+    const elapsed = svc.ms;
+    const svcCpuPerTask = svc.cpu / (total * 100);
     const cps = (total * 500) / (elapsed / 1000);
     log("batch cmds/s", cps.toFixed(0), "single cmds/s", singleCps, "failed", failed);
     // The floor doing the writes issue 4 asks of each task in a batch (one DO RPC + one D1
@@ -365,12 +369,9 @@ async function main() {
         await (await fetch(`${FLOOR}/write-many?n=100&shape=run`, { method: "POST" })).arrayBuffer();
       });
     if (WARMUP > 0) await floorBatches(4);
-    const floorPids = workerdPids(floorChild.pid);
-    const fc0 = cpuMs(floorPids);
-    const f0 = performance.now();
-    await floorBatches(total);
-    const floorPerTask = (performance.now() - f0) / (total * 100);
-    const floorCpuPerTask = (cpuMs(floorPids) - fc0) / (total * 100);
+    const floor = await timed(workerdPids(floorChild.pid), () => floorBatches(total));
+    const floorPerTask = floor.ms / (total * 100);
+    const floorCpuPerTask = floor.cpu / (total * 100);
     const svcPerTask = elapsed / (total * 100);
     log("batch ms per task", svcPerTask.toFixed(3), "floor", floorPerTask.toFixed(3));
     diagnostic("batch: ms per task in the service", svcPerTask, "ms");
