@@ -42,6 +42,18 @@ export const authenticationFailed = (detail = "Invalid token.") =>
   });
 export const badRequest = (detail: string, code = "bad_request") => new ApiError(400, code, detail);
 
+/** DRF's codes for the statuses Hono raises itself (DRF: ParseError is `parse_error`). */
+const HTTP_EXCEPTION_CODES: Record<number, string> = {
+  400: "parse_error",
+  401: "not_authenticated",
+  403: "permission_denied",
+  404: "not_found",
+  405: "method_not_allowed",
+  413: "request_too_large",
+  415: "unsupported_media_type",
+  429: "throttled",
+};
+
 /** Maps anything thrown to the wire shape; internals go to the log, never onto the wire. */
 export function renderError(err: unknown, c: Context<AppEnv>): Response {
   if (err instanceof ValidationError) return c.json(err.body, 400);
@@ -50,8 +62,9 @@ export function renderError(err: unknown, c: Context<AppEnv>): Response {
     return c.json({ detail: err.detail, code: err.code }, err.status as 400);
   }
   if (err instanceof HTTPException) {
+    // Hono's own errors (its JSON validator's "Malformed JSON", the body limit) get DRF's codes.
     const status = err.status;
-    const code = status === 413 ? "request_too_large" : status === 415 ? "unsupported_media_type" : "error";
+    const code = HTTP_EXCEPTION_CODES[status] ?? (status >= 500 ? "server_error" : "bad_request");
     return c.json({ detail: err.message || "Request failed.", code }, status);
   }
   const requestId = c.get("requestId");

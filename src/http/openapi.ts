@@ -65,8 +65,17 @@ export function drfErrors(
   data: unknown,
   target?: string,
 ): FieldErrors | FieldErrors[] {
-  if (Array.isArray(data) && issues.length === 1 && issues[0].code === "invalid_union") {
+  if (issues.length === 1 && issues[0].code === "invalid_union" && data && typeof data === "object") {
     const branches = (issues[0] as unknown as { errors: Issue[][] }).errors;
+    // A single object: its own branch's issues, as DRF names them field by field (the array
+    // branch only says "expected array" at the root).
+    if (!Array.isArray(data)) {
+      const objectBranch = branches.find(
+        (b) => !b.some((i) => i.path.length === 0 && i.code === "invalid_type" && i.expected === "array"),
+      );
+      if (objectBranch) return zodToFieldErrors(objectBranch, target, data);
+      return zodToFieldErrors(issues, target, data);
+    }
     // The object branch fails at the root with "expected object"; the other one is the array's.
     const arrayBranch = branches.find(
       (b) => !b.some((i) => i.path.length === 0 && i.code === "invalid_type"),

@@ -2,12 +2,17 @@
  * Per-token rate limit (contract §10): `limit` requests per one-second window, counted by a
  * Durable Object per key (durable-objects/rate-limiter) so that every isolate sees one
  * counter. To keep that object off the path of most requests, an isolate leases a slice of
- * the window's tokens and spends them locally; concurrent requests of one isolate share one
- * lease request.
+ * the window's tokens and spends them locally.
+ *
+ * Only plain numbers are kept at module level. A promise (or any I/O object) created while one
+ * request or event runs must never be awaited by another: workerd fails the second one ("This
+ * promise was created by a request that has since ended") once the first has finished, which
+ * once turned every anonymous request into a 500 after a cron run. So concurrent requests of
+ * an isolate each ask for their own lease; the object hands out slices, never more than the
+ * window holds.
  */
 type Lease = { resetAt: number; tokens: number; remaining: number };
 const leases = new Map<string, Lease>();
-const inflight = new Map<string, Promise<Lease>>();
 const WINDOW_MS = 1000;
 
 export type RateLimitResult = { allowed: boolean; remaining: number; resetMs: number; limit: number };
@@ -16,19 +21,18 @@ export type RateLimitResult = { allowed: boolean; remaining: number; resetMs: nu
 const leaseSize = (limit: number) => Math.max(1, Math.ceil(limit / 4));
 
 async function refill(env: Env, key: string, limit: number): Promise<Lease> {
-  const pending = inflight.get(key);
-  if (pending) return pending;
   const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(key));
-  const p = stub
-    .lease(limit, WINDOW_MS, leaseSize(limit))
-    .then((r) => {
-      const lease = { resetAt: r.resetAt, tokens: r.granted, remaining: r.remaining };
-      leases.set(key, lease);
-      return lease;
-    })
-    .finally(() => inflight.delete(key));
-  inflight.set(key, p);
-  return p;
+  const r = await stub.lease(limit, WINDOW_MS, leaseSize(limit));
+  const fresh = { resetAt: r.resetAt, tokens: r.granted, remaining: r.remaining };
+  // A concurrent request of this isolate may have leased meanwhile: keep both slices.
+  const held = leases.get(key);
+  if (held && held.resetAt === fresh.resetAt) {
+    held.tokens += fresh.tokens;
+    held.remaining = Math.min(held.remaining, fresh.remaining);
+    return held;
+  }
+  leases.set(key, fresh);
+  return fresh;
 }
 
 export async function consume(env: Env, counter: string, limit: number): Promise<RateLimitResult> {

@@ -166,36 +166,39 @@ export const forgetWebhooksOf = (accountId: string) => hooksSeen.delete(accountI
 
 /** How long one relay after a write may keep draining (waitUntil allows 30 s after the response). */
 const DRAIN_BUDGET_MS = 20_000;
-let running: Promise<void> | null = null;
+let relaying = false;
 let rerun = false;
 
 /**
  * For services: relay right after a write, without delaying the response. Coalesced per
  * isolate: while a relay runs, further calls only ask it to go round once more, so a burst of
  * writes costs a few relay rounds, not one per write, and no event written meanwhile is left
- * for the cron.
+ * for the cron. The relay's promise stays with the request that started it (its `waitUntil`
+ * keeps it alive): a later request never awaits it, because workerd refuses to let one
+ * request wait on a promise another request created.
  */
 export function dispatchSoon(ctx: { waitUntil(p: Promise<unknown>): void }, env: Env) {
-  if (running) {
+  if (relaying) {
     rerun = true;
-    ctx.waitUntil(running);
     return;
   }
-  running = (async () => {
+  relaying = true;
+  const relay = (async () => {
     // Drain: keep going while rounds come back full or new writes asked for another round,
     // within a budget (the cron picks up anything left).
     const started = Date.now();
     let full = false;
-    do {
-      rerun = false;
-      full = (await dispatchPendingEvents(env)).events >= MAX_EVENTS_PER_ROUND;
-    } while ((rerun || full) && Date.now() - started < DRAIN_BUDGET_MS);
-  })()
-    .catch((err) => log("webhook dispatch failed", err))
-    .finally(() => {
-      running = null;
-    });
-  ctx.waitUntil(running);
+    try {
+      do {
+        rerun = false;
+        full = (await dispatchPendingEvents(env)).events >= MAX_EVENTS_PER_ROUND;
+      } while ((rerun || full) && Date.now() - started < DRAIN_BUDGET_MS);
+    } finally {
+      // Cleared in the same turn as the last check of `rerun`, so no request's ask is lost between.
+      relaying = false;
+    }
+  })().catch((err) => log("webhook dispatch failed", err));
+  ctx.waitUntil(relay);
 }
 
 function log(message: string, err: unknown) {

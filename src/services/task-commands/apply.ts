@@ -1,5 +1,6 @@
 import { decide, nextStateOnSchedule, type TaskState } from "../../domain/task-state-machine";
 import { uuidv7 } from "../../lib/ids";
+import { enqueueGeocodeRetries } from "../../queues/geocode/message";
 import { bulkEventStatements, type EventItem, eventStatement } from "../events/outbox";
 import { eventRender, serializeTask } from "../tasks/serialize";
 import { addressOf, type TaskRow } from "../tasks/types";
@@ -74,11 +75,14 @@ function project(task: TaskRow, cmd: CommandInput, state: TaskState, assigneeId:
     if (td.metafields && typeof td.metafields === "object") {
       changes.metafields = JSON.stringify({ ...JSON.parse(task.metafields || "{}"), ...td.metafields });
     }
-    if (td.address && typeof td.address === "object") {
+    // `contact_address.address` updates the task's contact address (see contactAddressUpdate)
+    // and, unless `address` itself is sent, the task's copy of it.
+    const newAddress = td.address ?? contactAddressInput(td);
+    if (newAddress && typeof newAddress === "object") {
       // A new address replaces the old one; it is geocoded from the queue (interface 2.4).
       const before = addressOf(task);
-      const raw = td.address.raw_address ?? "";
-      const location = td.address.location ?? null;
+      const raw = newAddress.raw_address ?? "";
+      const location = newAddress.location ?? null;
       if (raw !== before.raw_address || JSON.stringify(location) !== JSON.stringify(before.location)) {
         changes.address = JSON.stringify({
           raw_address: raw,
@@ -100,6 +104,44 @@ function project(task: TaskRow, cmd: CommandInput, state: TaskState, assigneeId:
   }
   const after: TaskRow = { ...task, ...changes, version: task.version + 1 };
   return { after, changes, geocode };
+}
+
+/** The address an `update` sends for the task's contact address (interface 2.7), if any. */
+function contactAddressInput(td: Record<string, any> | undefined) {
+  const a = td?.contact_address?.address;
+  return a && typeof a === "object" ? (a as { raw_address?: string; location?: unknown }) : undefined;
+}
+
+/**
+ * The contact address linked to the task takes the address an `update` sends in
+ * `task_data.contact_address.address`, in the same transaction as the command and only if the
+ * command applied. The new address is geocoded from the queue like the task's.
+ */
+function contactAddressUpdate(
+  db: D1Database,
+  actor: Actor,
+  task: TaskRow,
+  cmd: CommandInput,
+  now: number,
+  guard: Guard,
+): D1PreparedStatement | null {
+  const input = contactAddressInput(
+    cmd.action === "update" ? (cmd.taskData as Record<string, any>) : undefined,
+  );
+  if (!input || !task.contact_address_id) return null;
+  const address = {
+    raw_address: input.raw_address ?? "",
+    formatted_address: null,
+    location: input.location ?? null,
+    geocoding_provider: null,
+    geocoded_at: null,
+    geocode_failed_at: null,
+  };
+  return db
+    .prepare(
+      `UPDATE contact_addresses SET address = ?, updated_at = ? WHERE id = ? AND account_id = ? AND ${guard.sql}`,
+    )
+    .bind(JSON.stringify(address), now, task.contact_address_id, actor.accountId, ...guard.params);
 }
 
 /** Writes the outcome of a command: a new row (sync), or the pending row's final state (async). */
@@ -261,6 +303,8 @@ type Planned = {
   after?: TaskRow;
   geocode?: boolean;
   rescheduled?: boolean;
+  /** The contact address this command re-addressed (geocoded once the command applied). */
+  contactAddressId?: string;
 };
 
 /**
@@ -302,6 +346,7 @@ export async function applyToTask(
   const outcomes: CommandOutcome[] = [];
   let geocode = false;
   let rescheduled = false;
+  const contactAddresses: string[] = [];
   let next = 0;
   let stale = 0;
   let chunkSize = COMMANDS_PER_BATCH;
@@ -427,6 +472,11 @@ export async function applyToTask(
       );
       const applied = appliedGuard(taskId, cmd.id);
       statements.push(outcomeStatement(db, actor, cmd, pending, "accepted", now, "", applied));
+      const contactUpdate = contactAddressUpdate(db, actor, predicted, cmd, now, applied);
+      if (contactUpdate) {
+        statements.push(contactUpdate);
+        entry.contactAddressId = predicted.contact_address_id!;
+      }
       statements.push(
         ...outcomeEvents(
           db,
@@ -489,6 +539,7 @@ export async function applyToTask(
       } else if (results[p.updateAt!].meta.changes === 1) {
         task = p.after!;
         geocode ||= !!p.geocode;
+        if (p.contactAddressId) contactAddresses.push(p.contactAddressId);
         rescheduled ||= !!p.rescheduled;
         outcomes.push({ row: rowOf(actor, p.cmd, "accepted", "", p.now, p.createdAt), replay: false });
       } else if (p.limitAt !== undefined && results[p.limitAt].meta.changes === 1) {
@@ -515,6 +566,12 @@ export async function applyToTask(
       task = await loadTask(db, actor.accountId, taskId);
     }
     chunkSize = COMMANDS_PER_BATCH;
+  }
+  if (contactAddresses.length) {
+    await enqueueGeocodeRetries(
+      env.GEOCODE_QUEUE,
+      contactAddresses.map((contactAddressId) => ({ accountId: actor.accountId, contactAddressId })),
+    );
   }
   return { outcomes, task, geocode, rescheduled };
 }
@@ -571,6 +628,9 @@ function planRun(
       continue;
     }
     if (decision.usesTransitSlot && decision.assigneeId) break;
+    // A run writes the task alone; a contact address change goes command by command.
+    if (contactAddressInput(cmd.action === "update" ? (cmd.taskData as Record<string, any>) : undefined))
+      break;
     const p = project(task, cmd, decision.state, decision.assigneeId, now);
     run.push({
       cmd,
