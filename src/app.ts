@@ -4,6 +4,7 @@ import type { AppEnv } from "./http/context";
 import { ApiError, notFound, renderError } from "./http/errors";
 import {
   authenticate,
+  cors,
   isNonApiPath,
   jsonBodyLimit,
   rateLimit,
@@ -20,6 +21,7 @@ import { mountContactAddresses } from "./routes/contact-addresses";
 import { mountAttachments } from "./routes/documents";
 import { dispatchAfterWrites, mountEvents } from "./routes/events";
 import { mountFileUploads } from "./routes/file-uploads";
+import { mountMeta } from "./routes/meta";
 import { mountOrders } from "./routes/orders";
 import { mountStorage } from "./routes/storage";
 import { mountTaskCommands } from "./routes/task-commands";
@@ -47,6 +49,7 @@ export function createApp() {
 
   // The order is the request flow of ../shared/architecture.md.
   app.use("*", requestContext);
+  app.use("*", cors);
   app.use("*", authenticate);
   app.use("*", trailingSlash);
   app.use("*", timeZone);
@@ -55,6 +58,7 @@ export function createApp() {
   // After a successful write, hand new outbox events to webhooks (the cron is the safety net).
   app.use("*", dispatchAfterWrites);
 
+  mountMeta(app);
   mountAuth(app);
   mountAccounts(app);
   mountUsers(app);

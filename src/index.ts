@@ -1,4 +1,5 @@
 import { createApp } from "./app";
+import { logLine } from "./http/log";
 import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
@@ -22,19 +23,57 @@ const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<
 export default {
   fetch: app.fetch,
   async queue(batch, env) {
+    const started = Date.now();
     const handler = consumers[batch.queue];
     if (!handler) {
       console.error(JSON.stringify({ level: "error", error: `no consumer for queue ${batch.queue}` }));
       batch.retryAll();
       return;
     }
-    await handler(batch, env);
+    let outcome = "ok";
+    try {
+      await handler(batch, env);
+    } catch (err) {
+      outcome = "error";
+      throw err;
+    } finally {
+      logLine({
+        type: "queue",
+        queue: batch.queue,
+        messages: batch.messages.length,
+        outcome,
+        duration_ms: Date.now() - started,
+      });
+    }
   },
   /**
    * Cron (wrangler.jsonc `triggers`, every minute): the safety nets for work handed off after a
    * write commits: the webhook outbox sweeper, and scheduled tasks whose alarm was never armed.
    */
-  async scheduled(_controller, env, ctx) {
-    ctx.waitUntil(Promise.all([sweepWebhooks(env), rearmOverdueSchedules(env)]));
+  async scheduled(controller, env, ctx) {
+    const started = Date.now();
+    ctx.waitUntil(
+      Promise.allSettled([sweepWebhooks(env), rearmOverdueSchedules(env)]).then(([sweep, rearm]) => {
+        for (const r of [sweep, rearm]) {
+          if (r.status === "rejected")
+            console.error(
+              JSON.stringify({
+                level: "error",
+                type: "cron",
+                error: String(r.reason),
+                stack: (r.reason as Error)?.stack,
+              }),
+            );
+        }
+        logLine({
+          type: "cron",
+          cron: controller.cron,
+          outcome: sweep.status === "fulfilled" && rearm.status === "fulfilled" ? "ok" : "error",
+          events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
+          deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
+          duration_ms: Date.now() - started,
+        });
+      }),
+    );
   },
 } satisfies ExportedHandler<Env>;

@@ -1,8 +1,11 @@
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { cors as honoCors } from "hono/cors";
+import { matchedRoutes } from "hono/route";
 import { resolvePrincipal } from "../services/auth/tokens";
 import type { AppEnv } from "./context";
 import { ApiError, notFound } from "./errors";
+import { logLine } from "./log";
 import { consume, type RateLimitResult } from "./rate-limit";
 import { validateTimeZone } from "./timezones";
 import { FILES_PREFIX, STORAGE_PREFIX } from "./urls";
@@ -22,8 +25,13 @@ export const isNonApiPath = (path: string) =>
 const isStoragePath = (path: string) =>
   path === STORAGE_PREFIX || path.startsWith(`${STORAGE_PREFIX}/`) || path.startsWith(`${FILES_PREFIX}/`);
 
-/** First in the chain: every response, errors included, carries these two headers (contract §1). */
+/**
+ * First in the chain: every response, errors included, carries `X-Request-Id` and
+ * `X-API-Version` (API versions are declared in `Accept`; the one in effect is echoed), and
+ * every request leaves one structured log line.
+ */
 export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
+  const started = Date.now();
   const incoming = c.req.header("X-Request-Id");
   const requestId = incoming && /^[\w.-]{8,128}$/.test(incoming) ? incoming : crypto.randomUUID();
   c.set("requestId", requestId);
@@ -32,9 +40,83 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("rateLimitHit", null);
   c.set("timeZone", null);
   await next();
+  const version = (c.get("version") ?? parseVersion(CURRENT_VERSION)!).text;
   c.res.headers.set("X-Request-Id", requestId);
-  c.res.headers.set("X-API-Version", (c.get("version") ?? parseVersion(CURRENT_VERSION)!).text);
+  c.res.headers.set("X-API-Version", version);
+  const principal = c.get("principal");
+  logLine({
+    type: "request",
+    request_id: requestId,
+    method: c.req.method,
+    route: routePattern(c),
+    status: c.res.status,
+    duration_ms: Date.now() - started,
+    version,
+    account: principal?.accountId ?? null,
+    user: principal?.userId ?? null,
+  });
 };
+
+/**
+ * The route pattern that answered (`/tasks/:id/`), never the path itself: paths and query
+ * strings may carry capabilities (stored-file keys, signed forms) that must stay out of logs.
+ */
+function routePattern(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string {
+  const routes = matchedRoutes(c).filter((r) => r.method !== "ALL");
+  return routes.at(-1)?.path ?? "(unmatched)";
+}
+
+/**
+ * CORS (the Fetch standard's CORS protocol). The document, the docs, the health check and the
+ * anonymous endpoints answer any origin: they carry no credentials, and a browser client
+ * needs them before it has a token. The authenticated API answers only the origins listed in
+ * `CORS_ORIGINS` (comma-separated; `*` allows any). Tokens travel in `Authorization`, never in
+ * cookies, so no request is made with ambient credentials.
+ */
+export const cors: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!c.req.header("Origin")) return next();
+  const path = new URL(c.req.url).pathname;
+  const allowed = (c.env.CORS_ORIGINS ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
+  return honoCors({
+    origin: (origin) =>
+      isPublicPath(path) || allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null,
+    allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+    allowHeaders: [
+      "Authorization",
+      "Content-Type",
+      "Accept",
+      "Accept-Timezone",
+      "Accept-Language",
+      "Prefer",
+      "X-Request-Id",
+      "If-None-Match",
+      "If-Modified-Since",
+      "Range",
+    ],
+    exposeHeaders: [
+      "X-Request-Id",
+      "X-API-Version",
+      "Location",
+      "Retry-After",
+      "RateLimit",
+      "RateLimit-Policy",
+      "RateLimit-Limit",
+      "RateLimit-Remaining",
+      "RateLimit-Reset",
+      "ETag",
+      "Content-Range",
+    ],
+    maxAge: 600,
+  })(c, next);
+};
+
+/** Paths a browser may call from any origin (no token involved). */
+const PUBLIC_PATHS = new Set(["/", "/health/", "/authenticate/", "/accounts/", "/openapi.json"]);
+const isPublicPath = (path: string) =>
+  PUBLIC_PATHS.has(path) || PUBLIC_PATHS.has(`${path}/`) || isNonApiPath(path);
 
 /**
  * Authentication is resolved before the version because an undeclared version is the one
