@@ -11,6 +11,7 @@ export default defineConfig(async () => {
       cloudflareTest({
         wrangler: { configPath: "./wrangler.jsonc" },
         miniflare: {
+          d1Databases: ["EMPTY_DB"],
           bindings: {
             TEST_MIGRATIONS: migrations,
             ALLOW_SIGNUP: "true",

@@ -7,7 +7,16 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 
-const port = process.env.PORT || "8787";
+// `npm run dev -- --port 9000 --ip 0.0.0.0` (or PORT=9000): the options wrangler receives once.
+const args = process.argv.slice(2);
+function takeOption(name) {
+  const i = args.findIndex((a) => a === name || a.startsWith(`${name}=`));
+  if (i < 0) return undefined;
+  const [arg] = args.splice(i, 1);
+  return arg.includes("=") ? arg.slice(arg.indexOf("=") + 1) : args.splice(i, 1)[0];
+}
+const port = takeOption("--port") || process.env.PORT || "8787";
+const ip = takeOption("--ip") || process.env.IP || "127.0.0.1";
 const base = `http://localhost:${port}`;
 const b64url = (n) => randomBytes(n).toString("base64url");
 
@@ -20,6 +29,7 @@ if (!existsSync(".dev.vars")) {
     "DEMO_ADMIN_PASSWORD=demo-admin-password",
     "ALLOW_SIGNUP=true",
     "WEBHOOKS_ALLOW_PRIVATE=true",
+    "CORS_ORIGINS=*",
     "",
   ].join("\n");
   writeFileSync(".dev.vars", vars, { mode: 0o600 });
@@ -38,7 +48,7 @@ const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB",
 });
 if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 
-const dev = spawn("npx", ["wrangler", "dev", "--port", port, "--ip", "127.0.0.1", ...process.argv.slice(2)], {
+const dev = spawn("npx", ["wrangler", "dev", "--port", port, "--ip", ip, ...args], {
   stdio: "inherit",
 });
 const stop = () => dev.kill("SIGINT");
@@ -68,6 +78,7 @@ async function seed() {
       "",
       "──────────────────────────────────────────────────────────────",
       ` Field task dispatch API: ${base}   (docs: ${base}/docs/)`,
+      ...(ip === "0.0.0.0" ? [` Listening on every interface: other devices use http://<this machine's address>:${port}`] : []),
       ` Demo account ${seeded}: ${email} / ${password}`,
       ` Sign in: curl -s -X POST ${base}/authenticate/ -H 'Content-Type: application/json' \\`,
       `            -d '{"username":"${email}","password":"${password}"}'`,

@@ -17,6 +17,7 @@ import { CURRENT_VERSION } from "./http/versions";
 import { mountAccountRoles } from "./routes/account-roles";
 import { mountAccounts } from "./routes/accounts";
 import { mountAuth } from "./routes/auth";
+import { mountBootstrap } from "./routes/bootstrap";
 import { mountContactAddresses } from "./routes/contact-addresses";
 import { mountAttachments } from "./routes/documents";
 import { dispatchAfterWrites, mountEvents } from "./routes/events";
@@ -61,6 +62,7 @@ export function createApp() {
   mountMeta(app);
   mountAuth(app);
   mountAccounts(app);
+  mountBootstrap(app);
   mountUsers(app);
   mountAccountRoles(app);
   mountTasks(app);

@@ -7,6 +7,8 @@ interface AppSecrets {
   STORAGE_SECRET_ACCESS_KEY: string;
   DEMO_ADMIN_PASSWORD?: string;
   GEOCODING_API_KEY?: string;
+  /** One-time secret that lets `POST /bootstrap/` create the first admin of an empty deployment. */
+  BOOTSTRAP_TOKEN?: string;
 }
 interface Env extends AppSecrets {}
 declare namespace Cloudflare {
