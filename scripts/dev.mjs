@@ -78,7 +78,9 @@ async function seed() {
       "",
       "──────────────────────────────────────────────────────────────",
       ` Field task dispatch API: ${base}   (docs: ${base}/docs/)`,
-      ...(ip === "0.0.0.0" ? [` Listening on every interface: other devices use http://<this machine's address>:${port}`] : []),
+      ...(ip === "0.0.0.0"
+        ? [` Listening on every interface: other devices use http://<this machine's address>:${port}`]
+        : []),
       ` Demo account ${seeded}: ${email} / ${password}`,
       ` Sign in: curl -s -X POST ${base}/authenticate/ -H 'Content-Type: application/json' \\`,
       `            -d '{"username":"${email}","password":"${password}"}'`,

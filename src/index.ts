@@ -12,7 +12,7 @@ export { TaskDO } from "./durable-objects/task";
 
 const app = createApp();
 
-/** Queue consumers by queue name (wrangler.jsonc); dead-letter queues are not consumed here. */
+/** Queue consumers by queue name (wrangler.jsonc, without the environment's suffix). */
 const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<void>> = {
   "fd-task-commands": handleCommandBatch,
   "fd-geocode": handleGeocodeBatch,
@@ -24,7 +24,10 @@ export default {
   fetch: app.fetch,
   async queue(batch, env) {
     const started = Date.now();
-    const handler = consumers[batch.queue];
+    // Deployed environments suffix their queue names (wrangler.jsonc `QUEUE_SUFFIX`).
+    const suffix = env.QUEUE_SUFFIX ?? "";
+    const base = suffix && batch.queue.endsWith(suffix) ? batch.queue.slice(0, -suffix.length) : batch.queue;
+    const handler = consumers[base];
     if (!handler) {
       console.error(JSON.stringify({ level: "error", error: `no consumer for queue ${batch.queue}` }));
       batch.retryAll();

@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+// CI: the deployable bundle stays within its budget, and the Worker's start-up stays far under
+// the platform's limit. Prints both figures.
+//   BUNDLE_BUDGET_KIB (default 2048): gzip size `wrangler deploy --dry-run` reports. Workers
+//     Free accepts 3 MiB compressed and Paid 10 MiB; the budget leaves room for Part two's
+//     libraries while catching an accidental heavy import. Today's largest parts: the offline
+//     gazetteer (~1.3 MiB before compression, src/services/geocoding/data), zod with its
+//     locale files (zod's `z` namespace re-exports every locale, so the bundler keeps them),
+//     the photon image library (WebAssembly, a separate module).
+//   STARTUP_BUDGET_MS (default 200): CPU time of the global scope in `wrangler check startup`
+//     (the platform refuses a Worker whose start-up exceeds 1 s).
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const bundleBudget = Number(process.env.BUNDLE_BUDGET_KIB ?? 2048);
+const startupBudget = Number(process.env.STARTUP_BUDGET_MS ?? 200);
+const dir = mkdtempSync(join(tmpdir(), "fd-bundle-"));
+let failed = false;
+try {
+  const dry = spawnSync("npx", ["wrangler", "deploy", "--dry-run", "--env", "production", "--outdir", dir], {
+    encoding: "utf8",
+  });
+  const out = `${dry.stdout}${dry.stderr}`;
+  const m = /Total Upload: ([\d.]+) KiB \/ gzip: ([\d.]+) KiB/.exec(out);
+  if (dry.status !== 0 || !m) {
+    process.stderr.write(out);
+    console.error("wrangler deploy --dry-run failed");
+    process.exit(1);
+  }
+  const gzip = Number(m[2]);
+  const ok = gzip <= bundleBudget;
+  failed ||= !ok;
+  console.log(
+    `bundle: ${Number(m[1]).toFixed(0)} KiB, ${gzip.toFixed(0)} KiB gzipped (budget ${bundleBudget} KiB) ${ok ? "ok" : "OVER BUDGET"}`,
+  );
+
+  const profile = join(dir, "startup.cpuprofile");
+  const check = spawnSync("npx", ["wrangler", "check", "startup", "--outfile", profile], {
+    encoding: "utf8",
+  });
+  if (check.status !== 0) {
+    process.stderr.write(`${check.stdout}${check.stderr}`);
+    console.error("wrangler check startup failed");
+    process.exit(1);
+  }
+  // A V8 CPU profile: samples at a fixed interval; the ones in "(idle)" are not start-up work.
+  const p = JSON.parse(readFileSync(profile, "utf8"));
+  const idleIds = new Set(p.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
+  let busyUs = 0;
+  for (let i = 0; i < p.samples.length; i++) if (!idleIds.has(p.samples[i])) busyUs += p.timeDeltas[i] ?? 0;
+  const ms = busyUs / 1000;
+  const startOk = ms <= startupBudget;
+  failed ||= !startOk;
+  console.log(
+    `start-up: ${ms.toFixed(0)} ms CPU (budget ${startupBudget} ms, platform limit 1000 ms) ${startOk ? "ok" : "OVER BUDGET"}`,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// CI: every deployed environment of wrangler.jsonc declares what the top level (local
+// development and tests) declares: the same vars, bindings and queue consumers. Wrangler does
+// not inherit these into environments, so a setting added at the top and forgotten in an
+// environment would be missing only once deployed.
+import { unstable_readConfig } from "wrangler";
+
+const top = unstable_readConfig({ config: "wrangler.jsonc" });
+const problems = [];
+const keys = (o) => Object.keys(o ?? {}).sort();
+const bindings = (c) =>
+  [
+    ...c.d1_databases.map((d) => `d1:${d.binding}`),
+    ...c.r2_buckets.map((b) => `r2:${b.binding}`),
+    ...c.durable_objects.bindings.map((b) => `do:${b.name}:${b.class_name}`),
+    ...c.queues.producers.map((q) => `queue:${q.binding}`),
+    ...(c.send_email ?? []).map((e) => `email:${e.name}`),
+    ...(c.assets?.binding ? [`assets:${c.assets.binding}`] : []),
+  ].sort();
+for (const name of ["staging", "production"]) {
+  const env = unstable_readConfig({ config: "wrangler.jsonc", env: name });
+  const missingVars = keys(top.vars).filter((k) => !(k in env.vars));
+  if (missingVars.length) problems.push(`env.${name}: vars missing: ${missingVars.join(", ")}`);
+  const a = bindings(top).join(" ");
+  const b = bindings(env).join(" ");
+  if (a !== b) problems.push(`env.${name}: bindings differ:\n  top: ${a}\n  env: ${b}`);
+  const suffix = env.vars.QUEUE_SUFFIX ?? "";
+  const consumers = (c, s) =>
+    c.queues.consumers
+      .map((q) => `${q.queue.slice(0, q.queue.length - s.length || undefined)}`)
+      .sort()
+      .join(" ");
+  if (consumers(top, "") !== consumers(env, suffix))
+    problems.push(`env.${name}: queue consumers differ from the top level's`);
+  for (const q of [
+    ...env.queues.producers.map((p) => p.queue),
+    ...env.queues.consumers.map((c) => c.queue),
+  ]) {
+    if (suffix && !q.endsWith(suffix)) problems.push(`env.${name}: queue ${q} lacks the suffix ${suffix}`);
+  }
+}
+if (problems.length) {
+  console.error(problems.join("\n"));
+  process.exit(1);
+}
+console.log(
+  "wrangler.jsonc: staging and production declare every var, binding and consumer of the top level.",
+);
