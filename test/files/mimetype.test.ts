@@ -18,16 +18,16 @@ const zipEntry = (name: string, data = "") =>
 
 describe("detectMimetype (magic numbers, not the declared type)", () => {
   it("recognizes real images made by the image library", async () => {
-    expect(detectMimetype(await pngBytes(4, 4))).toBe("image/png");
-    expect(detectMimetype(await jpegBytes(4, 4))).toBe("image/jpeg");
+    expect(await detectMimetype(await pngBytes(4, 4))).toBe("image/png");
+    expect(await detectMimetype(await jpegBytes(4, 4))).toBe("image/jpeg");
   });
 
   it.each([
     ["GIF89a", bytes("GIF89a", [1, 0, 1, 0])],
     ["GIF87a", bytes("GIF87a", [1, 0, 1, 0])],
-  ])("gif %s", (_n, b) => expect(detectMimetype(b)).toBe("image/gif"));
+  ])("gif %s", async (_n, b) => expect(await detectMimetype(b)).toBe("image/gif"));
 
-  it("covers the common office and field formats", () => {
+  it("covers the common office and field formats", async () => {
     const cases: [Uint8Array, string][] = [
       [bytes("RIFF", zeros(4), "WEBPVP8 "), "image/webp"],
       [bytes("RIFF", zeros(4), "WAVEfmt "), "audio/wav"],
@@ -37,8 +37,15 @@ describe("detectMimetype (magic numbers, not the declared type)", () => {
       [bytes([0, 0, 0, 20], "ftypavif", zeros(4), "avif"), "image/avif"],
       [bytes([0, 0, 0, 20], "ftypisom", zeros(4), "isom"), "video/mp4"],
       [bytes([0, 0, 0, 20], "ftypqt  ", zeros(4), "qt  "), "video/quicktime"],
-      [bytes("II", [42, 0, 8, 0, 0, 0]), "image/tiff"],
-      [bytes("MM", [0, 42, 0, 0, 0, 8]), "image/tiff"],
+      // A TIFF header with its first IFD (one ImageWidth entry): what a real file starts with.
+      [
+        bytes("II", [42, 0, 8, 0, 0, 0], [1, 0], [0, 1, 3, 0, 1, 0, 0, 0, 1, 0, 0, 0], zeros(68)),
+        "image/tiff",
+      ],
+      [
+        bytes("MM", [0, 42, 0, 0, 0, 8], [0, 1], [1, 0, 0, 3, 0, 0, 0, 1, 0, 1, 0, 0], zeros(68)),
+        "image/tiff",
+      ],
       [bytes("BM", zeros(4), zeros(4), [54, 0, 0, 0], [40, 0, 0, 0], zeros(12)), "image/bmp"],
       [zipEntry("[Content_Types].xml", "<Types/>"), "application/zip"],
       [
@@ -55,8 +62,10 @@ describe("detectMimetype (magic numbers, not the declared type)", () => {
       ],
       [zipEntry("notes.txt", "hello"), "application/zip"],
       [bytes([0x1f, 0x8b, 0x08, 0]), "application/gzip"],
-      [bytes("ID3", [4, 0]), "audio/mpeg"],
-      [bytes("OggS", [0]), "application/ogg"],
+      // An ID3v2 tag (10-byte header, empty) followed by an MPEG audio frame header.
+      [bytes("ID3", [4, 0, 0, 0, 0, 0, 0], [0xff, 0xfb, 0x90, 0x00], zeros(400)), "audio/mpeg"],
+      // An Ogg page (RFC 3533 §6) whose first packet is a Vorbis identification header.
+      [bytes("OggS", [0, 2], zeros(20), [1, 30], [1], "vorbis", zeros(64)), "audio/ogg"],
       [bytes("{\\rtf1\\ansi"), "application/rtf"],
       [
         bytes('<?xml version="1.0"?>\n<!-- made by hand -->\n<svg xmlns="http://www.w3.org/2000/svg"/>'),
@@ -70,15 +79,15 @@ describe("detectMimetype (magic numbers, not the declared type)", () => {
       [new Uint8Array(0), "application/octet-stream"],
     ];
     for (const [b, type] of cases)
-      expect([String.fromCharCode(...b.subarray(0, 12)), detectMimetype(b)]).toEqual([
+      expect([String.fromCharCode(...b.subarray(0, 12)), await detectMimetype(b)]).toEqual([
         String.fromCharCode(...b.subarray(0, 12)),
         type,
       ]);
   });
 
-  it("treats UTF-8 cut inside a character at the end of the sample as text", () => {
+  it("treats UTF-8 cut inside a character at the end of the sample as text", async () => {
     const b = new TextEncoder().encode("aaa€");
-    expect(detectMimetype(b.subarray(0, b.length - 1))).toBe("text/plain");
-    expect(detectMimetype(bytes([0xc3, 0x28, 0x41]))).toBe("application/octet-stream");
+    expect(await detectMimetype(b.subarray(0, b.length - 1))).toBe("text/plain");
+    expect(await detectMimetype(bytes([0xc3, 0x28, 0x41]))).toBe("application/octet-stream");
   });
 });

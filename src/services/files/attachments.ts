@@ -111,7 +111,7 @@ async function copyObject(
     sniff.set(c.subarray(0, n), at);
     at += n;
   }
-  const mimetype = detectMimetype(sniff);
+  const mimetype = await detectMimetype(sniff);
 
   const fixed = new FixedLengthStream(src.size);
   const pump = (async () => {
