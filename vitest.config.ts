@@ -30,6 +30,9 @@ export default defineConfig(async () => {
     test: {
       include: ["test/**/*.test.ts", "src/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
+      // The service's info log lines (one per request, queue batch and cron run) would drown
+      // the report; tests that check them spy on console.log. Errors still print.
+      onConsoleLog: (log: string) => !log.startsWith('{"level":"info"'),
       testTimeout: 30_000,
       hookTimeout: 30_000,
     },

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
-import { byteLimiter, parseMultipartForm } from "../../src/storage/multipart";
-import { putStream } from "../../src/storage/r2-put";
+import { byteLimiter, parseMultipartForm } from "../../src/s3/multipart";
+import { putStream } from "../../src/s3/r2-put";
 
 /**
  * The floor the benchmark compares the service against: a minimal Worker on the same

@@ -1,7 +1,7 @@
 // Helpers for the file tests: the two-step upload through the real Worker, and images.
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { createPostForm } from "../../src/storage/post-policy";
+import { createPostForm } from "../../src/s3/post-policy";
 import { call, expectStatus, type Reply } from "../helpers";
 
 export type Form = { url: string; fields: Record<string, string> };

@@ -1,11 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  attachmentFileName,
-  encodeKey,
-  fileNameProblem,
-  fileUrl,
-  keyFromFilesPath,
-} from "../../src/storage/keys";
+import { attachmentFileName, encodeKey, fileNameProblem, fileUrl, keyFromFilesPath } from "../../src/s3/keys";
 
 describe("keys and file URLs", () => {
   it("percent-encodes each key segment and reads it back", () => {

@@ -1,7 +1,7 @@
 import busboy from "busboy";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseMultipartForm } from "../../src/storage/multipart";
+import { parseMultipartForm } from "../../src/s3/multipart";
 import { bytesEqual, chunkedSource, concatAll, multipartBody, readAll } from "./helpers";
 
 /**
@@ -29,7 +29,7 @@ function withBusboy(body: Uint8Array, contentType: string): Promise<Parsed> {
       const chunks: Uint8Array[] = [];
       stream.on("data", (c: Uint8Array) => chunks.push(new Uint8Array(c)));
       stream.on("end", () => {
-        file = { name, filename: info.filename, type: info.mimeType, data: concatAll(chunks) };
+        file = { name, filename: info.filename ?? "", type: info.mimeType, data: concatAll(chunks) };
       });
     });
     bb.on("error", reject);

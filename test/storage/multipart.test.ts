@@ -8,7 +8,7 @@ import {
   parseBoundary,
   parseHeaderValue,
   parseMultipartForm,
-} from "../../src/storage/multipart";
+} from "../../src/s3/multipart";
 import {
   bytesEqual,
   bytesOf,

@@ -9,9 +9,9 @@ import {
   filenameBase,
   type VerifyPostFormOptions,
   verifyPostForm,
-} from "../../src/storage/post-policy";
-import { S3Error } from "../../src/storage/s3-errors";
-import { amzDate, deriveSigningKey, hmacHex } from "../../src/storage/sigv4";
+} from "../../src/s3/post-policy";
+import { S3Error } from "../../src/s3/s3-errors";
+import { amzDate, deriveSigningKey, hmacHex } from "../../src/s3/sigv4";
 import { AWS_EXAMPLE } from "./vectors";
 
 const AKID = "AKIATESTKEY0000000001";

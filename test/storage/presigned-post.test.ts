@@ -4,9 +4,9 @@
 import { S3Client } from "@aws-sdk/client-s3";
 import { createPresignedPost } from "@aws-sdk/s3-presigned-post";
 import { describe, expect, it } from "vitest";
-import { byteLimiter, parseMultipartForm } from "../../src/storage/multipart";
-import { verifyPostForm } from "../../src/storage/post-policy";
-import { S3Error } from "../../src/storage/s3-errors";
+import { byteLimiter, parseMultipartForm } from "../../src/s3/multipart";
+import { verifyPostForm } from "../../src/s3/post-policy";
+import { S3Error } from "../../src/s3/s3-errors";
 import { bytesEqual, multipartBody, pseudoRandomBytes, readAll } from "./helpers";
 
 const AKID = "AKIATESTKEY0000000001";

@@ -1,8 +1,8 @@
 // putStream: a stream of unknown length into R2, one put or a multipart upload, never whole.
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ByteLimitError, byteLimiter } from "../../src/storage/multipart";
-import { MIN_PART_SIZE, putStream } from "../../src/storage/r2-put";
+import { ByteLimitError, byteLimiter } from "../../src/s3/multipart";
+import { MIN_PART_SIZE, putStream } from "../../src/s3/r2-put";
 import { bytesEqual, chunkedSource, pseudoRandomBytes } from "./helpers";
 
 /** The real local bucket, with its multipart calls recorded. */

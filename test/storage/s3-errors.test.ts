@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ByteLimitError, MultipartError } from "../../src/storage/multipart";
+import { ByteLimitError, MultipartError } from "../../src/s3/multipart";
 import {
   accessDenied,
   entityTooLarge,
@@ -11,7 +11,7 @@ import {
   s3ErrorXml,
   toS3Error,
   xmlEscape,
-} from "../../src/storage/s3-errors";
+} from "../../src/s3/s3-errors";
 
 describe("S3 error XML", () => {
   it("writes S3's <Error> document", () => {

@@ -1,6 +1,6 @@
 // RFC 7233 ranges and RFC 7232 preconditions, as the /files/ endpoint decides them.
 import { describe, expect, it } from "vitest";
-import { evaluatePreconditions, ifRangeHolds, parseRange } from "../../src/storage/serve";
+import { evaluatePreconditions, ifRangeHolds, parseRange } from "../../src/s3/serve";
 
 describe("parseRange (RFC 7233)", () => {
   it.each([

@@ -10,7 +10,7 @@ import {
   timingSafeEqualBytes,
   timingSafeEqualHex,
   toHex,
-} from "../../src/storage/sigv4";
+} from "../../src/s3/sigv4";
 import { AWS_EXAMPLE } from "./vectors";
 
 describe("sigv4 helpers", () => {

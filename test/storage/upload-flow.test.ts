@@ -2,9 +2,9 @@
 // multipart/form-data (cut in awkward chunks), parse, verify, and stream the file through the
 // size limit. No bindings: the "store" is reading the stream back.
 import { describe, expect, it } from "vitest";
-import { byteLimiter, parseMultipartForm } from "../../src/storage/multipart";
-import { createPostForm, verifyPostForm } from "../../src/storage/post-policy";
-import { noFile, S3Error, s3ErrorXml, toS3Error } from "../../src/storage/s3-errors";
+import { byteLimiter, parseMultipartForm } from "../../src/s3/multipart";
+import { createPostForm, verifyPostForm } from "../../src/s3/post-policy";
+import { noFile, S3Error, s3ErrorXml, toS3Error } from "../../src/s3/s3-errors";
 import { bytesEqual, chunkedSource, multipartBody, pseudoRandomBytes, readAll } from "./helpers";
 
 const AKID = "AKIATESTKEY0000000001";

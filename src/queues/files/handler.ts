@@ -1,7 +1,7 @@
+import { thumbnailKey } from "../../s3/keys";
 import { THUMBNAIL_TYPES } from "../../services/files/mimetype";
 import { makeThumbnail, THUMBNAIL_MAX_SOURCE_BYTES } from "../../services/files/thumbnails";
 import type { AttachmentRow } from "../../services/files/types";
-import { thumbnailKey } from "../../storage/keys";
 import type { FilesMessage } from "./message";
 
 const log = (level: "info" | "error", msg: string, extra: Record<string, unknown>) =>

@@ -13,10 +13,10 @@
 import { z } from "@hono/zod-openapi";
 import type { Ctx, Router } from "../../http/openapi";
 import { FILES_PREFIX, STORAGE_PREFIX } from "../../http/urls";
+import { fileUrl, keyFromFilesPath } from "../../s3/keys";
+import { postResponseXml, S3Error, s3ErrorResponse, toS3Error } from "../../s3/s3-errors";
+import { serveObject } from "../../s3/serve";
 import { type PostObjectOutcome, receivePostObject } from "../../services/files/storage-post";
-import { fileUrl, keyFromFilesPath } from "../../storage/keys";
-import { postResponseXml, S3Error, s3ErrorResponse, toS3Error } from "../../storage/s3-errors";
-import { serveObject } from "../../storage/serve";
 
 const tags = ["Storage"];
 

@@ -14,7 +14,7 @@ import { link } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueFiles } from "../../queues/files/message";
-import { attachmentFileName, attachmentKey, thumbnailKey } from "../../storage/keys";
+import { attachmentFileName, attachmentKey, thumbnailKey } from "../../s3/keys";
 import { isDispatcher, type Principal } from "../auth/principal";
 import { bulkEventStatements, type EventType, eventStatement } from "../events/outbox";
 import { eventRender, serializeTask } from "../tasks/serialize";

@@ -1,7 +1,7 @@
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { STORAGE_PREFIX } from "../../http/urls";
-import { fileUrl } from "../../storage/keys";
-import { createPostForm } from "../../storage/post-policy";
+import { fileUrl } from "../../s3/keys";
+import { createPostForm } from "../../s3/post-policy";
 import { type StorageSettings, UPLOAD_POLICY_SECONDS } from "./settings";
 import { type AttachmentRow, COLLECTION_OF, type FileUploadRow } from "./types";
 

@@ -7,10 +7,10 @@
  * Everything thrown is an S3Error, a MultipartError or a ByteLimitError; the route maps them
  * to S3's XML with `toS3Error`.
  */
-import { byteLimiter, type FormField, parseMultipartForm } from "../../storage/multipart";
-import { verifyPostForm } from "../../storage/post-policy";
-import { putStream } from "../../storage/r2-put";
-import { noFile } from "../../storage/s3-errors";
+import { byteLimiter, type FormField, parseMultipartForm } from "../../s3/multipart";
+import { verifyPostForm } from "../../s3/post-policy";
+import { putStream } from "../../s3/r2-put";
+import { noFile } from "../../s3/s3-errors";
 import { storageSettings } from "./settings";
 import { markUploaded } from "./uploads";
 

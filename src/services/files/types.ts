@@ -1,4 +1,4 @@
-import type { AttachmentKind } from "../../storage/keys";
+import type { AttachmentKind } from "../../s3/keys";
 
 export type { AttachmentKind };
 

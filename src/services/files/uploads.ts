@@ -5,7 +5,7 @@
 import { type FieldErrors, ValidationError } from "../../http/errors";
 import { type Page, paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
-import { fileNameProblem, fileUploadKey, MAX_KEY_BYTES } from "../../storage/keys";
+import { fileNameProblem, fileUploadKey, MAX_KEY_BYTES } from "../../s3/keys";
 import type { Principal } from "../auth/principal";
 import type { FileUploadRow } from "./types";
 

@@ -21,247 +21,37 @@
  * s3-errors.ts maps to S3's codes.
  */
 
-export type MultipartErrorKind = "not-multipart" | "malformed" | "fields-too-large";
-
-export class MultipartError extends Error {
-  readonly kind: MultipartErrorKind;
-  /** For `fields-too-large`: the limit that was exceeded, in bytes. */
-  readonly limit?: number;
-
-  constructor(kind: MultipartErrorKind, message: string, limit?: number) {
-    super(message);
-    this.name = "MultipartError";
-    this.kind = kind;
-    this.limit = limit;
-  }
-}
-
-export interface FormField {
-  /** The name as sent (field names are matched case-insensitively by the Map key). */
-  name: string;
-  value: string;
-}
-
-export interface FormFile {
-  /** The part's name as sent (`file`, in any case). */
-  name: string;
-  /** The `filename` parameter as sent, or null when the part has none. */
-  filename: string | null;
-  /** The part's own Content-Type header, or null when absent. */
-  contentType: string | null;
-  /**
-   * Bytes of the body before the file's content. With the request's Content-Length this
-   * gives the file's length when the file is followed only by the close delimiter, which
-   * matters because R2's `put` refuses a stream of unknown length.
-   */
-  offset: number;
-  /** The file's bytes, streamed from the request body as the consumer reads. */
-  stream: ReadableStream<Uint8Array>;
-}
-
-export interface MultipartForm {
-  /** The fields before the file part, keyed by lowercased name. */
-  fields: Map<string, FormField>;
-  file: FormFile | null;
-}
-
-export interface ParseMultipartOptions {
-  /** Bound on the bytes before the file's content (preamble, fields, boundaries, headers). */
-  maxFieldsBytes?: number;
-}
-
-export const DEFAULT_MAX_FIELDS_BYTES = 64 * 1024;
-
-const CR = 0x0d;
-const LF = 0x0a;
-const HYPHEN = 0x2d;
-const SP = 0x20;
-const HT = 0x09;
-const CRLF = new Uint8Array([CR, LF]);
-const CRLFCRLF = new Uint8Array([CR, LF, CR, LF]);
-const EMPTY = new Uint8Array(0);
-/** Bound on transport padding after a delimiter (RFC 2046 allows "*LWSP-char"; we stop somewhere). */
-const MAX_TRANSPORT_PADDING = 1024;
-
-const ascii = new TextEncoder();
-const utf8Decoder = new TextDecoder("utf-8");
-
-function malformed(detail: string): MultipartError {
-  return new MultipartError("malformed", `Malformed multipart/form-data body: ${detail}`);
-}
-
-// ------------------------------------------------------------------------------------------
-// Header parameters (RFC 9110 §5.6.6 parameters, RFC 2045 §5.1 / RFC 2183 §2 for
-// Content-Disposition).
-// ------------------------------------------------------------------------------------------
-
-interface ParsedHeaderValue {
-  /** The value before the first ';', trimmed and lowercased (media type or disposition type). */
-  value: string;
-  /** Parameters by lowercased name (parameter names are case-insensitive); first one wins. */
-  params: Map<string, string>;
-}
-
-/**
- * Parse `type; name=value; name="quoted value"`. Quoted strings accept `\"` and `\\` as
- * quoted-pairs (what RFC 9110 §5.6.4 senders such as Go's mime/multipart write) but keep any
- * other backslash literally, because browsers do not escape backslashes in file names
- * (WHATWG HTML "multipart/form-data encoding algorithm": only CR, LF and `"` are
- * percent-escaped), and S3 documents Windows paths like `C:\Program Files\file.txt` there.
- */
-export function parseHeaderValue(header: string): ParsedHeaderValue {
-  const params = new Map<string, string>();
-  let i = header.indexOf(";");
-  const value = (i < 0 ? header : header.slice(0, i)).trim().toLowerCase();
-  if (i < 0) return { value, params };
-  const n = header.length;
-  while (i < n) {
-    // at ';'
-    i++;
-    while (i < n && (header[i] === " " || header[i] === "\t")) i++;
-    let nameStart = i;
-    while (i < n && header[i] !== "=" && header[i] !== ";") i++;
-    const name = header.slice(nameStart, i).trim().toLowerCase();
-    if (i >= n || header[i] === ";") continue; // a parameter without a value: ignored
-    i++; // '='
-    while (i < n && (header[i] === " " || header[i] === "\t")) i++;
-    let val = "";
-    if (header[i] === '"') {
-      i++;
-      let closed = false;
-      while (i < n) {
-        const c = header[i];
-        if (c === "\\" && i + 1 < n && (header[i + 1] === '"' || header[i + 1] === "\\")) {
-          val += header[i + 1];
-          i += 2;
-          continue;
-        }
-        if (c === '"') {
-          closed = true;
-          i++;
-          break;
-        }
-        val += c;
-        i++;
-      }
-      if (!closed) throw malformed("unterminated quoted-string in a header parameter");
-      while (i < n && header[i] !== ";") i++; // anything between the closing quote and ';' is junk
-    } else {
-      nameStart = i;
-      while (i < n && header[i] !== ";") i++;
-      val = header.slice(nameStart, i).trim();
-    }
-    if (name && !params.has(name)) params.set(name, val);
-  }
-  return { value, params };
-}
-
-/**
- * The boundary of a `multipart/form-data` Content-Type. Throws `not-multipart` for another
- * media type (S3 answers 412) and `malformed` for a missing or invalid boundary (S3: 400
- * MalformedPOSTRequest). RFC 2046 §5.1.1: 1 to 70 characters, not ending with a space.
- */
-export function parseBoundary(contentType: string | null | undefined): string {
-  if (!contentType) throw new MultipartError("not-multipart", "Content-Type is not multipart/form-data");
-  const { value, params } = parseHeaderValue(contentType);
-  if (value !== "multipart/form-data") {
-    throw new MultipartError("not-multipart", "Content-Type is not multipart/form-data");
-  }
-  const boundary = params.get("boundary");
-  if (boundary === undefined || boundary.length === 0) throw malformed("no boundary parameter");
-  if (boundary.length > 70 || boundary.endsWith(" ") || !/^[\x20-\x7e]+$/.test(boundary)) {
-    throw malformed("invalid boundary parameter");
-  }
-  return boundary;
-}
-
-// ------------------------------------------------------------------------------------------
-// Byte search helpers
-// ------------------------------------------------------------------------------------------
-
-/** First index >= from where `needle` occurs in `hay`, or -1. */
-function indexOfBytes(hay: Uint8Array, needle: Uint8Array, from = 0): number {
-  const first = needle[0];
-  const last = hay.length - needle.length;
-  let i = hay.indexOf(first, from);
-  while (i !== -1 && i <= last) {
-    let j = 1;
-    while (j < needle.length && hay[i + j] === needle[j]) j++;
-    if (j === needle.length) return i;
-    i = hay.indexOf(first, i + 1);
-  }
-  return -1;
-}
-
-function startsWithBytes(hay: Uint8Array, needle: Uint8Array, at = 0): boolean {
-  if (hay.length - at < needle.length) return false;
-  for (let j = 0; j < needle.length; j++) if (hay[at + j] !== needle[j]) return false;
-  return true;
-}
-
-/** Whether `hay[at..]` (possibly shorter than needle) is a prefix of `needle`. */
-function _isPrefixOfNeedle(hay: Uint8Array, needle: Uint8Array, at: number): boolean {
-  const n = Math.min(hay.length - at, needle.length);
-  for (let j = 0; j < n; j++) if (hay[at + j] !== needle[j]) return false;
-  return true;
-}
-
-/** Where to resume a failed search for `needle` once more bytes are appended to `hay`. */
-function resumeAt(hay: Uint8Array, needle: Uint8Array): number {
-  return Math.max(0, hay.length - needle.length + 1);
-}
-
-function concatBytes(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.length === 0) return b;
-  if (b.length === 0) return a;
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
-  return out;
-}
-
-function asBytes(chunk: unknown): Uint8Array {
-  if (chunk instanceof Uint8Array) return chunk;
-  if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
-  if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  throw new TypeError("multipart body chunks must be bytes");
-}
-
-/**
- * What comes after `--boundary` on a delimiter line (RFC 2046 §5.1.1: `transport-padding
- * CRLF` before the next part, or `--` for the close delimiter). Returns the number of bytes
- * of the line tail to consume and whether it closes the body, or null when more bytes are
- * needed. Throws when the line is not a delimiter line.
- */
-function delimiterTail(buf: Uint8Array, at: number): { length: number; close: boolean } | null {
-  if (buf.length - at < 2) {
-    // "-" alone or "\r" alone could still become "--" / CRLF
-    if (buf.length - at === 1) {
-      const c = buf[at];
-      if (c !== HYPHEN && c !== CR && c !== SP && c !== HT) throw malformed("junk after a boundary");
-    }
-    return null;
-  }
-  if (buf[at] === HYPHEN && buf[at + 1] === HYPHEN) return { length: 2, close: true };
-  let i = at;
-  while (i < buf.length && (buf[i] === SP || buf[i] === HT)) {
-    i++;
-    if (i - at > MAX_TRANSPORT_PADDING) throw malformed("too much transport padding after a boundary");
-  }
-  if (buf.length - i < 2) {
-    if (buf.length - i === 1 && buf[i] !== CR) throw malformed("junk after a boundary");
-    return null;
-  }
-  if (buf[i] === CR && buf[i + 1] === LF) return { length: i + 2 - at, close: false };
-  throw malformed("junk after a boundary");
-}
+import {
+  asBytes,
+  ascii,
+  CR,
+  CRLF,
+  CRLFCRLF,
+  concatBytes,
+  delimiterTail,
+  EMPTY,
+  indexOfBytes,
+  MAX_TRANSPORT_PADDING,
+  resumeAt,
+  startsWithBytes,
+  utf8Decoder,
+} from "./bytes";
+import { parseBoundary, parsePartHeaders } from "./headers";
+import {
+  DEFAULT_MAX_FIELDS_BYTES,
+  type FormField,
+  MultipartError,
+  type MultipartForm,
+  malformed,
+  type ParseMultipartOptions,
+} from "./types";
 
 // ------------------------------------------------------------------------------------------
 // The parser
 // ------------------------------------------------------------------------------------------
 
 /** A read buffer over the source for the bounded pre-file phase. */
-class PreFileBuffer {
+export class PreFileBuffer {
   buf: Uint8Array = EMPTY;
   /** Bytes consumed (dropped from the front of `buf`) since the start of the body. */
   consumed = 0;
@@ -335,47 +125,6 @@ class PreFileBuffer {
     this.consume(this.buf.length);
     return rest;
   }
-}
-
-interface PartHeaders {
-  disposition: string;
-  name: string;
-  filename: string | null;
-  contentType: string | null;
-}
-
-function parsePartHeaders(block: Uint8Array): PartHeaders {
-  // RFC 2046: headers are US-ASCII; browsers send UTF-8 names and file names raw, so decode
-  // as UTF-8 (RFC 7578 §5.1.3 notes the deployed practice).
-  const text = utf8Decoder.decode(block);
-  const headers = new Map<string, string>();
-  let lastName: string | null = null;
-  for (const line of text.split("\r\n")) {
-    if (line.length === 0) continue;
-    if ((line[0] === " " || line[0] === "\t") && lastName) {
-      headers.set(lastName, `${headers.get(lastName)} ${line.trim()}`); // obsolete line folding
-      continue;
-    }
-    const colon = line.indexOf(":");
-    if (colon <= 0) throw malformed("a part header line without a name");
-    const name = line.slice(0, colon).trim().toLowerCase();
-    if (!headers.has(name)) headers.set(name, line.slice(colon + 1).trim());
-    lastName = name;
-  }
-  const cd = headers.get("content-disposition");
-  // RFC 7578 §4.2: "Each part MUST contain a Content-Disposition header field ... [with] a
-  // "name" parameter".
-  if (cd === undefined) throw malformed("a part without Content-Disposition");
-  const { value, params } = parseHeaderValue(cd);
-  const name = params.get("name");
-  if (name === undefined) throw malformed("a part without a name");
-  return {
-    disposition: value,
-    name,
-    // RFC 7578 §4.2: `filename*` (RFC 5987) "MUST NOT be used", so it is not read.
-    filename: params.has("filename") ? params.get("filename")! : null,
-    contentType: headers.get("content-type") ?? null,
-  };
 }
 
 /**
@@ -627,58 +376,4 @@ function fileStream(
     },
     { highWaterMark: 0 },
   );
-}
-
-// ------------------------------------------------------------------------------------------
-// Byte counting / limiting
-// ------------------------------------------------------------------------------------------
-
-export class ByteLimitError extends Error {
-  readonly kind: "too-large" | "too-small";
-  /** Bytes seen: for `too-large`, the count when the limit was passed (a lower bound). */
-  readonly size: number;
-  readonly limit: number;
-
-  constructor(kind: "too-large" | "too-small", size: number, limit: number) {
-    super(kind === "too-large" ? `body exceeds ${limit} bytes` : `body is smaller than ${limit} bytes`);
-    this.name = "ByteLimitError";
-    this.kind = kind;
-    this.size = size;
-    this.limit = limit;
-  }
-}
-
-export interface ByteCounter {
-  /** Pipe the file through this; it errors (ByteLimitError) past `max` or, at the end, under `min`. */
-  readonly stream: TransformStream<Uint8Array, Uint8Array>;
-  /** Bytes that have passed so far. */
-  readonly bytes: number;
-}
-
-/**
- * Count bytes through a TransformStream and error as soon as more than `max` have passed (so
- * an oversized upload is refused while streaming, not after buffering it), or at the end when
- * fewer than `min` did. This is how `content-length-range` is enforced; bounds are inclusive
- * as on S3.
- */
-export function byteLimiter(limits: { max?: number; min?: number } = {}): ByteCounter {
-  const max = limits.max ?? Number.POSITIVE_INFINITY;
-  const min = limits.min ?? 0;
-  let bytes = 0;
-  const stream = new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      bytes += chunk.byteLength;
-      if (bytes > max) throw new ByteLimitError("too-large", bytes, max);
-      controller.enqueue(chunk);
-    },
-    flush() {
-      if (bytes < min) throw new ByteLimitError("too-small", bytes, min);
-    },
-  });
-  return {
-    stream,
-    get bytes() {
-      return bytes;
-    },
-  };
 }
