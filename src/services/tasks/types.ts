@@ -33,6 +33,8 @@ export type TaskRow = {
   contact_address_external_id: string | null;
   task_import_id: string | null;
   version: number;
+  /** The command that last moved the task: a command's outcome rows are guarded by it. */
+  last_command_id: string | null;
   created_at: number;
   updated_at: number;
 };
@@ -135,6 +137,7 @@ export const TASK_COLUMNS = [
   "contact_address_external_id",
   "task_import_id",
   "version",
+  "last_command_id",
   "created_at",
   "updated_at",
 ] as const satisfies readonly (keyof TaskRow)[];

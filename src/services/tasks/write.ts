@@ -80,6 +80,7 @@ const NOT_UPDATABLE = [
   "calendar_time",
   "task_import_id",
   "version",
+  "last_command_id",
   "created_at",
   "updated_at",
 ] as const;
