@@ -1,0 +1,9 @@
+/**
+ * Applying commands to one task, inside its Durable Object: `plan` (pure), `statements`
+ * (the guarded SQL), `loop` (sends the plan, re-plans where it broke), `scheduled` (moves at
+ * a scheduled time).
+ */
+export { type AppliedOne, type AppliedTask, type ApplyOptions, applyOne, applyToTask } from "./loop";
+export { durationToSeconds } from "./plan";
+export { applyScheduledMove, overdueScheduledTasks } from "./scheduled";
+export { LIMIT_MESSAGE } from "./statements";

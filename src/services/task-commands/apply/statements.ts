@@ -1,0 +1,272 @@
+import { bulkEventStatements, type EventItem, eventStatement } from "../../events/outbox";
+import { eventRender, serializeTask } from "../../tasks/serialize";
+import type { TaskRow } from "../../tasks/types";
+import { serializeCommand } from "../serialize";
+import type { Actor, CommandInput, CommandRow } from "../types";
+import { contactAddressInput, type RunEntry } from "./plan";
+
+export const LIMIT_MESSAGE =
+  "Transit/active limit reached: the assignee already has as many tasks in transit or active as the account allows.";
+
+export type Guard = { sql: string; params: unknown[] };
+
+export const appliedGuard = (taskId: string, commandId: string): Guard => ({
+  sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND last_command_id = ?)",
+  params: [taskId, commandId],
+});
+
+export const limitGuard = (taskId: string, commandId: string, version: number): Guard => ({
+  sql: "NOT EXISTS (SELECT 1 FROM tasks WHERE id = ? AND last_command_id = ?) AND EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
+  params: [taskId, commandId, taskId, version],
+});
+
+export async function loadTask(db: D1Database, accountId: string, taskId: string) {
+  return db
+    .prepare("SELECT * FROM tasks WHERE id = ? AND account_id = ?")
+    .bind(taskId, accountId)
+    .first<TaskRow>();
+}
+
+export async function loadCommand(db: D1Database, accountId: string, externalId: string) {
+  return db
+    .prepare("SELECT * FROM task_commands WHERE account_id = ? AND external_id = ?")
+    .bind(accountId, externalId)
+    .first<CommandRow>();
+}
+
+/**
+ * The contact address linked to the task takes the address an `update` sends in
+ * `task_data.contact_address.address`, in the same transaction as the command and only if the
+ * command applied. The new address is geocoded from the queue like the task's.
+ */
+export function contactAddressUpdate(
+  db: D1Database,
+  actor: Actor,
+  task: TaskRow,
+  cmd: CommandInput,
+  now: number,
+  guard: Guard,
+): D1PreparedStatement | null {
+  const input = contactAddressInput(
+    cmd.action === "update" ? (cmd.taskData as Record<string, any>) : undefined,
+  );
+  if (!input || !task.contact_address_id) return null;
+  const address = {
+    raw_address: input.raw_address ?? "",
+    formatted_address: null,
+    location: input.location ?? null,
+    geocoding_provider: null,
+    geocoded_at: null,
+    geocode_failed_at: null,
+  };
+  return db
+    .prepare(
+      `UPDATE contact_addresses SET address = ?, updated_at = ? WHERE id = ? AND account_id = ? AND ${guard.sql}`,
+    )
+    .bind(JSON.stringify(address), now, task.contact_address_id, actor.accountId, ...guard.params);
+}
+
+/** Writes the outcome of a command: a new row (sync), or the pending row's final state (async). */
+export function outcomeStatement(
+  db: D1Database,
+  actor: Actor,
+  cmd: CommandInput,
+  pending: boolean,
+  outcome: "accepted" | "rejected",
+  now: number,
+  error: string,
+  guard?: Guard,
+): D1PreparedStatement {
+  const cond = guard?.sql ?? "1";
+  const condParams = guard?.params ?? [];
+  const acceptedAt = outcome === "accepted" ? now : null;
+  const rejectedAt = outcome === "rejected" ? now : null;
+  if (pending) {
+    return db
+      .prepare(
+        `UPDATE task_commands SET state = ?, error_message = ?, accepted_at = ?, rejected_at = ?, updated_at = ?
+         WHERE id = ? AND state = 'pending' AND ${cond}`,
+      )
+      .bind(outcome, error, acceptedAt, rejectedAt, now, cmd.id, ...condParams);
+  }
+  const r = rowOf(actor, cmd, outcome, error, now, now);
+  return db
+    .prepare(
+      `INSERT INTO task_commands (${COMMAND_COLUMNS.join(", ")})
+       SELECT ${COMMAND_COLUMNS.map(() => "?").join(", ")} WHERE ${cond}`,
+    )
+    .bind(...commandValues(r), ...condParams);
+}
+
+/** The columns of a command row, in the order `commandValues` gives them. */
+export const COMMAND_COLUMNS = [
+  "id",
+  "account_id",
+  "task_id",
+  "external_id",
+  "action",
+  "time",
+  "assignee_id",
+  "task_data",
+  "notes",
+  "location",
+  "user_id",
+  "state",
+  "error_message",
+  "accepted_at",
+  "rejected_at",
+  "created_at",
+  "updated_at",
+] as const;
+
+export const commandValues = (r: CommandRow) => COMMAND_COLUMNS.map((c) => r[c]);
+
+/** The stored row of a command, as this code writes it (saves a read-back). */
+export function rowOf(
+  actor: Actor,
+  cmd: CommandInput,
+  outcome: "accepted" | "rejected",
+  error: string,
+  now: number,
+  createdAt: number,
+): CommandRow {
+  return {
+    id: cmd.id,
+    account_id: actor.accountId,
+    task_id: cmd.taskId,
+    external_id: cmd.externalId,
+    action: cmd.action,
+    time: cmd.time,
+    assignee_id: cmd.assigneeId,
+    task_data: JSON.stringify(cmd.taskData ?? {}),
+    notes: cmd.notes,
+    location: cmd.location === undefined || cmd.location === null ? null : JSON.stringify(cmd.location),
+    user_id: actor.userId,
+    state: outcome,
+    error_message: error,
+    accepted_at: outcome === "accepted" ? now : null,
+    rejected_at: outcome === "rejected" ? now : null,
+    created_at: createdAt,
+    updated_at: now,
+  };
+}
+
+/**
+ * Outbox rows for an outcome (contract §9): `task_command.accepted|rejected` carry the command
+ * with its task inline; `task.state_changed` carries the task. Guarded like the command row.
+ */
+export function outcomeEvents(
+  db: D1Database,
+  baseUrl: string,
+  command: CommandRow,
+  task: TaskRow,
+  stateChanged: boolean,
+  now: number,
+  when?: Guard,
+): D1PreparedStatement[] {
+  const r = eventRender(baseUrl);
+  const taskData = serializeTask(r, task);
+  const out = [
+    eventStatement(db, {
+      accountId: command.account_id,
+      type: command.state === "accepted" ? "task_command.accepted" : "task_command.rejected",
+      objectId: command.id,
+      data: { ...serializeCommand(r, command), task: taskData },
+      now,
+      when,
+    }),
+  ];
+  if (stateChanged) {
+    out.push(
+      eventStatement(db, {
+        accountId: command.account_id,
+        type: "task.state_changed",
+        objectId: task.id,
+        data: taskData,
+        now,
+        when,
+      }),
+    );
+  }
+  return out;
+}
+
+/**
+ * A run in one transaction of three statements: the task's final state (guarded by the
+ * version the run was planned on), every command row, every event (one JSON parameter each,
+ * guarded by "the update happened"). Same rows as command by command, fewer statements.
+ */
+export async function writeRun(
+  db: D1Database,
+  actor: Actor,
+  start: TaskRow,
+  run: RunEntry[],
+  baseUrl: string,
+): Promise<"applied" | "stale" | "duplicate"> {
+  const accepted = run.filter((e) => !e.error);
+  const last = run[run.length - 1];
+  const statements: D1PreparedStatement[] = [];
+  let guard: Guard;
+  if (accepted.length) {
+    const changes: Partial<TaskRow> = {};
+    for (const e of accepted) Object.assign(changes, e.changes);
+    const final = last.after;
+    const columns = Object.keys(changes);
+    const lastId = accepted[accepted.length - 1].cmd.id;
+    statements.push(
+      db
+        .prepare(
+          `UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + ?, last_command_id = ?
+           WHERE id = ? AND version = ?`,
+        )
+        .bind(
+          ...columns.map((c) => (final as Record<string, unknown>)[c]),
+          accepted.length,
+          lastId,
+          start.id,
+          start.version,
+        ),
+    );
+    guard = appliedGuard(start.id, lastId);
+  } else {
+    guard = {
+      sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
+      params: [start.id, start.version],
+    };
+  }
+  const rows = run.map((e) =>
+    rowOf(actor, e.cmd, e.error ? "rejected" : "accepted", e.error ?? "", e.now, e.now),
+  );
+  statements.push(
+    db
+      .prepare(
+        `INSERT INTO task_commands (${COMMAND_COLUMNS.join(", ")})
+         SELECT ${COMMAND_COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")}
+         FROM json_each(?) WHERE ${guard.sql}`,
+      )
+      .bind(JSON.stringify(rows.map(commandValues)), ...guard.params),
+  );
+  const r = eventRender(baseUrl);
+  const items: EventItem[] = [];
+  run.forEach((e, i) => {
+    const taskData = serializeTask(r, e.after);
+    items.push({
+      type: e.error ? "task_command.rejected" : "task_command.accepted",
+      objectId: e.cmd.id,
+      data: { ...serializeCommand(r, rows[i]), task: taskData },
+    });
+    if (!e.error && e.after.state !== e.before.state) {
+      items.push({ type: "task.state_changed", objectId: start.id, data: taskData });
+    }
+  });
+  statements.push(...bulkEventStatements(db, actor.accountId, items, { now: last.now, when: guard }));
+  let results: D1Result[];
+  try {
+    results = await db.batch(statements);
+  } catch (err) {
+    if (/UNIQUE constraint failed/i.test(String(err))) return "duplicate";
+    throw err;
+  }
+  const rowsWritten = results[accepted.length ? 1 : 0].meta.changes;
+  return rowsWritten === run.length ? "applied" : "stale";
+}
