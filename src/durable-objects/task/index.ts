@@ -33,7 +33,8 @@ export class TaskDO extends DurableObject<Env> {
    */
   private task: TaskRow | null | undefined = undefined;
 
-  protected serialize<T>(work: () => Promise<T>): Promise<T> {
+  /** Runs `work` after every earlier write of this task has finished: the single writer. */
+  protected oneAtATime<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work, work);
     this.queue = run.catch(() => undefined);
     return run;
@@ -45,7 +46,7 @@ export class TaskDO extends DurableObject<Env> {
    * batch costs this task one D1 round trip, not a read and a write.
    */
   async applyCommands(args: CommandArgs & { task?: TaskRow }): Promise<CommandOutcome[]> {
-    return this.serialize(async () => {
+    return this.oneAtATime(async () => {
       const ofActor = (row: TaskRow | null | undefined) =>
         row?.account_id === args.actor.accountId ? row : undefined;
       return this.after(
@@ -60,7 +61,7 @@ export class TaskDO extends DurableObject<Env> {
 
   /** One command, validated here (see applyOne): a field error, or its outcome. */
   async applyOne(args: { actor: Actor; taskId: string; command: CommandInput; baseUrl: string }) {
-    return this.serialize(async () => {
+    return this.oneAtATime(async () => {
       const r = await applyOne(this.env, args.actor, args.taskId, args.command, {
         baseUrl: args.baseUrl,
         task: this.task,
@@ -76,7 +77,7 @@ export class TaskDO extends DurableObject<Env> {
 
   /** Moves stored `pending` commands to their outcome (asynchronous mode, from the queue). */
   async applyPending(args: CommandArgs): Promise<CommandOutcome[]> {
-    return this.serialize(async () =>
+    return this.oneAtATime(async () =>
       this.after(
         args,
         await applyToTask(this.env, args.actor, args.taskId, args.commands, { ...args, pending: true }),
@@ -108,13 +109,13 @@ export class TaskDO extends DurableObject<Env> {
   /** PATCH / PUT of this task (services/tasks/write.ts). */
   async update(args: UpdateTaskArgs) {
     this.task = undefined;
-    return this.serialize(() => updateTaskInPlace(this.env, args));
+    return this.oneAtATime(() => updateTaskInPlace(this.env, args));
   }
 
   /** DELETE of this task (services/tasks/write.ts). */
   async destroy(args: DeleteTaskArgs) {
     this.task = undefined;
-    return this.serialize(() => deleteTaskInPlace(this.env, args));
+    return this.oneAtATime(() => deleteTaskInPlace(this.env, args));
   }
 
   /** Arms (or re-arms, or with `at: null` disarms) the move of a `scheduled` task at its time. */
@@ -146,7 +147,7 @@ export class TaskDO extends DurableObject<Env> {
   async alarm(): Promise<void> {
     const rec = await this.ctx.storage.get<ScheduleRecord>("schedule");
     if (!rec) return;
-    const result = await this.serialize(() =>
+    const result = await this.oneAtATime(() =>
       applyScheduledMove(this.env, rec.accountId, rec.taskId, rec.baseUrl),
     );
     if (result === "not_due" || result === "changed") {
