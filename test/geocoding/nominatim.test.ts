@@ -4,7 +4,7 @@ import {
   GeocodingUnavailableError,
   NominatimGeocoder,
   type NominatimOptions,
-} from "../../src/services/geocoding";
+} from "../../src/services/addresses/geocoding";
 
 type Call = { url: URL; init: RequestInit | undefined };
 

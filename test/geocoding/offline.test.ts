@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { OfflineGeocoder } from "../../src/services/geocoding";
-import { PLACE_COUNT } from "../../src/services/geocoding/data/places";
+import { OfflineGeocoder } from "../../src/services/addresses/geocoding";
+import { PLACE_COUNT } from "../../src/services/addresses/geocoding/data/places";
 import {
   distanceKm,
   geocodeOffline,
   nearestPlace,
   placeAt,
   reverseOffline,
-} from "../../src/services/geocoding/offline";
+} from "../../src/services/addresses/geocoding/offline";
 
 const geocoder = new OfflineGeocoder();
 

@@ -1,6 +1,10 @@
-import { type Geocoder, GeocodingUnavailableError, geocoderFromEnv } from "../../services/geocoding";
+import { needsGeocoding } from "../../services/addresses/geocode-session";
+import {
+  type Geocoder,
+  GeocodingUnavailableError,
+  geocoderFromEnv,
+} from "../../services/addresses/geocoding";
 import { guardedEvent } from "../../services/tasks/events";
-import { needsGeocoding } from "../../services/tasks/geocode";
 import { eventRender, serializeTask } from "../../services/tasks/serialize";
 import { addressOf, parseJson, type StoredAddress, type TaskRow } from "../../services/tasks/types";
 import { casUpdateStatement, readTask, versionGuard } from "../../services/tasks/write";

@@ -5,9 +5,9 @@ import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueGeocodeRetries, type GeocodeQueue } from "../../queues/geocode/message";
 import type { ContactAddressWriteBody } from "../../routes/contact-addresses/schema";
+import { GeocodeSession, sameAddressInput } from "../addresses/geocode-session";
+import type { Geocoder } from "../addresses/geocoding/types";
 import type { Principal } from "../auth/principal";
-import type { Geocoder } from "../geocoding/types";
-import { GeocodeSession, sameAddressInput } from "../tasks/geocode";
 import { addError, MSG } from "../tasks/input";
 import {
   type AddressInput,

@@ -25,10 +25,10 @@ import { notFound, ValidationError } from "../../http/errors";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueGeocodeRetries, type GeocodeMessage } from "../../queues/geocode/message";
 import type { OrderWriteBody } from "../../routes/orders/schema";
+import { GeocodeSession } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
 import { armSchedule, creationValues, newTaskRow, type TaskDeps } from "../tasks";
 import { bulkEvents, type EventItem, guardedEvent } from "../tasks/events";
-import { GeocodeSession } from "../tasks/geocode";
 import {
   addError,
   addressColumns,

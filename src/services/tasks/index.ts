@@ -4,10 +4,10 @@ import { settleSeconds } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueGeocodeRetries, type GeocodeQueue } from "../../queues/geocode/message";
 import type { TaskListQueryInput, TaskWriteBody } from "../../routes/tasks/schema";
+import { GeocodeSession } from "../addresses/geocode-session";
+import type { Geocoder } from "../addresses/geocoding/types";
 import { isDispatcher, type Principal } from "../auth/principal";
 import { eventStatement } from "../events/outbox";
-import type { Geocoder } from "../geocoding/types";
-import { GeocodeSession } from "./geocode";
 import {
   addressColumns,
   bindRefs,

@@ -3,8 +3,8 @@ import type { FieldErrors } from "../../http/errors";
 import { parseTimestamp } from "../../http/timezones";
 import { type Collection, parseHyperlink } from "../../http/urls";
 import type { TaskWriteBody } from "../../routes/tasks/schema";
+import type { GeocodeSession } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
-import type { GeocodeSession } from "./geocode";
 import {
   type AddressInput,
   EMPTY_CONTACT,

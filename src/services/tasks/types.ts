@@ -1,5 +1,5 @@
 import type { TaskState } from "../../domain/task-state-machine";
-import type { GeoPoint } from "../geocoding/types";
+import { EMPTY_CONTACT, type StoredAddress, type StoredContact } from "../addresses/types";
 
 export const TASK_CATEGORIES = ["pick_up", "drop_off", "service"] as const;
 
@@ -39,36 +39,7 @@ export type TaskRow = {
   updated_at: number;
 };
 
-/**
- * The address as stored in the JSON column. The two outcome times live in their own columns
- * (`geocoded_at`, `geocode_failed_at`) because lists filter on them; they are not repeated here.
- */
-export type StoredAddress = {
-  raw_address: string;
-  formatted_address: string | null;
-  location: GeoPoint | null;
-  geocoding_provider: string | null;
-};
-
-export type StoredContact = {
-  name: string;
-  company: string;
-  emails: string[];
-  phones: string[];
-  notes: string;
-};
-
-/** An address after geocoding, ready to store: the JSON plus the two indexed outcome columns. */
-export type ResolvedAddress = {
-  address: StoredAddress;
-  geocoded_at: number | null;
-  geocode_failed_at: number | null;
-  /** The geocoding did not happen or failed temporarily: the geocode queue retries it. */
-  retry: boolean;
-};
-
-/** The address as the caller sent it (write side of the Address object). */
-export type AddressInput = { raw_address?: string; location?: GeoPoint | null };
+export type { AddressInput, ResolvedAddress, StoredAddress, StoredContact } from "../addresses/types";
 
 /**
  * Writable task columns with JSON columns parsed. A `Partial<TaskValues>` is "what a request
@@ -142,7 +113,7 @@ export const TASK_COLUMNS = [
   "updated_at",
 ] as const satisfies readonly (keyof TaskRow)[];
 
-export const EMPTY_CONTACT: StoredContact = { name: "", company: "", emails: [], phones: [], notes: "" };
+export { EMPTY_CONTACT } from "../addresses/types";
 
 /** Values of the fields a create (or PUT) does not send. */
 export const TASK_DEFAULTS: Omit<TaskValues, "state" | "category" | "address"> = {

@@ -1,8 +1,8 @@
 import type { FieldErrors } from "../../http/errors";
 import type { RenderCtx } from "../../http/serialize";
+import { sameAddressInput } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
 import { guardedEvent } from "./events";
-import { sameAddressInput } from "./geocode";
 import { addError, checkWindow, MSG } from "./input";
 import { eventRender, type SerializedTask, serializeTask } from "./serialize";
 import {

@@ -1,5 +1,5 @@
-import { type Geocoder, GeocodingUnavailableError, geocoderFromEnv } from "../geocoding";
-import type { GeocodeResult } from "../geocoding/types";
+import { type Geocoder, GeocodingUnavailableError, geocoderFromEnv } from "./geocoding";
+import type { GeocodeResult } from "./geocoding/types";
 import type { AddressInput, ResolvedAddress, StoredAddress } from "./types";
 
 /**
