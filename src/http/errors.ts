@@ -1,6 +1,5 @@
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import type { AppEnv } from "./context";
 
 /**
  * The one error type of the API. Every failure is rendered by `renderError` in the
@@ -55,7 +54,14 @@ const HTTP_EXCEPTION_CODES: Record<number, string> = {
 };
 
 /** Maps anything thrown to the wire shape; internals go to the log, never onto the wire. */
-export function renderError(err: unknown, c: Context<AppEnv>): Response {
+/**
+ * `c` needs only the request id (set first in the chain), so this module depends on nothing
+ * else of the HTTP layer: every other module can throw its errors without an import circle.
+ */
+export function renderError<E extends { Variables: { requestId: string } }>(
+  err: unknown,
+  c: Context<E>,
+): Response {
   if (err instanceof ValidationError) return c.json(err.body, 400);
   if (err instanceof ApiError) {
     for (const [k, v] of Object.entries(err.headers)) c.header(k, v);

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
 import { uuidv7 } from "../../src/lib/ids";
 import { handleWebhookBatch } from "../../src/queues/webhooks/handler";
-import type { DeliveryMessage } from "../../src/services/webhooks";
+import type { DeliveryMessage } from "../../src/queues/webhooks/message";
 import { call, expectStatus, type TestAccount } from "../helpers";
 
 /** A public-looking receiver address, unique per test so background deliveries never mix. */

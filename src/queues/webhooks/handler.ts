@@ -1,5 +1,5 @@
-import type { DeliveryMessage } from "../../services/webhooks";
 import { type DeliverOptions, processDelivery } from "../../services/webhooks/deliver";
+import type { DeliveryMessage } from "./message";
 
 /**
  * Workers keep at most six outbound connections open per invocation; more concurrent fetches

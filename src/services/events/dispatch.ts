@@ -1,5 +1,5 @@
 import { uuidv7 } from "../../lib/ids";
-import { enqueueDeliveries } from "../webhooks";
+import { enqueueDeliveries } from "../../queues/webhooks/message";
 
 /**
  * The outbox relay. A change commits its event row in the same D1 batch (outbox.ts), but the

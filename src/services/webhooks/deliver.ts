@@ -1,4 +1,5 @@
-import { allowPrivate, type DeliveryMessage } from ".";
+import type { DeliveryMessage } from "../../queues/webhooks/message";
+import { allowPrivate } from ".";
 import {
   MAX_QUEUE_DELAY_SECONDS,
   retryAfterSeconds,

@@ -1,6 +1,7 @@
 import { type FieldErrors, nonFieldError, notFound, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
+import { enqueueDeliveries } from "../../queues/webhooks/message";
 import type { Principal } from "../auth/principal";
 import { forgetWebhooksOf } from "../events/dispatch";
 import { EVENT_TYPES } from "../events/outbox";
@@ -50,7 +51,6 @@ export type DeliveryRow = {
 };
 
 /** The queue message: `due` is the delivery's `next_attempt_at` when it was sent (a fence). */
-export type DeliveryMessage = { deliveryId: string; due: number };
 
 export const allowPrivate = (env: Env) => String(env.WEBHOOKS_ALLOW_PRIVATE).toLowerCase() === "true";
 
@@ -299,18 +299,6 @@ async function enqueueOrLeaveToSweeper(env: Env, ids: string[], due: number) {
         level: "error",
         error: `webhook enqueue failed; the sweeper will re-queue: ${String(err)}`,
       }),
-    );
-  }
-}
-
-/** One queue message per delivery (sendBatch takes at most 100). */
-export async function enqueueDeliveries(env: Env, ids: string[], due: number) {
-  for (let i = 0; i < ids.length; i += 100) {
-    await env.WEBHOOKS_QUEUE.sendBatch(
-      ids.slice(i, i + 100).map((deliveryId) => ({
-        body: { deliveryId, due } satisfies DeliveryMessage,
-        contentType: "json" as const,
-      })),
     );
   }
 }
