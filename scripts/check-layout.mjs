@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// CI: the layout rules of the README's "Layout" section, checked on the import graph of src/:
+//   - nothing under src/services, src/domain, src/solver, src/render or src/formats imports
+//     the HTTP API layer (src/api), so imports and cron jobs call the same verbs as the API;
+//   - src/domain, src/solver, src/render and src/formats import no bindings-bound code
+//     (they are pure: no services, queues, durable objects);
+//   - no import circle anywhere in src/;
+//   - no hand-written file over 600 lines (generated data excepted).
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+
+const ROOT = resolve("src");
+const MAX_LINES = 600;
+const GENERATED = [/\/data\//];
+
+function walk(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const p = join(dir, name);
+    return statSync(p).isDirectory() ? walk(p) : p.endsWith(".ts") && !p.endsWith(".d.ts") ? [p] : [];
+  });
+}
+
+function resolveImport(from, spec) {
+  if (!spec.startsWith(".")) return null;
+  const base = resolve(dirname(from), spec);
+  for (const candidate of [`${base}.ts`, join(base, "index.ts"), base]) {
+    try {
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {}
+  }
+  return null;
+}
+
+const files = walk(ROOT);
+const graph = new Map();
+const problems = [];
+const IMPORT_RE = /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"|import\("([^"]+)"\)/g;
+for (const file of files) {
+  const text = readFileSync(file, "utf8");
+  const rel = relative(ROOT, file);
+  const lines = text.split("\n").length;
+  if (lines > MAX_LINES && !GENERATED.some((re) => re.test(`/${rel}`)) && !rel.endsWith(".test.ts")) {
+    problems.push(`${rel}: ${lines} lines (at most ${MAX_LINES})`);
+  }
+  const deps = new Set();
+  for (const m of text.matchAll(IMPORT_RE)) {
+    const target = resolveImport(file, m[1] ?? m[2]);
+    if (target) deps.add(target);
+  }
+  graph.set(file, deps);
+  const area = rel.split("/")[0];
+  for (const dep of deps) {
+    const depArea = relative(ROOT, dep).split("/")[0];
+    if (["services", "domain", "solver", "render", "formats"].includes(area) && depArea === "api") {
+      problems.push(`${rel} imports the API layer (${relative(ROOT, dep)})`);
+    }
+    if (
+      ["domain", "solver", "render", "formats"].includes(area) &&
+      ["services", "queues", "durable-objects", "api"].includes(depArea)
+    ) {
+      problems.push(`${rel} is pure but imports ${relative(ROOT, dep)}`);
+    }
+  }
+}
+
+// Import circles: Tarjan's strongly connected components.
+let index = 0;
+const stack = [];
+const meta = new Map();
+function strongConnect(v) {
+  meta.set(v, { index, low: index, onStack: true });
+  index++;
+  stack.push(v);
+  for (const w of graph.get(v) ?? []) {
+    if (!graph.has(w)) continue;
+    if (!meta.has(w)) {
+      strongConnect(w);
+      meta.get(v).low = Math.min(meta.get(v).low, meta.get(w).low);
+    } else if (meta.get(w).onStack) {
+      meta.get(v).low = Math.min(meta.get(v).low, meta.get(w).index);
+    }
+  }
+  if (meta.get(v).low === meta.get(v).index) {
+    const component = [];
+    let w;
+    do {
+      w = stack.pop();
+      meta.get(w).onStack = false;
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1) {
+      problems.push(`import circle: ${component.map((f) => relative(ROOT, f)).join(" → ")}`);
+    }
+  }
+}
+for (const v of graph.keys()) if (!meta.has(v)) strongConnect(v);
+
+if (problems.length) {
+  console.error(problems.join("\n"));
+  process.exit(1);
+}
+console.log(`layout: ${files.length} files, no circle, no layer crossing, none over ${MAX_LINES} lines`);
