@@ -13,6 +13,7 @@ import {
   trailingSlash,
 } from "./http/middleware";
 import { createRouter } from "./http/openapi";
+import { dispatchAfterWrites } from "./http/relay";
 import { CURRENT_VERSION } from "./http/versions";
 import { mountAccountRoles } from "./routes/account-roles";
 import { mountAccounts } from "./routes/accounts";
@@ -20,7 +21,7 @@ import { mountAuth } from "./routes/auth";
 import { mountBootstrap } from "./routes/bootstrap";
 import { mountContactAddresses } from "./routes/contact-addresses";
 import { mountAttachments } from "./routes/documents";
-import { dispatchAfterWrites, mountEvents } from "./routes/events";
+import { mountEvents } from "./routes/events";
 import { mountFileUploads } from "./routes/file-uploads";
 import { mountMeta } from "./routes/meta";
 import { mountOrders } from "./routes/orders";

@@ -125,12 +125,3 @@ export const mapPage = <A, B>(page: Page<A>, serialize: (row: A) => B): Page<B> 
   ...page,
   results: page.results.map(serialize),
 });
-
-/**
- * The settle delay (contract §4): lists that clients sync from by time or id leave out rows
- * younger than this, so a row committed late by a slower writer is never skipped.
- */
-export function settleSeconds(env: { UPDATED_AT_SETTLE_SECONDS?: string }): number {
-  const n = Number(env.UPDATED_AT_SETTLE_SECONDS);
-  return Number.isFinite(n) && n >= 0 ? n : 5;
-}

@@ -1,6 +1,4 @@
 import { createRoute } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../../http/context";
 import { pathId, requireRole } from "../../http/guards";
 import {
   defineRoute,
@@ -12,37 +10,11 @@ import {
 } from "../../http/openapi";
 import { pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
-import { accountHasWebhooks, dispatchSoon } from "../../services/events/dispatch";
 import { getEvent, listEvents } from "../../services/events/list";
 import { EventListQuery, EventSchema, serializeEvent } from "./schema";
 
 const tags = ["Events"];
 const ROLES = ["admin", "manager", "integration"] as const;
-
-/**
- * Relays the outbox right after a successful write, without delaying the response (the cron
- * sweeper is the safety net, this makes delivery prompt). To be registered in app.ts with the
- * other middleware (`app.use("*", dispatchAfterWrites)`), before the routes.
- */
-export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
-  await next();
-  if (["GET", "HEAD", "OPTIONS"].includes(c.req.method) || c.res.status >= 400) return;
-  let ctx: { waitUntil(p: Promise<unknown>): void };
-  try {
-    ctx = c.executionCtx;
-  } catch {
-    return; // no execution context (app.request in unit tests): the sweeper will relay
-  }
-  const p = c.get("principal");
-  if (!p) return;
-  ctx.waitUntil(
-    accountHasWebhooks(c.env, p.accountId)
-      .then((has) => {
-        if (has) dispatchSoon(ctx, c.env);
-      })
-      .catch(() => undefined),
-  );
-};
 
 export function mountEvents(app: Router) {
   defineRoute(

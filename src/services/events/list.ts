@@ -1,6 +1,7 @@
 import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
-import { DEFAULT_PAGE_SIZE, settleSeconds } from "../../http/pagination";
+import { DEFAULT_PAGE_SIZE } from "../../http/pagination";
 import { isUuid } from "../../lib/ids";
+import { settleSeconds } from "../../lib/settle";
 import { EVENT_TYPES } from "./outbox";
 
 export type EventRow = { id: string; account_id: string; type: string; payload: string; created_at: number };

@@ -1,7 +1,7 @@
 import { taskStub } from "../../durable-objects/task/client";
 import { ApiError, notFound, ValidationError } from "../../http/errors";
-import { settleSeconds } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
+import { settleSeconds } from "../../lib/settle";
 import { enqueueGeocodeRetries, type GeocodeQueue } from "../../queues/geocode/message";
 import type { TaskListQueryInput, TaskWriteBody } from "../../routes/tasks/schema";
 import { GeocodeSession } from "../addresses/geocode-session";

@@ -1,0 +1,28 @@
+import type { MiddlewareHandler } from "hono";
+import { accountHasWebhooks, dispatchSoon } from "../services/events/dispatch";
+import type { AppEnv } from "./context";
+
+/**
+ * Relays the outbox right after a successful write, without delaying the response (the cron
+ * sweeper is the safety net, this makes delivery prompt). Registered in app.ts with the other
+ * middleware, before the routes.
+ */
+export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
+  await next();
+  if (["GET", "HEAD", "OPTIONS"].includes(c.req.method) || c.res.status >= 400) return;
+  let ctx: { waitUntil(p: Promise<unknown>): void };
+  try {
+    ctx = c.executionCtx;
+  } catch {
+    return; // no execution context (app.request in unit tests): the sweeper will relay
+  }
+  const p = c.get("principal");
+  if (!p) return;
+  ctx.waitUntil(
+    accountHasWebhooks(c.env, p.accountId)
+      .then((has) => {
+        if (has) dispatchSoon(ctx, c.env);
+      })
+      .catch(() => undefined),
+  );
+};
