@@ -1,4 +1,4 @@
-import type { Principal } from "../services/auth/principal";
+import type { Principal } from "../domain/principal";
 import type { ApiVersion } from "./versions";
 
 export type AppVariables = {
