@@ -3,13 +3,37 @@ import { HTTPException } from "hono/http-exception";
 import type { AppEnv } from "./context";
 
 /**
+ * Every `code` the API answers in an error body `{detail, code}`. `ApiError` takes only these,
+ * so the OpenAPI document's `Error.code` enum (http/openapi.ts) is this list and cannot miss
+ * one. `error` is the fallback for a framework error with no code of its own.
+ */
+export const ERROR_CODES = [
+  "bad_request",
+  "parse_error",
+  "not_acceptable_version",
+  "invalid_timezone",
+  "not_authenticated",
+  "authentication_failed",
+  "permission_denied",
+  "not_found",
+  "method_not_allowed",
+  "conflict",
+  "request_too_large",
+  "unsupported_media_type",
+  "throttled",
+  "server_error",
+  "error",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
  * The one error type of the API. Every failure is rendered by `renderError` in the
  * contract's shapes (DRF's): `{detail, code}` for HTTP errors, field maps for validation.
  */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     readonly detail: string,
     readonly headers: Record<string, string> = {},
   ) {
@@ -40,7 +64,8 @@ export const authenticationFailed = (detail = "Invalid token.") =>
   new ApiError(401, "authentication_failed", detail, {
     "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"',
   });
-export const badRequest = (detail: string, code = "bad_request") => new ApiError(400, code, detail);
+export const badRequest = (detail: string, code: ErrorCode = "bad_request") =>
+  new ApiError(400, code, detail);
 
 /** Maps anything thrown to the wire shape; internals go to the log, never onto the wire. */
 export function renderError(err: unknown, c: Context<AppEnv>): Response {
@@ -51,7 +76,8 @@ export function renderError(err: unknown, c: Context<AppEnv>): Response {
   }
   if (err instanceof HTTPException) {
     const status = err.status;
-    const code = status === 413 ? "request_too_large" : status === 415 ? "unsupported_media_type" : "error";
+    const code: ErrorCode =
+      status === 413 ? "request_too_large" : status === 415 ? "unsupported_media_type" : "error";
     return c.json({ detail: err.message || "Request failed.", code }, status);
   }
   const requestId = c.get("requestId");
