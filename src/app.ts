@@ -11,6 +11,7 @@ import {
   trailingSlash,
 } from "./http/middleware";
 import { createRouter } from "./http/openapi";
+import { finishDocument } from "./http/openapi-document";
 import { CURRENT_VERSION } from "./http/versions";
 import { mountAccountRoles } from "./routes/account-roles";
 import { mountAccounts } from "./routes/accounts";
@@ -97,17 +98,32 @@ export function createApp() {
     name: "Authorization",
     description: "Legacy scheme: `Authorization: Token <token>`.",
   });
-  app.doc31("/openapi.json", (c) => ({
-    openapi: "3.1.0",
-    info: {
-      title: "Field task dispatch service",
-      version: CURRENT_VERSION,
-      description:
-        "Declare your version with `Accept: application/json; version=X.Y.Z` (default: your account's pinned version). " +
-        "Errors are DRF-shaped. See the README's API notes for decisions beyond the interface.",
-    },
-    servers: [{ url: new URL(c.req.url).origin }],
-  }));
+  // The document costs tens of milliseconds of CPU to generate: made once per isolate, and its
+  // text kept per origin (`servers` names the origin the request came to; a few at most).
+  let document: ReturnType<typeof finishDocument> | null = null;
+  const documentText = new Map<string, string>();
+  app.get("/openapi.json", (c) => {
+    const origin = new URL(c.req.url).origin;
+    let text = documentText.get(origin);
+    if (text === undefined) {
+      document ??= finishDocument(
+        app.getOpenAPI31Document({
+          openapi: "3.1.0",
+          info: { title: "Field task dispatch service", version: CURRENT_VERSION },
+        }),
+      );
+      if (documentText.size >= 16) documentText.clear();
+      text = JSON.stringify({
+        openapi: document.openapi,
+        info: document.info,
+        servers: [{ url: origin }],
+        ...document,
+      });
+      documentText.set(origin, text);
+    }
+    return c.body(text, 200, { "Content-Type": "application/json; charset=utf-8" });
+  });
+
   // The docs page: its files are static assets of this Worker (wrangler.jsonc `assets`, Swagger UI
   // from the pinned swagger-ui-dist), so it renders offline and references no other origin.
   app.on(["GET", "HEAD"], "/docs/*", async (c) => {
