@@ -151,7 +151,82 @@ const task = {
   updated_at: "2026-03-01T10:00:00.412Z",
 };
 
+const command = {
+  id: "0193a5e0-4b7a-7d21-9c3e-8f1a2b3c4d5e",
+  url: `${BASE}/task_commands/0193a5e0-4b7a-7d21-9c3e-8f1a2b3c4d5e/`,
+  account: ACCOUNT,
+  task: TASK,
+  user: WORKER,
+  external_id: "mobile-7f3a-000123",
+  time: "2026-03-02T09:41:07.000Z",
+  action: "complete",
+  assignee: null,
+  task_data: {},
+  notes: "Signed by the recipient.",
+  location: { type: "Point", coordinates: [25.7473, 62.2426] },
+  state: "accepted",
+  error_message: "",
+  accepted_at: "2026-03-02T09:41:07.815Z",
+  rejected_at: null,
+  created_at: "2026-03-02T09:41:07.815Z",
+  updated_at: "2026-03-02T09:41:07.815Z",
+};
+
+const order = {
+  id: "0193a5d2-9a3f-7b21-8c10-3e4d5f6a7b8c",
+  url: ORDER,
+  account: ACCOUNT,
+  external_id: "ERP-2026-0042",
+  reference: "PO 42",
+  client: null,
+  orderer: { name: "Kahvila Aalto" },
+  tasks: [`${BASE}/tasks/0193a5d2-9a40-7c55-8e21-6f3b0c4d2a16/`, TASK],
+  assignee: null,
+  auto_assign: true,
+  created_by: ADMIN,
+  created_at: "2026-03-01T10:00:00.000Z",
+  updated_at: "2026-03-01T10:00:00.000Z",
+  description: "Weekly restock",
+  recurrence: null,
+  documents: [],
+};
+
+const uploadId = "0193a5d3-0c11-7a8e-9d42-5b7e1f3c0a99";
+const fileUpload = {
+  id: uploadId,
+  url: UPLOAD,
+  file: `${BASE}/files/fileupload/${uploadId}/delivery%20note.pdf`,
+  file_name: "delivery note.pdf",
+  file_type: "application/pdf",
+  s3_signature: {
+    url: `${BASE}/storage/`,
+    fields: {
+      acl: "public-read",
+      "Content-Type": "application/pdf",
+      key: `fileupload/${uploadId}/delivery note.pdf`,
+      "x-amz-algorithm": "AWS4-HMAC-SHA256",
+      "x-amz-credential": "AKIAEXAMPLE/20260301/auto/s3/aws4_request",
+      "x-amz-date": "20260301T100000Z",
+      policy: "eyJleHBpcmF0aW9uIjoiMjAyNi0wMy0wMVQxMTowMDowMC4wMDBaIiwiY29uZGl0aW9ucyI6W119",
+      "x-amz-signature": "5f1c0e3d9a7b2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e",
+    },
+  },
+  created_by: ADMIN,
+  source: "",
+  uploaded_at: null,
+  created_at: "2026-03-01T10:00:00.000Z",
+  updated_at: "2026-03-01T10:00:00.000Z",
+};
+
 export const RESPONSE_EXAMPLES: Record<string, unknown> = {
+  "authenticate 200": {
+    token: "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoic2Vzc2lvbitqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2lnbmF0dXJl",
+  },
+  "createTaskCommand 201": command,
+  "retrieveTaskCommand 200": command,
+  "createOrder 201": order,
+  "retrieveOrder 200": order,
+  "createFileUpload 201": fileUpload,
   "createTask 201": task,
   "retrieveTask 200": task,
   "partialUpdateTask 200": task,
