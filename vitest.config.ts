@@ -1,11 +1,14 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { copyDocsAssets } from "./scripts/docs-assets.mjs";
 
 // Tests run inside workerd against the real local bindings declared in wrangler.jsonc
 // (D1, R2, Durable Objects, Queues). Secrets that `npm run dev` keeps in .dev.vars are
 // fixed test values here, so a fresh clone can run the suite without any setup.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  // The /docs/ page's Swagger UI files (wrangler's build command does this for dev and deploy).
+  copyDocsAssets();
   return {
     plugins: [
       cloudflareTest({

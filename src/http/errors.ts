@@ -2,13 +2,36 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 
 /**
+ * Every `code` the API answers in an error body `{detail, code}`. `ApiError` takes only these,
+ * so the OpenAPI document's `Error.code` enum (http/openapi.ts) is this list and cannot miss
+ * one.
+ */
+export const ERROR_CODES = [
+  "bad_request",
+  "parse_error",
+  "not_acceptable_version",
+  "invalid_timezone",
+  "not_authenticated",
+  "authentication_failed",
+  "permission_denied",
+  "not_found",
+  "method_not_allowed",
+  "conflict",
+  "request_too_large",
+  "unsupported_media_type",
+  "throttled",
+  "server_error",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/**
  * The one error type of the API. Every failure is rendered by `renderError` in the
  * contract's shapes (DRF's): `{detail, code}` for HTTP errors, field maps for validation.
  */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     readonly detail: string,
     readonly headers: Record<string, string> = {},
   ) {
@@ -39,10 +62,11 @@ export const authenticationFailed = (detail = "Invalid token.") =>
   new ApiError(401, "authentication_failed", detail, {
     "WWW-Authenticate": 'Bearer realm="api", error="invalid_token"',
   });
-export const badRequest = (detail: string, code = "bad_request") => new ApiError(400, code, detail);
+export const badRequest = (detail: string, code: ErrorCode = "bad_request") =>
+  new ApiError(400, code, detail);
 
 /** DRF's codes for the statuses Hono raises itself (DRF: ParseError is `parse_error`). */
-const HTTP_EXCEPTION_CODES: Record<number, string> = {
+const HTTP_EXCEPTION_CODES: Record<number, ErrorCode> = {
   400: "parse_error",
   401: "not_authenticated",
   403: "permission_denied",
@@ -70,7 +94,7 @@ export function renderError<E extends { Variables: { requestId: string } }>(
   if (err instanceof HTTPException) {
     // Hono's own errors (its JSON validator's "Malformed JSON", the body limit) get DRF's codes.
     const status = err.status;
-    const code = HTTP_EXCEPTION_CODES[status] ?? (status >= 500 ? "server_error" : "bad_request");
+    const code: ErrorCode = HTTP_EXCEPTION_CODES[status] ?? (status >= 500 ? "server_error" : "bad_request");
     return c.json({ detail: err.message || "Request failed.", code }, status);
   }
   const requestId = c.get("requestId");

@@ -12,6 +12,8 @@ import { FILES_PREFIX, STORAGE_PREFIX } from "./urls";
 import { atLeast, CURRENT_VERSION, parseVersion, resolveVersion, versionFromAccept } from "./versions";
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
+/** The one rate-limit policy's name in the RateLimit header fields. */
+export const RATE_LIMIT_POLICY = "default";
 
 /** Paths outside the JSON API: no trailing-slash rule, no version dance. */
 export const isNonApiPath = (path: string) =>
@@ -181,17 +183,25 @@ function startRateLimit(
   return hit;
 }
 
-/** Headers follow the IETF RateLimit header fields draft; past the limit: 429 with Retry-After. */
+/**
+ * Headers follow the IETF RateLimit header fields draft (draft-ietf-httpapi-ratelimit-headers)
+ * in its current form: `RateLimit-Policy: "default";q=<quota>;w=<window s>` and
+ * `RateLimit: "default";r=<remaining>;t=<seconds to reset>`, both Structured Fields naming the
+ * policy. The draft's earlier fields (`RateLimit-Limit`, `-Remaining`, `-Reset`) are kept for
+ * clients written against them. Past the limit: 429 with Retry-After.
+ */
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
   const pending = c.get("rateLimitHit");
   if (!pending) return next();
   const r = await pending;
   const limit = r.limit;
+  const reset = String(Math.max(1, Math.ceil(r.resetMs / 1000)));
   const headers = {
+    "RateLimit-Policy": `"${RATE_LIMIT_POLICY}";q=${limit};w=1`,
+    RateLimit: `"${RATE_LIMIT_POLICY}";r=${r.remaining};t=${reset}`,
     "RateLimit-Limit": String(limit),
     "RateLimit-Remaining": String(r.remaining),
-    "RateLimit-Reset": String(Math.max(1, Math.ceil(r.resetMs / 1000))),
-    "RateLimit-Policy": `${limit};w=1`,
+    "RateLimit-Reset": reset,
   };
   if (!r.allowed) {
     throw new ApiError(

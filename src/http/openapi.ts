@@ -1,7 +1,7 @@
 import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "./context";
-import { type FieldErrors, ValidationError } from "./errors";
+import { ERROR_CODES, type FieldErrors, ValidationError } from "./errors";
 
 type Issue = z.core.$ZodIssue;
 
@@ -145,9 +145,23 @@ export const jsonResponse = <T extends z.ZodTypeAny>(schema: T, description: str
   description,
 });
 
+/**
+ * A timestamp: RFC 3339 (OpenAPI 3.1 `format: date-time`), rendered with milliseconds, in UTC
+ * or in the caller's `Accept-Timezone`. Documentation only: what a field accepts on input
+ * (ISO 8601, a local time with `Accept-Timezone`) is checked by the services.
+ */
+export const dateTime = () =>
+  z.string().openapi({ format: "date-time", example: "2026-01-02T03:04:05.000Z" });
+
 export const ErrorSchema = z
-  .object({ detail: z.string(), code: z.string() })
-  .openapi("Error", { description: "HTTP error (contract §3)." });
+  .object({
+    detail: z.string().openapi({ description: "Human-readable; do not match on it." }),
+    code: z.enum(ERROR_CODES).openapi({ description: "Stable, machine-readable code." }),
+  })
+  .openapi("Error", {
+    description: "HTTP error (contract §3). `server_error` answers also carry `request_id`.",
+    example: { detail: "Not found.", code: "not_found" },
+  });
 export const ValidationErrorSchema = z.record(z.string(), z.any()).openapi("ValidationError", {
   description: 'DRF-shaped field errors: `{"field": ["message"], "non_field_errors": [...]}`.',
 });

@@ -287,8 +287,15 @@ describe("rate limit (contract §10)", () => {
     expect(limited.length).toBeGreaterThanOrEqual(10);
     expect(limited[0].headers.get("Retry-After")).toMatch(/^\d+$/);
     expect(((await limited[0].json()) as any).code).toBe("throttled");
+    // IETF draft-ietf-httpapi-ratelimit-headers, current form, and the earlier fields kept.
+    expect(ok[0].headers.get("RateLimit-Policy")).toBe('"default";q=20;w=1');
+    const current = ok[0].headers.get("RateLimit")!.match(/^"default";r=(\d+);t=(\d+)$/);
+    expect(current, ok[0].headers.get("RateLimit") ?? "").not.toBeNull();
+    expect(Number(current![1])).toBeLessThan(20);
+    expect(Number(current![2])).toBeGreaterThanOrEqual(1);
     expect(ok[0].headers.get("RateLimit-Limit")).toBe("20");
-    expect(Number(ok[0].headers.get("RateLimit-Remaining"))).toBeLessThan(20);
+    expect(Number(ok[0].headers.get("RateLimit-Remaining"))).toBe(Number(current![1]));
+    expect(limited[0].headers.get("RateLimit")).toMatch(/^"default";r=0;t=\d+$/);
   });
 });
 
@@ -311,7 +318,7 @@ describe("OpenAPI", () => {
     expect(r.body.paths["/users/"].post.requestBody.content["application/json"].schema).toBeTruthy();
     const docs = await call("/docs/");
     expectStatus(docs, 200);
-    expect(docs.text).toContain("/openapi.json");
+    expect((await call("/docs/init.js")).text).toContain("/openapi.json");
   });
 });
 

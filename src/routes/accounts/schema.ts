@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { ALL_EXACT_VERSIONS } from "../../http/versions";
 import type { AccountRow } from "../../services/accounts";
@@ -20,8 +21,8 @@ export const AccountSchema = z
     failed_reasons: z.array(z.string()),
     review_emails_to_assignee: z.boolean(),
     language: z.string(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
   })
   .openapi("Account");
 

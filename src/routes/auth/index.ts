@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { badRequest, fieldError, permissionDenied } from "../../http/errors";
 import { pathId, requireUser } from "../../http/guards";
 import {
+  dateTime,
   defineRoute,
   errorResponses,
   jsonBody,
@@ -37,8 +38,8 @@ const SessionTokenSchema = z
     kind: z.enum(["session", "access"]),
     name: z.string(),
     user: z.string().url(),
-    created_at: z.string(),
-    expires_at: z.string().nullable(),
+    created_at: dateTime(),
+    expires_at: dateTime().nullable(),
     token: z.string().optional().openapi({ description: "Only in the answer to POST." }),
   })
   .openapi("SessionToken");

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/openapi";
 import { paginationQuery } from "../../http/pagination";
 import { AddressInputSchema, AddressSchema, ContactSchema } from "../tasks/schema";
 
@@ -36,8 +37,8 @@ export const ContactAddressSchema = z
       notes: z.string(),
     }),
     metafields: z.record(z.string(), z.any()),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
   })
   .openapi("ContactAddress");
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/openapi";
 import { paginationQuery } from "../../http/pagination";
 import { RESPONSE_HEADER_NAMES } from "../../services/files/response-headers";
 import type { AttachmentKind } from "../../services/files/types";
@@ -82,8 +83,8 @@ export function attachmentSchemas(kind: AttachmentKind) {
             "shortly after creation; null before that and for other files.",
         }),
       recurrence: z.string().url().nullable(),
-      created_at: z.string(),
-      updated_at: z.string(),
+      created_at: dateTime(),
+      updated_at: dateTime(),
     })
     .openapi(Title);
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/openapi";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../http/pagination";
 import { type RenderCtx, ts } from "../../http/serialize";
 import type { EventRow } from "../../services/events/list";
@@ -10,7 +11,7 @@ export const EventSchema = z
   .object({
     id: z.string().uuid().openapi({ description: "UUIDv7: events sort by id in the order they happened." }),
     type: z.enum(EVENT_TYPES),
-    created_at: z.string(),
+    created_at: dateTime(),
     data: z.record(z.string(), z.any()).openapi({
       description:
         "The same `data` as the webhook body; task, document and signature events carry the task inline.",

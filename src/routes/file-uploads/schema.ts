@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/openapi";
 import { paginationQuery } from "../../http/pagination";
 
 export const FileUploadBodySchema = z
@@ -50,12 +51,11 @@ export const FileUploadSchema = z
       }),
     created_by: z.string().url().nullable(),
     source: z.string(),
-    uploaded_at: z
-      .string()
+    uploaded_at: dateTime()
       .nullable()
       .openapi({ description: "When the storage endpoint stored the file; null until then." }),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
   })
   .openapi("FileUpload");
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/openapi";
 import { paginationQuery } from "../../http/pagination";
 import { TaskWriteSchema } from "../tasks/schema";
 
@@ -66,8 +67,8 @@ export const OrderSchema = z
     assignee: z.string().url().nullable(),
     auto_assign: z.boolean(),
     created_by: z.string().url().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
     description: z.string(),
     recurrence: z.string().url().nullable(),
     documents: z

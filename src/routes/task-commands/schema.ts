@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
+import { dateTime } from "../../http/openapi";
 import { TaskCommandInputSchema } from "../../services/task-commands";
 
 export const TaskCommandSchema = TaskCommandInputSchema.extend({
@@ -18,10 +19,10 @@ export const TaskCommandSchema = TaskCommandInputSchema.extend({
   error_message: z
     .string()
     .openapi({ description: "Empty when accepted; names the state and the action for an invalid move." }),
-  accepted_at: z.string().nullable(),
-  rejected_at: z.string().nullable(),
-  created_at: z.string(),
-  updated_at: z.string(),
+  accepted_at: dateTime().nullable(),
+  rejected_at: dateTime().nullable(),
+  created_at: dateTime(),
+  updated_at: dateTime(),
 }).openapi("TaskCommand");
 
 export const TaskCommandBodySchema = z

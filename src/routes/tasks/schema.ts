@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_STATES } from "../../domain/task-state-machine";
+import { dateTime } from "../../http/openapi";
 import { paginationQuery } from "../../http/pagination";
 import { TASK_CATEGORIES } from "../../services/tasks/types";
 
@@ -17,8 +18,7 @@ const hyperlink = (collection: string) =>
     .optional()
     .openapi({ description: `URL of a ${collection} (a bare UUID is accepted too).` });
 const timestamp = (description: string) =>
-  z
-    .string()
+  dateTime()
     .nullable()
     .optional()
     .openapi({
@@ -50,8 +50,8 @@ export const AddressSchema = z
     raw_address: z.string(),
     formatted_address: z.string().nullable(),
     location: GeoPointSchema.nullable(),
-    geocoded_at: z.string().nullable(),
-    geocode_failed_at: z.string().nullable(),
+    geocoded_at: dateTime().nullable(),
+    geocode_failed_at: dateTime().nullable(),
     geocoding_provider: z.string().nullable(),
   })
   .openapi("Address");
@@ -130,14 +130,14 @@ export const TaskSchema = z
       phones: z.array(z.string()),
       notes: z.string(),
     }),
-    complete_after: z.string().nullable(),
-    complete_before: z.string().nullable(),
+    complete_after: dateTime().nullable(),
+    complete_before: dateTime().nullable(),
     description: z.string(),
     assignee: z.string().url().nullable(),
     order: z.string().url().nullable(),
     position: z.number().nullable(),
     created_by: z.string().url().nullable(),
-    scheduled_time: z.string().nullable(),
+    scheduled_time: dateTime().nullable(),
     duration: z.string().nullable(),
     metafields: z.record(z.string(), z.any()),
     route: z.string().url().nullable(),
@@ -148,8 +148,8 @@ export const TaskSchema = z
     recurrence: z.string().url().nullable(),
     calendar_time: z.any().nullable(),
     form_default_values: z.record(z.string(), z.any()),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
   })
   .openapi("Task");
 

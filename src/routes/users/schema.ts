@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../db/schema";
+import { dateTime } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import type { AccountRoleRow, UserRow } from "../../services/accounts";
 
@@ -14,8 +15,8 @@ export const UserSchema = z
     is_active: z.boolean(),
     account: z.string().url().nullable().openapi({ description: "The user's default account." }),
     role: RoleEnum.nullable().openapi({ description: "Role in the caller's account." }),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
   })
   .openapi("User");
 
@@ -64,8 +65,8 @@ export const AccountRoleSchema = z
     user: z.string().url(),
     role: RoleEnum,
     is_active: z.boolean(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
   })
   .openapi("AccountRole");
 

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { dateTime } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { EVENT_TYPES } from "../../services/events/outbox";
 import { DELIVERY_STATES, type DeliveryRow, WEBHOOK_STATES, type WebhookRow } from "../../services/webhooks";
@@ -30,15 +31,15 @@ export const WebhookSchema = z
       description:
         "`failed` after 410 Gone or the last failed attempt; set `active` to resume the held deliveries.",
     }),
-    failed_at: z.string().nullable(),
+    failed_at: dateTime().nullable(),
     fail_message: z.string(),
     form_response_events: z.boolean().openapi({
       description: "Also deliver `form_response.completed` (it is never delivered without this flag).",
     }),
     account: z.string().url(),
     created_by: z.string().url().nullable(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
   })
   .openapi("Webhook");
 
@@ -103,15 +104,15 @@ export const DeliverySchema = z
         "`failed` (this delivery failed the webhook: 410 or out of attempts).",
     }),
     attempts: z.number().int().openapi({ description: "Attempts since the delivery was last (re)started." }),
-    next_attempt_at: z.string().nullable(),
+    next_attempt_at: dateTime().nullable(),
     last_status_code: z
       .number()
       .int()
       .nullable()
       .openapi({ description: "null: no response (timeout, network)." }),
     last_error: z.string(),
-    created_at: z.string(),
-    updated_at: z.string(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
   })
   .openapi("WebhookDelivery");
 

@@ -3,6 +3,7 @@ import { inStatement } from "../../db/in-list";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
 import { taskStub } from "../../durable-objects/task/client";
 import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
+import { dateTime } from "../../http/openapi";
 import { type Page, paginateByCreation } from "../../http/pagination";
 import { parseTimestamp } from "../../http/timezones";
 import { parseHyperlink } from "../../http/urls";
@@ -27,7 +28,7 @@ const Point = z
 export const TaskDataSchema = z
   .object({
     position: z.number().nullable(),
-    scheduled_time: z.string().nullable(),
+    scheduled_time: dateTime().nullable(),
     duration: z
       .string()
       .regex(/^\d{1,3}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
@@ -50,7 +51,7 @@ export const TaskCommandInputSchema = z
       .min(1)
       .max(255)
       .openapi({ description: "Client-generated, unique per account: the idempotency key." }),
-    time: z.string().openapi({ description: "When the interaction happened (ISO 8601)." }),
+    time: dateTime().openapi({ description: "When the interaction happened (ISO 8601)." }),
     action: z.enum(TASK_ACTIONS),
     assignee: z
       .string()

@@ -1,5 +1,5 @@
 import { taskStub } from "../../durable-objects/task/client";
-import { ApiError, notFound, ValidationError } from "../../http/errors";
+import { ApiError, type ErrorCode, notFound, ValidationError } from "../../http/errors";
 import { uuidv7 } from "../../lib/ids";
 import { settleSeconds } from "../../lib/settle";
 import { enqueueGeocodeRetries, type GeocodeQueue } from "../../queues/geocode/message";
@@ -148,7 +148,7 @@ export async function listTasks(
 function raise(f: WriteFailure): never {
   if (f.status === 400) throw new ValidationError(f.body as never);
   if (f.status === 404) throw notFound();
-  const b = f.body as { detail: string; code: string };
+  const b = f.body as { detail: string; code: ErrorCode };
   throw new ApiError(f.status, b.code, b.detail);
 }
 

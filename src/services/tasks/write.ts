@@ -1,4 +1,4 @@
-import type { FieldErrors } from "../../http/errors";
+import type { ErrorCode, FieldErrors } from "../../http/errors";
 import type { RenderCtx } from "../../http/serialize";
 import { sameAddressInput } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
@@ -56,7 +56,7 @@ export type DeleteTaskArgs = { principal: Principal; id: string; baseUrl: string
 export type WriteFailure = {
   ok: false;
   status: 400 | 404 | 409;
-  body: FieldErrors | { detail: string; code: string };
+  body: FieldErrors | { detail: string; code: ErrorCode };
 };
 export type UpdateTaskResult =
   | { ok: true; task: SerializedTask; geocodeRetry: boolean; state: string; scheduledTime: number | null }

@@ -1,0 +1,419 @@
+/**
+ * The finishing pass over the document @hono/zod-openapi generates from the route schemas
+ * (the same zod schemas that validate). What is the same for every operation is added here,
+ * once, rather than by hand per route: operation ids, the answers every operation can give
+ * (405, 413, 415, 500...), the response and request headers, anonymous security, request
+ * examples, and the OpenAPI 3.1 `webhooks`. The schemas themselves are never rewritten, except
+ * that tuples are described with `items` + `minItems`/`maxItems` (tools mishandle a bare
+ * `prefixItems`).
+ */
+import { EVENT_TYPES, type EventType } from "../services/events/outbox";
+import { REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from "./openapi-examples";
+import { API_DESCRIPTION, TAGS } from "./openapi-notes";
+
+type Json = any;
+type Doc = Json;
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
+
+/** Ids of the operations that are not plain create/list/retrieve/update/destroy. */
+const ACTION_IDS: Record<string, string> = {
+  "post /authenticate/": "authenticate",
+  "post /logout/": "logout",
+  "post /session_tokens/refresh/": "refreshSessionToken",
+  "post /session_tokens/authorize/": "authorizeSessionToken",
+  "get /users/me/": "retrieveCurrentUser",
+  "post /documents/batch_delete/": "batchDeleteDocuments",
+  "post /signatures/batch_delete/": "batchDeleteSignatures",
+  "post /webhooks/{id}/deliveries/{delivery_id}/redeliver/": "redeliverWebhookDelivery",
+  "post /storage/": "uploadFile",
+  "get /files/{key}": "downloadFile",
+  "get /": "retrieveApiRoot",
+  "get /health/": "retrieveHealth",
+  "post /bootstrap/": "bootstrapFirstAdmin",
+};
+
+const singular = (word: string) =>
+  word.endsWith("ies")
+    ? `${word.slice(0, -3)}y`
+    : word.endsWith("sses")
+      ? word.slice(0, -2)
+      : word.replace(/s$/, "");
+const pascal = (word: string) =>
+  word
+    .split("_")
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join("");
+
+/**
+ * Django REST framework's action names, which clients generated from DRF schemas know:
+ * `listTasks`, `createTask`, `retrieveTask`, `partialUpdateTask`, `updateTask`, `destroyTask`.
+ */
+export function operationIdFor(method: string, path: string): string {
+  const explicit = ACTION_IDS[`${method} ${path}`];
+  if (explicit) return explicit;
+  const segments = path.split("/").filter(Boolean);
+  const item = segments[segments.length - 1].startsWith("{");
+  const names = segments.filter((s) => !s.startsWith("{"));
+  const verb = item
+    ? { get: "retrieve", patch: "partialUpdate", put: "update", delete: "destroy" }[method]
+    : { get: "list", post: "create" }[method];
+  if (!verb) throw new Error(`OpenAPI: no operationId rule for ${method.toUpperCase()} ${path}`);
+  const plural = !item && method === "get";
+  return verb + names.map((n, i) => pascal(plural && i === names.length - 1 ? n : singular(n))).join("");
+}
+
+const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+const header = (description: string, schema: Json, example?: unknown) => ({
+  description,
+  schema: example === undefined ? schema : { ...schema, examples: [example] },
+});
+
+/** Response headers (components.headers), referenced from every response they come with. */
+const HEADERS = {
+  "X-Request-Id": header(
+    "This request's id (the one sent in `X-Request-Id` if it was 8–128 characters of `[A-Za-z0-9_.-]`). Quote it when reporting a problem.",
+    { type: "string" },
+    "7d0f8e1c-4a8e-4a53-9b55-0f7c2b7d3c11",
+  ),
+  "X-API-Version": header("The API version this request was served with.", { type: "string" }, "2.11.4"),
+  "RateLimit-Policy": header(
+    'IETF draft-ietf-httpapi-ratelimit-headers: the policy, `"default";q=<requests>;w=<window in seconds>`.',
+    { type: "string" },
+    '"default";q=20;w=1',
+  ),
+  RateLimit: header(
+    'IETF draft-ietf-httpapi-ratelimit-headers: `"default";r=<remaining>;t=<seconds until the window resets>`.',
+    { type: "string" },
+    '"default";r=19;t=1',
+  ),
+  "RateLimit-Limit": header("Earlier draft field, kept for existing clients: requests per window.", {
+    type: "integer",
+  }),
+  "RateLimit-Remaining": header(
+    "Earlier draft field, kept for existing clients: requests left in the window.",
+    {
+      type: "integer",
+    },
+  ),
+  "RateLimit-Reset": header(
+    "Earlier draft field, kept for existing clients: seconds until the window resets.",
+    {
+      type: "integer",
+    },
+  ),
+  "Retry-After": header("Seconds to wait before retrying (RFC 9110).", { type: "integer" }, 1),
+  Allow: header("The methods this path accepts (RFC 9110).", { type: "string" }, "GET, HEAD, PATCH"),
+  "WWW-Authenticate": header(
+    "The authentication scheme to use (RFC 9110).",
+    { type: "string" },
+    'Bearer realm="api"',
+  ),
+  Location: header("The stored file's URL.", { type: "string", format: "uri" }),
+  ETag: header("The stored object's entity tag.", { type: "string" }),
+};
+/** On every response. */
+const COMMON_HEADERS = ["X-Request-Id", "X-API-Version"];
+/**
+ * On every response the limiter counted: not on errors answered before counting (an invalid
+ * token, version or time zone), and never for stored files. Optional, as OpenAPI headers are.
+ */
+const RATE_LIMIT_HEADERS = [
+  "RateLimit-Policy",
+  "RateLimit",
+  "RateLimit-Limit",
+  "RateLimit-Remaining",
+  "RateLimit-Reset",
+];
+
+/** Request headers every API operation understands (components.parameters). */
+const PARAMETERS = {
+  Accept: {
+    name: "Accept",
+    in: "header",
+    required: false,
+    description:
+      "The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`.",
+    schema: { type: "string", examples: ["application/json; version=2.11.4"] },
+  },
+  "Accept-Timezone": {
+    name: "Accept-Timezone",
+    in: "header",
+    required: false,
+    description:
+      "An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`.",
+    schema: { type: "string", examples: ["Europe/Helsinki"] },
+  },
+  "X-Request-Id": {
+    name: "X-Request-Id",
+    in: "header",
+    required: false,
+    description:
+      "Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made.",
+    schema: { type: "string", pattern: "^[\\w.-]{8,128}$" },
+  },
+};
+
+const headerRefs = (names: string[]) => Object.fromEntries(names.map((h) => [h, ref("headers", h)]));
+const errorResponse = (description: string, example: Json, headers: string[] = []) => ({
+  description,
+  headers: headerRefs([...COMMON_HEADERS, ...RATE_LIMIT_HEADERS, ...headers]),
+  content: { "application/json": { schema: ref("schemas", "Error"), example } },
+});
+
+/** Answers any API operation can give, whatever its handler does (components.responses). */
+const RESPONSES = {
+  MethodNotAllowed: errorResponse(
+    "The path exists but not with this method; `Allow` lists the methods it has.",
+    { detail: 'Method "PUT" not allowed.', code: "method_not_allowed" },
+    ["Allow"],
+  ),
+  RequestTooLarge: errorResponse("The JSON body is larger than 10 MiB.", {
+    detail: "Request body is larger than 10485760 bytes.",
+    code: "request_too_large",
+  }),
+  UnsupportedMediaType: errorResponse("The body is not `application/json`.", {
+    detail: "Unsupported Media Type",
+    code: "unsupported_media_type",
+  }),
+  Conflict: errorResponse("The object kept changing while this write was made; send it again.", {
+    detail: "The task kept changing while it was written; try again.",
+    code: "conflict",
+  }),
+  ServerError: {
+    description:
+      "An unexpected error. The body and `X-Request-Id` carry the request id; nothing internal is shown.",
+    headers: headerRefs([...COMMON_HEADERS, ...RATE_LIMIT_HEADERS]),
+    content: {
+      "application/json": {
+        schema: {
+          allOf: [
+            ref("schemas", "Error"),
+            { type: "object", properties: { request_id: { type: "string" } }, required: ["request_id"] },
+          ],
+        },
+        example: {
+          detail: "A server error occurred. Request id: 7d0f8e1c-4a8e-4a53-9b55-0f7c2b7d3c11.",
+          code: "server_error",
+          request_id: "7d0f8e1c-4a8e-4a53-9b55-0f7c2b7d3c11",
+        },
+      },
+    },
+  },
+};
+
+/** Operations that answer 409 (writes to a task retried against concurrent writers). */
+const CONFLICTS = new Set(["updateTask", "partialUpdateTask", "destroyTask"]);
+
+const isStorage = (path: string) => path.startsWith("/storage/") || path.startsWith("/files/");
+
+function addHeaders(response: Json, names: string[]) {
+  if (response.$ref) return;
+  response.headers ??= {};
+  for (const name of names) response.headers[name] ??= ref("headers", name);
+}
+
+function finishOperation(path: string, method: string, op: Json) {
+  op.operationId ??= operationIdFor(method, path);
+  // Anonymous operations say so: with a top-level `security`, leaving it out would mean "token needed".
+  op.security ??= [];
+  const responses = op.responses;
+  if (!isStorage(path)) {
+    op.parameters = [
+      ...(op.parameters ?? []),
+      ref("parameters", "Accept"),
+      ref("parameters", "Accept-Timezone"),
+      ref("parameters", "X-Request-Id"),
+    ];
+    responses["405"] ??= ref("responses", "MethodNotAllowed");
+    if (op.requestBody?.content?.["application/json"]) {
+      responses["413"] ??= ref("responses", "RequestTooLarge");
+      responses["415"] ??= ref("responses", "UnsupportedMediaType");
+    }
+    if (CONFLICTS.has(op.operationId)) responses["409"] ??= ref("responses", "Conflict");
+    responses["500"] ??= ref("responses", "ServerError");
+  }
+  const json = op.requestBody?.content?.["application/json"];
+  if (json && json.example === undefined && json.examples === undefined) {
+    const example = REQUEST_EXAMPLES[op.operationId];
+    if (example !== undefined) json.example = example;
+  }
+  for (const [status, response] of Object.entries<Json>(responses)) {
+    const example = RESPONSE_EXAMPLES[`${op.operationId} ${status}`];
+    const content = response.content?.["application/json"];
+    if (example !== undefined && content && content.example === undefined) content.example = example;
+    // Stored files are not counted by the rate limiter; everything else is.
+    addHeaders(
+      response,
+      path.startsWith("/files/") ? COMMON_HEADERS : [...COMMON_HEADERS, ...RATE_LIMIT_HEADERS],
+    );
+    if (status === "429") addHeaders(response, ["Retry-After"]);
+    if (status === "401") addHeaders(response, ["WWW-Authenticate"]);
+    if (path === "/storage/" && /^(20[014]|303)$/.test(status)) addHeaders(response, ["ETag", "Location"]);
+  }
+}
+
+/** JSON Schema 2020-12's `prefixItems` as `items` + a fixed length, which every tool reads. */
+function plainTuples(node: Json) {
+  if (Array.isArray(node)) {
+    for (const item of node) plainTuples(item);
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  if (Array.isArray(node.prefixItems)) {
+    const types = [...new Set(node.prefixItems.map((s: Json) => s.type))];
+    node.items = types.length === 1 && types[0] ? { type: types[0] } : {};
+    node.minItems = node.prefixItems.length;
+    node.maxItems = node.prefixItems.length;
+    delete node.prefixItems;
+  }
+  for (const value of Object.values(node)) plainTuples(value);
+}
+
+/** What each event's `data` is (services/events: the object as the API renders it). */
+function eventData(type: EventType): { schema: Json; about: string } {
+  const [object] = type.split(".");
+  switch (object) {
+    case "task":
+      return { schema: ref("schemas", "Task"), about: "`data` is the task as `GET /tasks/{id}/` renders it" };
+    case "task_command":
+      return {
+        schema: ref("schemas", "TaskCommandEvent"),
+        about: "`data` is the command as `GET /task_commands/{id}/` renders it, with its `task` inline",
+      };
+    case "order":
+      return {
+        schema: ref("schemas", "Order"),
+        about: "`data` is the order as `GET /orders/{id}/` renders it",
+      };
+    case "document":
+    case "signature":
+      return {
+        schema: ref("schemas", "AttachmentEvent"),
+        about: `\`data\` is the ${object} as \`GET /${object}s/{id}/\` renders it, with its \`task\` inline (a URL if the task is gone)`,
+      };
+    default:
+      return {
+        schema: { type: "object" },
+        about:
+          "Accepted in subscriptions (`form_response_events`) for compatibility; this version has no forms and sends no such event yet",
+      };
+  }
+}
+
+const VERIFY = `
+Delivery follows [Standard Webhooks](https://www.standardwebhooks.com/): an HTTPS POST of
+\`{"type", "timestamp", "data"}\` with three headers, \`webhook-id\` (the delivery's id, the same on every
+attempt: deduplicate on it), \`webhook-timestamp\` (Unix seconds of this attempt) and
+\`webhook-signature\` (\`v1,<base64 HMAC-SHA256>\`). To verify: decode the webhook's \`secret\` after its
+\`whsec_\` prefix from base64, compute HMAC-SHA256 with it over \`<webhook-id>.<webhook-timestamp>.<raw body>\`,
+base64 the result and compare it, in constant time, with each space-separated \`v1,\` entry of
+\`webhook-signature\`; reject timestamps more than a few minutes old. Any Standard Webhooks library does
+this (\`new Webhook(secret).verify(body, headers)\`). Answer 2xx within 15 seconds; anything else, a
+redirect or a timeout is retried; 410 Gone disables the webhook.`.trim();
+
+const DELIVERY_HEADERS = [
+  {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "The delivery's id, the same on every attempt (deduplicate on it).",
+    schema: { type: "string" },
+  },
+  {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: "This attempt's time, in Unix seconds.",
+    schema: { type: "integer" },
+  },
+  {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description:
+      'Space-separated signatures, `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`.',
+    schema: { type: "string" },
+  },
+  {
+    name: "x-event-id",
+    in: "header",
+    required: true,
+    description: "The event's id (as in `GET /events/{id}/`).",
+    schema: { type: "string", format: "uuid" },
+  },
+];
+
+function webhooks(): Json {
+  const out: Json = {};
+  for (const type of EVENT_TYPES) {
+    const { schema, about } = eventData(type);
+    out[type] = {
+      post: {
+        operationId: `${type.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase())}Webhook`,
+        tags: ["Webhooks"],
+        summary: `Event \`${type}\``,
+        description: `${about}.\n\n${VERIFY}`,
+        security: [],
+        parameters: DELIVERY_HEADERS,
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": {
+              schema: {
+                type: "object",
+                required: ["type", "timestamp", "data"],
+                properties: {
+                  type: { type: "string", const: type },
+                  timestamp: { type: "string", format: "date-time", description: "When the event happened." },
+                  data: schema,
+                },
+              },
+            },
+          },
+        },
+        responses: {
+          "2XX": { description: "Received. Any 2xx ends the delivery." },
+          "410": { description: "Gone: the webhook is set `failed` and its deliveries are held." },
+        },
+      },
+    };
+  }
+  return out;
+}
+
+/** Event payloads that inline the task where the API answer has its URL. */
+function eventSchemas(schemas: Json) {
+  schemas.TaskCommandEvent = {
+    description: "A task command with its task inline, as events carry it.",
+    allOf: [ref("schemas", "TaskCommand"), { type: "object", properties: { task: ref("schemas", "Task") } }],
+  };
+  const doc = schemas.Document;
+  schemas.AttachmentEvent = {
+    ...doc,
+    description:
+      "A document or signature with its task inline (its URL if the task was deleted), as events carry it.",
+    properties: {
+      ...doc.properties,
+      task: { oneOf: [ref("schemas", "Task"), { type: "string", format: "uri" }] },
+    },
+  };
+}
+
+/** Completes the generated document; `servers` is left to the caller (it is per request). */
+export function finishDocument(doc: Doc): Doc {
+  doc.info.description = API_DESCRIPTION;
+  doc.tags = TAGS;
+  doc.security = [{ Bearer: [] }, { Token: [] }];
+  doc.components ??= {};
+  doc.components.headers = { ...HEADERS };
+  doc.components.parameters = { ...doc.components.parameters, ...PARAMETERS };
+  doc.components.responses = { ...doc.components.responses, ...RESPONSES };
+  eventSchemas(doc.components.schemas);
+  for (const [path, item] of Object.entries<Json>(doc.paths)) {
+    for (const method of METHODS) if (item[method]) finishOperation(path, method, item[method]);
+  }
+  doc.webhooks = webhooks();
+  plainTuples(doc);
+  return doc;
+}

@@ -1,0 +1,240 @@
+/**
+ * Examples of the OpenAPI document, by operationId (and status, for answers). Every JSON
+ * request body has one (a test checks it); Redocly's `no-invalid-media-type-examples` checks each
+ * against its schema. The ids and URLs are made up but have the service's shapes.
+ */
+
+const BASE = "https://dispatch.example.com";
+const ACCOUNT = `${BASE}/accounts/0193a5d2-7c1e-7b3a-9f00-2b1c5a7d9e01/`;
+const TASK_ID = "0193a5d2-9a40-7c55-8e21-6f3b0c4d2a17";
+const TASK = `${BASE}/tasks/${TASK_ID}/`;
+const WORKER = `${BASE}/users/0193a5d2-8b2f-7d10-a4c3-19e0f6b7c812/`;
+const ADMIN = `${BASE}/users/0193a5d2-7c1f-7e02-b1d9-4c8a2e5f6a03/`;
+const UPLOAD = `${BASE}/file_uploads/0193a5d3-0c11-7a8e-9d42-5b7e1f3c0a99/`;
+const ORDER = `${BASE}/orders/0193a5d2-9a3f-7b21-8c10-3e4d5f6a7b8c/`;
+
+const taskWrite = {
+  account: ACCOUNT,
+  category: "drop_off",
+  address: { raw_address: "Kauppakatu 12, Jyväskylä" },
+  contact: { name: "Aino Virtanen", phones: ["+358401234567"], emails: ["aino@example.com"] },
+  complete_after: "2026-03-02T08:00:00.000Z",
+  complete_before: "2026-03-02T12:00:00.000Z",
+  description: "Two parcels; ring the bell at the side door.",
+  assignee: WORKER,
+  duration: "00:15:00",
+  metafields: { customer_ref: "C-1042" },
+};
+
+const taskWebhook = {
+  url: "https://hooks.example.com/dispatch",
+  events: ["task.state_changed", "task_command.rejected"],
+  form_response_events: false,
+};
+
+export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  authenticate: { username: "dispatcher@example.com", password: "correct horse battery staple" },
+  authorizeSessionToken: { account: ACCOUNT },
+  createSessionToken: { name: "ERP integration" },
+  createAccount: {
+    name: "Acme Deliveries",
+    email: "admin@acme.example.com",
+    password: "correct horse battery staple",
+  },
+  bootstrapFirstAdmin: {
+    name: "Acme Deliveries",
+    email: "ops@acme.example.com",
+    password: "correct horse battery staple",
+  },
+  partialUpdateAccount: { name: "Acme Deliveries Oy", api_version: "2.11.4" },
+  createUser: {
+    email: "driver@acme.example.com",
+    name: "Matti Driver",
+    password: "a long passphrase",
+    role: "worker",
+  },
+  partialUpdateUser: { name: "Matti Meikäläinen", is_active: true },
+  createAccountRole: { email: "manager@acme.example.com", role: "manager" },
+  partialUpdateAccountRole: { role: "admin" },
+  createTask: taskWrite,
+  updateTask: taskWrite,
+  partialUpdateTask: { description: "Leave at the reception.", complete_before: "2026-03-02T14:00:00.000Z" },
+  createOrder: {
+    account: ACCOUNT,
+    external_id: "ERP-2026-0042",
+    reference: "PO 42",
+    description: "Weekly restock",
+    orderer: { name: "Kahvila Aalto" },
+    auto_assign: true,
+    tasks_data: [
+      { category: "pick_up", address: { raw_address: "Vapaudenkatu 40, Jyväskylä" } },
+      { category: "drop_off", address: { raw_address: "Kauppakatu 12, Jyväskylä" } },
+    ],
+  },
+  partialUpdateOrder: { reference: "PO 42 (revised)" },
+  createContactAddress: {
+    account: ACCOUNT,
+    external_id: "CUST-1042",
+    address: { raw_address: "Kauppakatu 12, Jyväskylä" },
+    contact: { name: "Aino Virtanen", phones: ["+358401234567"] },
+  },
+  updateContactAddress: {
+    account: ACCOUNT,
+    external_id: "CUST-1042",
+    address: { raw_address: "Kauppakatu 14, Jyväskylä" },
+    contact: { name: "Aino Virtanen" },
+  },
+  partialUpdateContactAddress: { contact: { name: "Aino Virtanen", notes: "Back door" } },
+  createTaskCommand: {
+    task: TASK,
+    external_id: "mobile-7f3a-000123",
+    time: "2026-03-02T09:41:07.000Z",
+    action: "complete",
+    notes: "Signed by the recipient.",
+    location: { type: "Point", coordinates: [25.7473, 62.2426] },
+  },
+  createFileUpload: { file_name: "delivery note.pdf", file_type: "application/pdf" },
+  createDocument: {
+    account: ACCOUNT,
+    task: TASK,
+    file_upload: UPLOAD,
+    description: "Delivery note",
+    visible_to_worker: true,
+  },
+  partialUpdateDocument: { description: "Delivery note (signed)", visible_to_client: true },
+  batchDeleteDocuments: {
+    ids: ["0193a5d3-1d22-7b9f-8e53-6c8f2a4d1b00", `${BASE}/documents/0193a5d3-1d22-7b9f-8e53-6c8f2a4d1b01/`],
+  },
+  createSignature: {
+    account: ACCOUNT,
+    task: TASK,
+    file_upload: UPLOAD,
+    description: "Recipient's signature",
+  },
+  partialUpdateSignature: { visible_to_worker: false },
+  batchDeleteSignatures: { ids: ["0193a5d3-2e33-7cab-9f64-7d9a3b5e2c10"] },
+  createWebhook: taskWebhook,
+  updateWebhook: { ...taskWebhook, state: "active" },
+  partialUpdateWebhook: { state: "active" },
+};
+
+const task = {
+  id: TASK_ID,
+  url: TASK,
+  account: ACCOUNT,
+  state: "assigned",
+  category: "drop_off",
+  address: {
+    raw_address: "Kauppakatu 12, Jyväskylä",
+    formatted_address: "Jyväskylä, Finland",
+    location: { type: "Point", coordinates: [25.7473, 62.2426] },
+    geocoded_at: "2026-03-01T10:00:00.412Z",
+    geocode_failed_at: null,
+    geocoding_provider: "offline",
+  },
+  contact: {
+    name: "Aino Virtanen",
+    company: "",
+    emails: ["aino@example.com"],
+    phones: ["+358401234567"],
+    notes: "",
+  },
+  complete_after: "2026-03-02T08:00:00.000Z",
+  complete_before: "2026-03-02T12:00:00.000Z",
+  description: "Two parcels; ring the bell at the side door.",
+  assignee: WORKER,
+  order: ORDER,
+  position: null,
+  created_by: ADMIN,
+  scheduled_time: null,
+  duration: "00:15:00",
+  metafields: { customer_ref: "C-1042" },
+  route: null,
+  recurrence: null,
+  form_default_values: {},
+  created_at: "2026-03-01T10:00:00.000Z",
+  updated_at: "2026-03-01T10:00:00.412Z",
+};
+
+const command = {
+  id: "0193a5e0-4b7a-7d21-9c3e-8f1a2b3c4d5e",
+  url: `${BASE}/task_commands/0193a5e0-4b7a-7d21-9c3e-8f1a2b3c4d5e/`,
+  account: ACCOUNT,
+  task: TASK,
+  user: WORKER,
+  external_id: "mobile-7f3a-000123",
+  time: "2026-03-02T09:41:07.000Z",
+  action: "complete",
+  assignee: null,
+  task_data: {},
+  notes: "Signed by the recipient.",
+  location: { type: "Point", coordinates: [25.7473, 62.2426] },
+  state: "accepted",
+  error_message: "",
+  accepted_at: "2026-03-02T09:41:07.815Z",
+  rejected_at: null,
+  created_at: "2026-03-02T09:41:07.815Z",
+  updated_at: "2026-03-02T09:41:07.815Z",
+};
+
+const order = {
+  id: "0193a5d2-9a3f-7b21-8c10-3e4d5f6a7b8c",
+  url: ORDER,
+  account: ACCOUNT,
+  external_id: "ERP-2026-0042",
+  reference: "PO 42",
+  client: null,
+  orderer: { name: "Kahvila Aalto" },
+  tasks: [`${BASE}/tasks/0193a5d2-9a40-7c55-8e21-6f3b0c4d2a16/`, TASK],
+  assignee: null,
+  auto_assign: true,
+  created_by: ADMIN,
+  created_at: "2026-03-01T10:00:00.000Z",
+  updated_at: "2026-03-01T10:00:00.000Z",
+  description: "Weekly restock",
+  recurrence: null,
+  documents: [],
+};
+
+const uploadId = "0193a5d3-0c11-7a8e-9d42-5b7e1f3c0a99";
+const fileUpload = {
+  id: uploadId,
+  url: UPLOAD,
+  file: `${BASE}/files/fileupload/${uploadId}/delivery%20note.pdf`,
+  file_name: "delivery note.pdf",
+  file_type: "application/pdf",
+  s3_signature: {
+    url: `${BASE}/storage/`,
+    fields: {
+      acl: "public-read",
+      "Content-Type": "application/pdf",
+      key: `fileupload/${uploadId}/delivery note.pdf`,
+      "x-amz-algorithm": "AWS4-HMAC-SHA256",
+      "x-amz-credential": "AKIAEXAMPLE/20260301/auto/s3/aws4_request",
+      "x-amz-date": "20260301T100000Z",
+      policy: "eyJleHBpcmF0aW9uIjoiMjAyNi0wMy0wMVQxMTowMDowMC4wMDBaIiwiY29uZGl0aW9ucyI6W119",
+      "x-amz-signature": "5f1c0e3d9a7b2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e",
+    },
+  },
+  created_by: ADMIN,
+  source: "",
+  uploaded_at: null,
+  created_at: "2026-03-01T10:00:00.000Z",
+  updated_at: "2026-03-01T10:00:00.000Z",
+};
+
+export const RESPONSE_EXAMPLES: Record<string, unknown> = {
+  "authenticate 200": {
+    token: "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoic2Vzc2lvbitqd3QifQ.eyJzdWIiOiIuLi4ifQ.c2lnbmF0dXJl",
+  },
+  "createTaskCommand 201": command,
+  "retrieveTaskCommand 200": command,
+  "createOrder 201": order,
+  "retrieveOrder 200": order,
+  "createFileUpload 201": fileUpload,
+  "createTask 201": task,
+  "retrieveTask 200": task,
+  "partialUpdateTask 200": task,
+  "updateTask 200": task,
+  "listTasks 200": { next: `${BASE}/tasks/?cursor=eyJ2IjoxfQ`, previous: null, results: [task] },
+};

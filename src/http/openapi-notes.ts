@@ -1,0 +1,191 @@
+/**
+ * The prose of the OpenAPI document: `info.description` and the tag descriptions. A reader of
+ * a deployed /docs/ has no README, so what a client needs to know beyond the schemas is here
+ * (CommonMark, as OpenAPI 3.1 says for every description).
+ */
+
+export const API_DESCRIPTION = `
+Dispatch field work: tasks, the commands that move them through their states, orders that group
+them, files and signatures attached to them, and webhooks that tell your systems what changed.
+
+## Conventions
+- **Paths end with a slash** (\`/tasks/\`, \`/tasks/{id}/\`). Before 2.10.0 a path without it is
+  served as if it had one; from 2.10.0 on it is 404. \`/openapi.json\`, \`/docs/\`, \`/storage/\` and
+  \`/files/...\` are outside this rule.
+- **JSON in and out**, UTF-8. A JSON body of another media type is 415; a body over 10 MiB is 413;
+  malformed JSON is 400.
+- **Hyperlinks.** Related objects are written and read as URLs, \`{base_url}/<collection>/<uuid>/\`.
+  A bare UUID is accepted on input; the host is not compared. A link to an object that does not
+  exist, or belongs to another account, is the field error \`Invalid hyperlink - Object does not exist.\`
+- **Request ids.** Every response carries \`X-Request-Id\` (yours, if you sent a well-formed one).
+  Quote it when you report a problem; a 500 answer repeats it in its body.
+
+## Versions
+Send \`Accept: application/json; version=X.Y.Z\` to pick the behaviour of a release. Without it, the
+version pinned on your account applies (\`api_version\`, changeable with \`PATCH /accounts/{id}/\`),
+else the newest. The version in effect comes back in \`X-API-Version\` on every response. An unknown
+version is 400 with code \`not_acceptable_version\`.
+
+## Authentication
+\`POST /authenticate/\` trades an e-mail and password for a session JWT (30 days); send it as
+\`Authorization: Bearer <token>\`. \`POST /session_tokens/authorize/\` exchanges a session for an
+authorization JWT of one account (15 minutes). Integration users can create long-lived access
+tokens (\`fda_...\`, also accepted as \`Authorization: Token <token>\`). Every token is revocable and
+revocation takes effect on the next request. Operations marked with an empty security requirement
+(\`POST /authenticate/\`, \`POST /accounts/\`, \`POST /storage/\`, \`GET /files/{key}\`) need no token.
+
+## Errors
+HTTP errors are \`{"detail": "...", "code": "..."}\`; match on \`code\` (the \`Error\` schema lists
+every code), never on \`detail\`. Validation errors (400) are field maps in the style of Django REST
+framework: \`{"field": ["message"], "nested": {"field": [...]}, "non_field_errors": [...]}\`; a missing
+field reads \`This field is required.\`; an unknown query parameter on a list is
+\`{"<name>": ["Unknown query parameter."]}\`. For array bodies the errors are an array aligned
+with the input (\`{}\` for valid items). 401 answers carry \`WWW-Authenticate\`, 405 answers \`Allow\`,
+429 answers \`Retry-After\`.
+
+## Pagination
+Lists answer \`{"next", "previous", "results"}\`. \`next\` and \`previous\` are complete URLs (null at the
+ends) carrying an opaque \`cursor\`: follow them rather than building cursors. \`page_size\` defaults to
+50, at most 500. \`GET /accounts/\` and \`GET /session_tokens/\` answer every item in one page.
+
+## Time zones
+Timestamps are RFC 3339 with milliseconds, in UTC (\`2026-01-02T03:04:05.000Z\`). Send
+\`Accept-Timezone: <IANA zone>\` (e.g. \`Europe/Helsinki\`) to have them rendered with that zone's offset,
+and to write local times without an offset, which are then read in that zone. An unknown zone is 400
+with code \`invalid_timezone\`.
+
+## Rate limits
+Requests are counted per token (anonymous requests: per client address) in one-second windows. Every
+counted response carries the fields of the IETF RateLimit header fields draft, \`RateLimit-Policy:
+"default";q=<quota>;w=1\` and \`RateLimit: "default";r=<remaining>;t=<seconds to reset>\`, and its
+earlier \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\` fields. Past the limit: 429,
+code \`throttled\`, with \`Retry-After\`. Stored files (\`/files/...\`) are not counted.
+
+## Uploads
+Files are uploaded straight to storage with a signed form: \`POST /file_uploads/\` answers an AWS
+Signature Version 4 POST policy (\`s3_signature\`), which you post, with the file as the last part, to
+its \`upload_url\` (\`POST /storage/\` on this service). Then attach the upload to a task as a document
+or a signature. Stored files are served at \`/files/<key>\`.
+
+## Commands and webhooks
+A task's state changes only through task commands (\`POST /task_commands/\`), applied one at a time
+per task, each \`accepted\` or \`rejected\`. Changes are recorded as events (\`GET /events/\`) and delivered
+to webhooks: see the \`webhooks\` section of this document for each event's payload, its delivery
+headers and how to check its signature.
+`.trim();
+
+export const TAGS: { name: string; description: string }[] = [
+  {
+    name: "Service",
+    description:
+      "The API root (links to the docs, this document and the main collections) and `GET /health/` for " +
+      "load balancers and uptime monitors: 200 when the database answers, 503 when it does not, no token " +
+      "needed and no configuration revealed. Browsers may call the document, the health check and the " +
+      "anonymous endpoints from any origin; the rest of the API answers the origins of `CORS_ORIGINS`.",
+  },
+  {
+    name: "Authentication",
+    description:
+      "Sign in, sign out, and manage tokens. Session JWTs (HS256, 30 days) come from `POST /authenticate/`; " +
+      "authorization JWTs (one account, 15 minutes) from `POST /session_tokens/authorize/`, extended by " +
+      "`POST /session_tokens/refresh/`. Access tokens (`fda_...`, no expiry) are for integration users. " +
+      "Every token is stored, so `POST /logout/` and `DELETE /session_tokens/{id}/` take effect on the next " +
+      "request; revoking a session also revokes the authorization tokens made from it.",
+  },
+  {
+    name: "Accounts",
+    description:
+      "An account is one organisation's data. `POST /accounts/` signs up (when the deployment allows it) and " +
+      "makes the caller its admin. An account pins the API version its requests get by default (`api_version`).",
+  },
+  {
+    name: "Users",
+    description:
+      "People and integrations. E-mails are unique across the service (case-insensitive). A user created " +
+      "without a password cannot sign in until one is set. `role` in a user's body is the role in the " +
+      "caller's account.",
+  },
+  {
+    name: "Account roles",
+    description:
+      "Membership of a user in an account, with a role: `admin`, `manager`, `worker` or `integration`. " +
+      "`POST` adds an existing user (by `user` link or `email`).",
+  },
+  {
+    name: "Tasks",
+    description:
+      "A unit of field work at an address. Create needs `account`, `category` and `address` (or a contact " +
+      "address that supplies it); the address is geocoded (text only: geocoded; a point only: reverse " +
+      "geocoded; both: stored as sent). Writes go through the task's own serialised writer, so they never " +
+      "interleave with commands. The state never changes by PATCH or PUT: use task commands. Workers see " +
+      "only their own tasks; anything else is 404. Lists filter on state, category, assignee, order, " +
+      "contact address, times (`__gte`, `__lte`, `__isnull`) and sort with `ordering`; for a reliable sync, " +
+      "page by `updated_at__gt` with `ordering=updated_at&updated_at_delay_latest=true`.",
+  },
+  {
+    name: "Orders",
+    description:
+      "A group of tasks with an `external_id`. `POST` takes one order or an array (each order one " +
+      "transaction; for an array, nothing is stored if any item is invalid) and upserts by `external_id`: " +
+      "`tasks_data[i]` updates the order's i-th task, extra entries create tasks, tasks past the end that " +
+      "have not started are cancelled. 201 if any order was created, 200 if all were updates.",
+  },
+  {
+    name: "Contact addresses",
+    description:
+      "Reusable addresses and contacts, unique per account by `external_id`. A task copies them when " +
+      "created; later changes to the contact address do not change existing tasks.",
+  },
+  {
+    name: "Task commands",
+    description:
+      "The only way a task's state changes: `assign`, `accept`, `transit`, `activate`, `complete`, `fail`, " +
+      "`cancel`, `update` and the others of the state machine. Post one command or an array of up to 500 " +
+      "(for one or several tasks). Each command is applied inside its task's serialised writer, checked " +
+      "against the task's version, and stored `accepted` or `rejected` (with the reason); a command the " +
+      "caller may not send is `rejected`, never an error. `external_id` makes a command idempotent.",
+  },
+  {
+    name: "File uploads",
+    description:
+      "`POST /file_uploads/` `{file_name, file_type}` answers `s3_signature`: a signed form (AWS Signature " +
+      "Version 4 POST policy, valid for one hour) to post the file to `upload_url`. `uploaded_at` is null " +
+      "until the file is stored. The upload is then attached as a document or a signature.",
+  },
+  {
+    name: "Documents",
+    description:
+      "Files attached to a task (and its order): an uploaded file is copied under the document's own key. " +
+      "`mimetype` comes from the bytes; `thumbnail` is made in the background for images. Workers see the " +
+      "documents of their own tasks that are `visible_to_worker`. `batch_delete` deletes up to 500 at once, " +
+      "or nothing. Deleting a task keeps its documents.",
+  },
+  {
+    name: "Signatures",
+    description: "Proof-of-delivery signatures: the same shape and rules as documents.",
+  },
+  {
+    name: "Storage",
+    description:
+      "Not JSON: the S3-compatible upload endpoint (`POST /storage/`, the `upload_url` of file uploads) and " +
+      "the stored files (`GET /files/{key}`). Both are anonymous: the signed form, and the unguessable id in " +
+      "a file's key, are the authorization. Errors are S3's XML.",
+  },
+  {
+    name: "Webhooks",
+    description:
+      "Subscriptions to events, delivered by HTTPS POST following Standard Webhooks (see the `webhooks` " +
+      "section for every payload). `secret` (`whsec_` + base64) is shown once, in the answer to `POST`. " +
+      "Delivery is at least once and unordered: deduplicate on `webhook-id`. Any 2xx is success; redirects " +
+      "are not followed. Failed deliveries are retried for about 2.5 days (a longer `Retry-After` wins); " +
+      '410 Gone or the last failure sets the webhook `failed`, and `PATCH {"state": "active"}` resumes ' +
+      "it. Webhook URLs must be public https URLs. The delivery log can be read and deliveries redelivered.",
+  },
+  {
+    name: "Events",
+    description:
+      "Every change that webhooks deliver, readable by polling: oldest first, catch up with " +
+      "`?after=<last processed id>` and follow `next`. An event is listed once it is a few seconds old, so " +
+      "a poller never skips one that committed late.",
+  },
+];
