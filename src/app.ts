@@ -21,6 +21,7 @@ import { mountAttachments } from "./routes/documents";
 import { dispatchAfterWrites, mountEvents } from "./routes/events";
 import { mountFileUploads } from "./routes/file-uploads";
 import { mountOrders } from "./routes/orders";
+import { mountOutbox } from "./routes/outbox";
 import { mountStorage } from "./routes/storage";
 import { mountTaskCommands } from "./routes/task-commands";
 import { mountTasks } from "./routes/tasks";
@@ -68,6 +69,7 @@ export function createApp() {
   mountStorage(app);
   mountWebhooks(app);
   mountEvents(app);
+  mountOutbox(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "Bearer", {
     type: "http",

@@ -7,6 +7,8 @@ interface AppSecrets {
   STORAGE_SECRET_ACCESS_KEY: string;
   DEMO_ADMIN_PASSWORD?: string;
   GEOCODING_API_KEY?: string;
+  /** The `send_email` binding, declared by deployments that send mail (EMAIL_PROVIDER=workers). */
+  EMAIL?: SendEmail;
 }
 interface Env extends AppSecrets {}
 declare namespace Cloudflare {

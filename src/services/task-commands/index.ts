@@ -169,7 +169,7 @@ async function resolve(
     ),
     inStatement(
       env.DB,
-      "SELECT user_id AS id FROM account_roles WHERE account_id = ? AND is_active = 1 AND user_id IN (IN_LIST)",
+      "SELECT user_id AS id FROM account_roles WHERE account_id = ? AND is_active = 1 AND state = 'active' AND user_id IN (IN_LIST)",
       [p.accountId],
       notNull(assigneeIds),
     ),
