@@ -91,9 +91,10 @@ describe("invitations (a user in several accounts)", () => {
     expect(shape(r1.body)).toEqual(shape(r2.body));
     expect(r1.body.state).toBe("pending");
     // A user of another account named by URL does not exist for this account.
+    const c = await newAccount("C");
     const byUrl = await call("/account_roles/", {
       token: a.admin.token,
-      body: { user: b.admin.user, role: "worker" },
+      body: { user: c.admin.user, role: "worker" },
     });
     expectStatus(byUrl, 400);
     expect(byUrl.body.user[0]).toMatch(/does not exist/);
