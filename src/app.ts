@@ -12,6 +12,7 @@ import {
   trailingSlash,
 } from "./http/middleware";
 import { createRouter } from "./http/openapi";
+import { strictJson } from "./http/strict-json";
 import { CURRENT_VERSION } from "./http/versions";
 import { mountAccountRoles } from "./routes/account-roles";
 import { mountAccounts } from "./routes/accounts";
@@ -53,6 +54,7 @@ export function createApp() {
   app.use("*", timeZone);
   app.use("*", jsonBodyLimit);
   app.use("*", rateLimit);
+  app.use("*", strictJson);
   // After a successful write, hand new outbox events to webhooks (the cron is the safety net).
   app.use("*", dispatchAfterWrites);
 
