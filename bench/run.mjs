@@ -13,7 +13,11 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 
 const DURATION = Number(process.env.BENCH_SECONDS || 5);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS || 10);
+// Requests in flight are capped: the local runtime runs out of file handles past a few
+// thousand open requests and hangs, which measures nothing. autocannon keeps one request per
+// connection (no pipelining), so connections are the requests in flight.
+const MAX_IN_FLIGHT = 256;
+const CONNECTIONS = Math.max(1, Math.min(MAX_IN_FLIGHT, Number(process.env.BENCH_CONNECTIONS || 10)));
 const BIG_TASKS = Number(process.env.BENCH_BIG_TASKS || 100_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 // BENCH_ONLY=1,6 runs only those sections (1 read, 2 command, 3 batch, 4 orders, 5 list, 6 upload, 7 webhooks).
@@ -145,6 +149,7 @@ async function timed(pids, work) {
 
 /** `count` calls of `send`, `lanes` at a time (a fixed amount of work, to be timed). */
 async function inLanes(lanes, count, send) {
+  lanes = Math.min(lanes, MAX_IN_FLIGHT);
   let started = 0;
   const lane = async () => {
     while (started < count) {

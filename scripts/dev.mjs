@@ -5,7 +5,7 @@
 // prints its credentials. Nothing here runs in a deployment.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 
 // `npm run dev -- --port 9000 --ip 0.0.0.0` (or PORT=9000): the options wrangler receives once.
 const args = process.argv.slice(2);
@@ -30,10 +30,16 @@ if (!existsSync(".dev.vars")) {
     "ALLOW_SIGNUP=true",
     "WEBHOOKS_ALLOW_PRIVATE=true",
     "CORS_ORIGINS=*",
+    `WEBHOOK_SECRETS_KEYS=dev-${b64url(4)}:${b64url(32)}`,
+    "EMAIL_PROVIDER=local",
     "",
   ].join("\n");
   writeFileSync(".dev.vars", vars, { mode: 0o600 });
   console.log("Created .dev.vars with fresh random secrets.");
+} else if (!/^WEBHOOK_SECRETS_KEYS=/m.test(readFileSync(".dev.vars", "utf8"))) {
+  // A .dev.vars from before webhook secrets were encrypted: add the key it lacks.
+  appendFileSync(".dev.vars", `\nWEBHOOK_SECRETS_KEYS=dev-${b64url(4)}:${b64url(32)}\n`);
+  console.log("Added WEBHOOK_SECRETS_KEYS to .dev.vars.");
 }
 const devVars = Object.fromEntries(
   readFileSync(".dev.vars", "utf8")

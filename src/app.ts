@@ -14,6 +14,7 @@ import {
 import { createRouter } from "./http/openapi";
 import { finishDocument } from "./http/openapi-document";
 import { dispatchAfterWrites } from "./http/relay";
+import { strictJson } from "./http/strict-json";
 import { CURRENT_VERSION } from "./http/versions";
 import { mountAccountRoles } from "./routes/account-roles";
 import { mountAccounts } from "./routes/accounts";
@@ -25,6 +26,7 @@ import { mountEvents } from "./routes/events";
 import { mountFileUploads } from "./routes/file-uploads";
 import { mountMeta } from "./routes/meta";
 import { mountOrders } from "./routes/orders";
+import { mountOutbox } from "./routes/outbox";
 import { mountStorage } from "./routes/storage";
 import { mountTaskCommands } from "./routes/task-commands";
 import { mountTasks } from "./routes/tasks";
@@ -74,6 +76,7 @@ export function createApp() {
   app.use("*", timeZone);
   app.use("*", jsonBodyLimit);
   app.use("*", rateLimit);
+  app.use("*", strictJson);
   // After a successful write, hand new outbox events to webhooks (the cron is the safety net).
   app.use("*", dispatchAfterWrites);
 
@@ -92,6 +95,7 @@ export function createApp() {
   mountStorage(app);
   mountWebhooks(app);
   mountEvents(app);
+  mountOutbox(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "Bearer", {
     type: "http",

@@ -6,9 +6,13 @@ interface AppSecrets {
   STORAGE_ACCESS_KEY_ID: string;
   STORAGE_SECRET_ACCESS_KEY: string;
   DEMO_ADMIN_PASSWORD?: string;
+  /** `kid:base64-32-bytes,...`: AES-GCM keys of webhook secrets at rest; the first encrypts, all decrypt. */
+  WEBHOOK_SECRETS_KEYS: string;
   GEOCODING_API_KEY?: string;
   /** One-time secret that lets `POST /bootstrap/` create the first admin of an empty deployment. */
   BOOTSTRAP_TOKEN?: string;
+  /** The `send_email` binding, declared by deployments that send mail (EMAIL_PROVIDER=workers). */
+  EMAIL?: SendEmail;
 }
 interface Env extends AppSecrets {}
 declare namespace Cloudflare {

@@ -1,33 +1,34 @@
 import { createApp } from "./app";
 import { logLine } from "./http/log";
+import { DEAD_LETTER_SOURCES, handleDeadLetterBatch } from "./queues/dead-letters/handler";
 import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
+import { baseQueueName } from "./queues/names";
 import { handleCommandBatch } from "./queues/task-commands/handler";
 import { handleWebhookBatch } from "./queues/webhooks/handler";
 import { sweepWebhooks } from "./services/events/dispatch";
 import { rearmOverdueSchedules } from "./services/task-commands";
+import { sweepPendingCommands } from "./services/task-commands/recovery";
 
 export { RateLimiterDO } from "./durable-objects/rate-limiter";
 export { TaskDO } from "./durable-objects/task";
 
 const app = createApp();
 
-/** Queue consumers by queue name (wrangler.jsonc, without the environment's suffix). */
+/** Queue consumers by queue name (wrangler.jsonc, without the environment's suffix), dead-letter queues included. */
 const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<void>> = {
   "fd-task-commands": handleCommandBatch,
   "fd-geocode": handleGeocodeBatch,
   "fd-files": handleFilesBatch,
   "fd-webhooks": handleWebhookBatch,
+  ...Object.fromEntries(Object.keys(DEAD_LETTER_SOURCES).map((q) => [q, handleDeadLetterBatch])),
 };
 
 export default {
   fetch: app.fetch,
   async queue(batch, env) {
     const started = Date.now();
-    // Deployed environments suffix their queue names (wrangler.jsonc `QUEUE_SUFFIX`).
-    const suffix = env.QUEUE_SUFFIX ?? "";
-    const base = suffix && batch.queue.endsWith(suffix) ? batch.queue.slice(0, -suffix.length) : batch.queue;
-    const handler = consumers[base];
+    const handler = consumers[baseQueueName(batch.queue, env)];
     if (!handler) {
       console.error(JSON.stringify({ level: "error", error: `no consumer for queue ${batch.queue}` }));
       batch.retryAll();
@@ -51,32 +52,35 @@ export default {
   },
   /**
    * Cron (wrangler.jsonc `triggers`, every minute): the safety nets for work handed off after a
-   * write commits: the webhook outbox sweeper, and scheduled tasks whose alarm was never armed.
+   * write commits: the webhook outbox sweeper, scheduled tasks whose alarm was never armed, and
+   * asynchronous commands still pending after their message was lost.
    */
   async scheduled(controller, env, ctx) {
     const started = Date.now();
     ctx.waitUntil(
-      Promise.allSettled([sweepWebhooks(env), rearmOverdueSchedules(env)]).then(([sweep, rearm]) => {
-        for (const r of [sweep, rearm]) {
-          if (r.status === "rejected")
-            console.error(
-              JSON.stringify({
-                level: "error",
-                type: "cron",
-                error: String(r.reason),
-                stack: (r.reason as Error)?.stack,
-              }),
-            );
-        }
-        logLine({
-          type: "cron",
-          cron: controller.cron,
-          outcome: sweep.status === "fulfilled" && rearm.status === "fulfilled" ? "ok" : "error",
-          events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
-          deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
-          duration_ms: Date.now() - started,
-        });
-      }),
+      Promise.allSettled([sweepWebhooks(env), rearmOverdueSchedules(env), sweepPendingCommands(env)]).then(
+        ([sweep, rearm, pending]) => {
+          for (const r of [sweep, rearm, pending]) {
+            if (r.status === "rejected")
+              console.error(
+                JSON.stringify({
+                  level: "error",
+                  type: "cron",
+                  error: String(r.reason),
+                  stack: (r.reason as Error)?.stack,
+                }),
+              );
+          }
+          logLine({
+            type: "cron",
+            cron: controller.cron,
+            outcome: [sweep, rearm, pending].every((r) => r.status === "fulfilled") ? "ok" : "error",
+            events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
+            deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
+            duration_ms: Date.now() - started,
+          });
+        },
+      ),
     );
   },
 } satisfies ExportedHandler<Env>;

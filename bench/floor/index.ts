@@ -122,7 +122,8 @@ export default {
       return new Response(null, { status: 204 });
     }
     if (url.pathname === "/write-many") {
-      const n = Number(url.searchParams.get("n") ?? 100);
+      // Capped: a few thousand calls in flight exhaust the local runtime's file handles.
+      const n = Math.min(1000, Number(url.searchParams.get("n") ?? 100));
       const shape = url.searchParams.get("shape") ?? "";
       await Promise.all(
         Array.from({ length: n }, (_, i) => {

@@ -37,11 +37,19 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const incoming = c.req.header("X-Request-Id");
   const requestId = incoming && /^[\w.-]{8,128}$/.test(incoming) ? incoming : crypto.randomUUID();
   c.set("requestId", requestId);
-  c.set("baseUrl", new URL(c.req.url).origin);
+  const url = new URL(c.req.url);
+  const path = url.pathname;
+  c.set("baseUrl", url.origin);
   c.set("principal", null);
   c.set("rateLimitHit", null);
   c.set("timeZone", null);
   await next();
+  // API answers carry tokens and account data: never cached by a shared or browser cache
+  // (RFC 9111 §5.2.2.5), never sniffed as another type. Stored files have their own caching.
+  if (!path.startsWith(`${FILES_PREFIX}/`)) {
+    if (!c.res.headers.has("Cache-Control")) c.res.headers.set("Cache-Control", "no-store");
+    c.res.headers.set("X-Content-Type-Options", "nosniff");
+  }
   const version = (c.get("version") ?? parseVersion(CURRENT_VERSION)!).text;
   c.res.headers.set("X-Request-Id", requestId);
   c.res.headers.set("X-API-Version", version);

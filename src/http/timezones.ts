@@ -33,7 +33,9 @@ export function validateTimeZone(zone: string | undefined | null): string | null
     formatter(z);
     return z;
   } catch {
-    throw badRequest(`Unknown time zone in "Accept-Timezone" header: "${z}".`, "invalid_timezone");
+    // Echo at most 64 characters: an error body must not grow with whatever a client sent.
+    const shown = z.length > 64 ? `${z.slice(0, 64)}…` : z;
+    throw badRequest(`Unknown time zone in "Accept-Timezone" header: "${shown}".`, "invalid_timezone");
   }
 }
 
@@ -75,7 +77,20 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}
  * Parses an ISO 8601 date-time to epoch ms, or returns null when it is not one. A value
  * without an offset is read in `zone`; without a zone it is refused (null).
  */
+/**
+ * Accepted instants: from 1970-01-01T00:00:00Z up to (not including) 2100-01-01T00:00:00Z.
+ * A field service has no task before the epoch or in the 22nd century; a year-0 or year-9999
+ * date is a client bug, and it is refused rather than stored (README, API notes).
+ */
+export const MIN_TIMESTAMP_MS = 0;
+export const MAX_TIMESTAMP_MS = Date.UTC(2100, 0, 1);
+
 export function parseTimestamp(text: string, zone: string | null): number | null {
+  const ms = parseTimestampUnbounded(text, zone);
+  return ms === null || ms < MIN_TIMESTAMP_MS || ms >= MAX_TIMESTAMP_MS ? null : ms;
+}
+
+function parseTimestampUnbounded(text: string, zone: string | null): number | null {
   const m = ISO.exec(text.trim());
   if (!m) return null;
   const [, y, mo, d, h, mi, s, frac, off] = m;

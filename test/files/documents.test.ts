@@ -6,7 +6,16 @@ import { uuidv7 } from "../../src/lib/ids";
 import { insertTask } from "../factories";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
 import { bytesEqual, pseudoRandomBytes } from "../storage/helpers";
-import { eventually, fetchBytes, jpegBytes, newFileUpload, pngBytes, uploadFile } from "./helpers";
+import {
+  eventually,
+  expectS3Error,
+  fetchBytes,
+  jpegBytes,
+  newFileUpload,
+  pngBytes,
+  postForm,
+  uploadFile,
+} from "./helpers";
 
 const NOT_EXIST = "Invalid hyperlink - Object does not exist.";
 
@@ -178,9 +187,14 @@ describe("the two-step flow: upload, attach, download", () => {
     expect([img.get_width(), img.get_height()]).toEqual([200, 150]);
     img.free();
 
-    // The upload's own file is still served at its `file` URL.
-    const original = await fetchBytes(fu.file);
-    expect(bytesEqual(original.bytes, png)).toBe(true);
+    // The upload's own file was deleted once copied, and its form cannot put it back.
+    expect((await fetchBytes(fu.file)).status).toBe(404);
+    const replay = await postForm(fu.s3_signature.url, fu.s3_signature.fields, png, {
+      filename: "proof of delivery.png",
+      fileType: "application/octet-stream",
+    });
+    expectS3Error(replay, 403, "AccessDenied");
+    expect((await fetchBytes(fu.file)).status).toBe(404);
 
     // Deleting the document removes its file and its thumbnail.
     expectStatus(await call(doc.url, { method: "DELETE", token: admin.token }), 204);

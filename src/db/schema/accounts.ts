@@ -36,6 +36,8 @@ export const users = sqliteTable(
 
 export const ROLES = ["admin", "manager", "worker", "integration"] as const;
 export type RoleName = (typeof ROLES)[number];
+export const ROLE_STATES = ["active", "pending"] as const;
+export type RoleState = (typeof ROLE_STATES)[number];
 
 export const accountRoles = sqliteTable(
   "account_roles",
@@ -49,6 +51,12 @@ export const accountRoles = sqliteTable(
       .references(() => users.id),
     role: text("role").$type<RoleName>().notNull(),
     isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    /**
+     * `pending` is an invitation (or a new user's role before activation): it grants nothing
+     * until the user accepts it, because no account's admin may hand another account's user a
+     * role on its own (a user may hold roles in several accounts).
+     */
+    state: text("state").$type<RoleState>().notNull().default("active"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -90,3 +98,63 @@ export const authTokens = sqliteTable(
     index("auth_tokens_user_idx").on(t.userId, t.createdAt),
   ],
 );
+
+export const USER_TOKEN_KINDS = ["activation", "email_verification", "password_reset"] as const;
+export type UserTokenKind = (typeof USER_TOKEN_KINDS)[number];
+
+/**
+ * Single-use tokens mailed to a user (activation today; e-mail verification and the like
+ * later). Only the SHA-256 of the token is stored; `used_at` is set by the one UPDATE that
+ * consumes it, so a token cannot be used twice even by two concurrent requests.
+ */
+export const userTokens = sqliteTable(
+  "user_tokens",
+  {
+    id: text("id").primaryKey(),
+    kind: text("kind").$type<UserTokenKind>().notNull(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id),
+    /** The account the token was issued for (the role an activation accepts); null if none. */
+    accountId: text("account_id").references(() => accounts.id),
+    tokenHash: text("token_hash").notNull(),
+    createdAt: integer("created_at").notNull(),
+    expiresAt: integer("expires_at").notNull(),
+    usedAt: integer("used_at"),
+  },
+  (t) => [
+    uniqueIndex("user_tokens_hash_unique").on(t.tokenHash),
+    index("user_tokens_user_idx").on(t.userId, t.kind),
+  ],
+);
+
+/**
+ * Outbound e-mail kept by the local provider (development and tests), readable at
+ * `GET /outbox/` by the admins of the account the message was sent for.
+ */
+export const outboundEmails = sqliteTable(
+  "outbound_emails",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id"),
+    kind: text("kind").notNull(),
+    to: text("to_address").notNull(),
+    subject: text("subject").notNull(),
+    text: text("text").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [index("outbound_emails_account_idx").on(t.accountId, t.createdAt)],
+);
+
+/**
+ * Sign-in failures per key (`user:<email>` or `ip:<address>`), counted in one UPSERT so two
+ * concurrent failures never read the same count.
+ */
+export const signInFailures = sqliteTable("sign_in_failures", {
+  key: text("key").primaryKey(),
+  windowStart: integer("window_start").notNull(),
+  failures: integer("failures").notNull(),
+  /** How many times the key has been blocked in a row: the back-off doubles with it. */
+  strikes: integer("strikes").notNull().default(0),
+  blockedUntil: integer("blocked_until"),
+});

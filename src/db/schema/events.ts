@@ -68,3 +68,16 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_due_idx").on(t.state, t.nextAttemptAt),
   ],
 );
+
+/**
+ * Messages that exhausted their queue's retries, as the dead-letter consumers received them:
+ * what the message was and why it is here, for an operator to look at (and an alert in the log).
+ */
+export const deadLetters = sqliteTable("dead_letters", {
+  id: text("id").primaryKey(),
+  queue: text("queue").notNull(),
+  /** The message body as JSON (cut at 16 KiB). */
+  body: text("body").notNull(),
+  reason: text("reason").notNull(),
+  createdAt: integer("created_at").notNull(),
+});

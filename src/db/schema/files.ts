@@ -14,6 +14,12 @@ export const fileUploads = sqliteTable(
     key: text("key").notNull(),
     /** Set by the storage endpoint once the body is in R2. */
     uploadedAt: integer("uploaded_at"),
+    /**
+     * Set when a document or signature is made from this upload: its object is copied and the
+     * source deleted, and the storage endpoint refuses the form from then on (a replayed form
+     * must not put the file back under the public `fileupload/` key).
+     */
+    consumedAt: integer("consumed_at"),
     size: integer("size"),
     etag: text("etag"),
     createdAt: integer("created_at").notNull(),

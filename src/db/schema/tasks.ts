@@ -139,5 +139,8 @@ export const taskCommands = sqliteTable(
     uniqueIndex("task_commands_external_id_unique").on(t.accountId, t.externalId),
     index("task_commands_account_created_idx").on(t.accountId, t.createdAt, t.id),
     index("task_commands_account_task_idx").on(t.accountId, t.taskId, t.createdAt, t.id),
+    // The cron's sweep of stale pending commands spans accounts; partial, so it holds only
+    // the few rows still pending and costs writes nothing once a command is applied.
+    index("task_commands_pending_idx").on(t.createdAt, t.id).where(sql`state = 'pending'`),
   ],
 );

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { fieldError } from "../../http/errors";
-import { pathId, requireRole } from "../../http/guards";
+import { pathId, requireRole, requireUser } from "../../http/guards";
 import {
   defineRoute,
   errorResponses,
@@ -13,7 +13,7 @@ import {
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
-import { createRole, deleteRole, getRole, listRoles, updateRole } from "../../services/accounts";
+import { acceptRole, createRole, deleteRole, getRole, listRoles, updateRole } from "../../services/accounts";
 import {
   AccountRoleCreateSchema,
   AccountRolePatchSchema,
@@ -51,7 +51,9 @@ export function mountAccountRoles(app: Router) {
       path: "/account_roles/",
       tags,
       security,
-      summary: "Give an existing user a role in the caller's account (admins)",
+      summary: "Invite an e-mail to the caller's account with a role (admins)",
+      description:
+        "The role is `pending` until the user accepts it (`POST /account_roles/{id}/accept/`) or, for a new e-mail, activates the account from the e-mail; the answer is the same whether the e-mail was registered or not.",
       request: jsonBody(AccountRoleCreateSchema),
       responses: { 201: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
     }),
@@ -63,7 +65,12 @@ export function mountAccountRoles(app: Router) {
         userId = parseHyperlink(body.user, "users") ?? undefined;
         if (!userId) throw fieldError("user", "Invalid hyperlink - No URL match.");
       }
-      const row = await createRole(c.env, p, { userId, email: body.email, role: body.role });
+      const row = await createRole(
+        c.env,
+        p,
+        { userId, email: body.email, role: body.role },
+        c.get("baseUrl"),
+      );
       return c.json(serializeRole(renderCtx(c), row), 201);
     },
   );
@@ -117,6 +124,26 @@ export function mountAccountRoles(app: Router) {
       const p = requireRole(c, "admin");
       await deleteRole(c.env, p, pathId(c));
       return c.body(null, 204);
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "post",
+      path: "/account_roles/{id}/accept/",
+      operationId: "acceptAccountRole",
+      tags,
+      security,
+      summary: "Accept an invitation (the invited user only)",
+      description:
+        "Makes a pending role active. Only the user the role is for may accept it; for anyone else it is 404. Accepting an active role changes nothing.",
+      request: { params: uuidParam },
+      responses: { 200: jsonResponse(AccountRoleSchema, "The role, now active."), ...errorResponses },
+    }),
+    async (c) => {
+      const p = requireUser(c);
+      return c.json(serializeRole(renderCtx(c), await acceptRole(c.env, p, pathId(c))));
     },
   );
 }

@@ -25,13 +25,13 @@ export function mountAccounts(app: Router) {
       tags,
       summary: "Sign up: create an account and its first admin user",
       description:
-        "Open only where the deployment sets `ALLOW_SIGNUP=true` (local development); 403 otherwise.",
+        "Open only where the deployment sets `ALLOW_SIGNUP=true` (local development); 403 otherwise. A registered e-mail answers the same 201: its user gets an invitation to be the new account's admin (the password sent is ignored).",
       request: jsonBody(SignUpSchema),
       responses: { 201: jsonResponse(AccountSchema, "The new account."), ...errorResponses },
     }),
     async (c) => {
       if (c.env.ALLOW_SIGNUP !== "true") throw permissionDenied("Sign-up is closed on this deployment.");
-      const { account } = await signUp(c.env, c.req.valid("json"));
+      const { account } = await signUp(c.env, c.req.valid("json"), c.get("baseUrl"));
       return c.json(serializeAccount(renderCtx(c), account), 201);
     },
   );

@@ -77,7 +77,7 @@ export function mountAuth(app: Router) {
     async (c) => {
       const { username, password } = c.req.valid("json");
       const legacy = !atLeast(c.get("version"), "2.10.0");
-      const out = await authenticate(c.env, username, password, legacy);
+      const out = await authenticate(c.env, username, password, legacy, c.req.header("CF-Connecting-IP"));
       if (!legacy) return c.json({ token: out.token });
       const r = renderCtx(c);
       return c.json({

@@ -11,8 +11,23 @@ import {
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
-import { createUser, getUserInAccount, listUsers, updateUser } from "../../services/accounts";
-import { RoleEnum, serializeUser, UserCreateSchema, UserPatchSchema, UserSchema } from "./schema";
+import {
+  activateUser,
+  getUserInAccount,
+  inviteByEmail,
+  invitedUserView,
+  listUsers,
+  updateUser,
+} from "../../services/accounts";
+import {
+  ActivateSchema,
+  RoleEnum,
+  serializeUser,
+  serializeUserFor,
+  UserCreateSchema,
+  UserPatchSchema,
+  UserSchema,
+} from "./schema";
 
 const tags = ["Users"];
 
@@ -24,13 +39,38 @@ export function mountUsers(app: Router) {
       path: "/users/",
       tags,
       security,
-      summary: "Create a user with a role in the caller's account (admins)",
+      summary: "Add a user to the caller's account (admins)",
+      description:
+        "A new e-mail gets a user (active at once with `password`, else an activation e-mail); a registered e-mail gets a pending role (an invitation) that grants nothing until that user accepts it. Both answer 201 with the same fields, built from the request.",
       request: jsonBody(UserCreateSchema),
-      responses: { 201: jsonResponse(UserSchema, "The user."), ...errorResponses },
+      responses: { 201: jsonResponse(UserSchema, "The user, as sent."), ...errorResponses },
     }),
     async (c) => {
       const p = requireRole(c, "admin");
-      return c.json(serializeUser(renderCtx(c), await createUser(c.env, p, c.req.valid("json"))), 201);
+      const body = c.req.valid("json");
+      const out = await inviteByEmail(c.env, p, body, c.get("baseUrl"));
+      return c.json(serializeUser(renderCtx(c), invitedUserView(p, body, out.userId, out.role)), 201);
+    },
+  );
+
+  defineRoute(
+    app,
+    createRoute({
+      method: "post",
+      path: "/users/activate/",
+      operationId: "activateUser",
+      tags,
+      security: [],
+      summary: "Set the password of a new user from the activation e-mail's token",
+      description:
+        "The token is single-use and valid 7 days. Activation also accepts the role the user was created with. Invalid, used or expired token: 400 on `token`.",
+      request: jsonBody(ActivateSchema),
+      responses: { 204: { description: "Activated; sign in with the new password." }, ...errorResponses },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      await activateUser(c.env, body.token, body.password);
+      return c.body(null, 204);
     },
   );
 
@@ -49,7 +89,7 @@ export function mountUsers(app: Router) {
       const p = requireUser(c);
       const page = await listUsers(c.env, p, c.req.valid("query"), c.req.url);
       const r = renderCtx(c);
-      return c.json(mapPage(page, (u) => serializeUser(r, u)));
+      return c.json(mapPage(page, (u) => serializeUserFor(r, p, u)));
     },
   );
 
@@ -82,7 +122,7 @@ export function mountUsers(app: Router) {
     }),
     async (c) => {
       const p = requireUser(c);
-      return c.json(serializeUser(renderCtx(c), await getUserInAccount(c.env, p.accountId, pathId(c))));
+      return c.json(serializeUserFor(renderCtx(c), p, await getUserInAccount(c.env, p.accountId, pathId(c))));
     },
   );
 

@@ -10,13 +10,13 @@ export const UserSchema = z
   .object({
     id: z.string().uuid(),
     url: z.string().url(),
-    email: z.string(),
+    email: z.string().optional().openapi({ description: "Not shown to workers for other users." }),
     name: z.string(),
-    is_active: z.boolean(),
-    account: z.string().url().nullable().openapi({ description: "The user's default account." }),
+    is_active: z.boolean().optional(),
+    account: z.string().url().nullable().optional().openapi({ description: "The user's default account." }),
     role: RoleEnum.nullable().openapi({ description: "Role in the caller's account." }),
-    created_at: dateTime(),
-    updated_at: dateTime(),
+    created_at: dateTime().optional(),
+    updated_at: dateTime().optional(),
   })
   .openapi("User");
 
@@ -24,24 +24,41 @@ export const UserCreateSchema = z
   .object({
     email: z.string().email(),
     name: z.string().max(200).optional(),
-    password: z
-      .string()
-      .min(8)
-      .max(256)
-      .optional()
-      .openapi({ description: "Without it the user cannot sign in until a password is set." }),
+    password: z.string().min(8).max(256).optional().openapi({
+      description:
+        "Without it the user gets an activation e-mail. Ignored when the e-mail is already registered (that user gets an invitation).",
+    }),
     role: RoleEnum,
   })
-  .openapi("UserCreate");
+  .openapi("UserCreate", { example: { email: "driver@example.com", name: "Driver", role: "worker" } });
+
+export const ActivateSchema = z
+  .object({ token: z.string().min(1).max(200), password: z.string().min(8).max(256) })
+  .openapi("UserActivate", {
+    example: { token: "<token from the activation e-mail>", password: "a long new password" },
+  });
 
 export const UserPatchSchema = z
   .object({
     name: z.string().max(200),
+    email: z.string().email(),
     password: z.string().min(8).max(256),
+    current_password: z
+      .string()
+      .max(256)
+      .openapi({ description: "Required when users change their own password or e-mail." }),
     is_active: z.boolean().openapi({ description: "Admins only." }),
   })
   .partial()
-  .openapi("UserPatch");
+  .openapi("UserPatch", {
+    example: { password: "a long new password", current_password: "the old password" },
+  });
+
+/** Workers see of other users only what a field app needs: who they are, not how to reach them. */
+export function serializeUserFor(r: RenderCtx, viewer: { role: string; userId: string }, u: UserRow) {
+  if (viewer.role !== "worker" || viewer.userId === u.id) return serializeUser(r, u);
+  return { id: u.id, url: link(r, "users", u.id), name: u.name, role: u.role ?? null };
+}
 
 export function serializeUser(r: RenderCtx, u: UserRow) {
   return {
@@ -65,6 +82,10 @@ export const AccountRoleSchema = z
     user: z.string().url(),
     role: RoleEnum,
     is_active: z.boolean(),
+    state: z.enum(["active", "pending"]).openapi({
+      description:
+        "`pending`: an invitation (or a new user not yet activated); grants nothing until accepted.",
+    }),
     created_at: dateTime(),
     updated_at: dateTime(),
   })
@@ -72,12 +93,14 @@ export const AccountRoleSchema = z
 
 export const AccountRoleCreateSchema = z
   .object({
-    user: z.string().optional().openapi({ description: "URL of an existing user." }),
-    email: z.string().email().optional().openapi({ description: "Or the e-mail of an existing user." }),
+    user: z.string().optional().openapi({ description: "URL of a user of this account." }),
+    email: z.string().email().optional().openapi({
+      description: "Any e-mail: a registered user is invited, a new one gets an activation e-mail.",
+    }),
     role: RoleEnum,
   })
   .refine((v) => v.user || v.email, { message: "Give `user` or `email`.", path: ["user"] })
-  .openapi("AccountRoleCreate");
+  .openapi("AccountRoleCreate", { example: { email: "dispatcher@example.com", role: "manager" } });
 
 export const AccountRolePatchSchema = z
   .object({ role: RoleEnum, is_active: z.boolean() })
@@ -92,6 +115,7 @@ export function serializeRole(r: RenderCtx, a: AccountRoleRow) {
     user: link(r, "users", a.user_id),
     role: a.role,
     is_active: Boolean(a.is_active),
+    state: a.state,
     created_at: ts(r, a.created_at),
     updated_at: ts(r, a.updated_at),
   };

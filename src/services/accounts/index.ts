@@ -1,10 +1,12 @@
-import type { RoleName } from "../../db/schema";
+import type { RoleName, RoleState } from "../../db/schema";
 import { fieldError, notFound, permissionDenied } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { CURRENT_VERSION } from "../../http/versions";
 import { uuidv7 } from "../../lib/ids";
-import { hashPassword } from "../auth/passwords";
+import { hashPassword, verifyPassword } from "../auth/passwords";
 import type { Principal } from "../auth/principal";
+import { emailSenderFromEnv } from "../messaging/email";
+import { ACTIVATION_TTL_MS, consumeUserToken, issueUserToken } from "../user-tokens";
 
 export type AccountRow = {
   id: string;
@@ -35,6 +37,7 @@ export type AccountRoleRow = {
   account_id: string;
   user_id: string;
   role: RoleName;
+  state: RoleState;
   is_active: number;
   created_at: number;
   updated_at: number;
@@ -47,7 +50,11 @@ function isUniqueViolation(err: unknown): boolean {
 }
 
 /** Sign-up (contract §2): the account, its first user and the admin role in one D1 batch. */
-export async function signUp(env: Env, input: { name: string; email: string; password: string }) {
+export async function signUp(
+  env: Env,
+  input: { name: string; email: string; password: string },
+  baseUrl = "",
+) {
   const now = Date.now();
   const accountId = uuidv7(now);
   const userId = uuidv7(now);
@@ -65,10 +72,33 @@ export async function signUp(env: Env, input: { name: string; email: string; pas
       ).bind(uuidv7(now), accountId, userId, now, now),
     ]);
   } catch (err) {
-    if (isUniqueViolation(err)) throw fieldError("email", "A user with that email already exists.");
-    throw err;
+    if (!isUniqueViolation(err)) throw err;
+    // A registered e-mail: answer as for a new one (no e-mail oracle, contract §2). The account
+    // is made with a pending admin role for the registered user, who is told by e-mail and
+    // may accept it; the password sent here is ignored.
+    const existing = await findUserByEmail(env, input.email);
+    if (!existing) throw err;
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO accounts (id, name, api_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+      ).bind(accountId, input.name, CURRENT_VERSION, now, now),
+      env.DB.prepare(
+        "INSERT INTO account_roles (id, account_id, user_id, role, state, created_at, updated_at) VALUES (?, ?, ?, 'admin', 'pending', ?, ?)",
+      ).bind(uuidv7(now), accountId, existing.id, now, now),
+    ]);
+    const role = await env.DB.prepare("SELECT * FROM account_roles WHERE account_id = ? AND user_id = ?")
+      .bind(accountId, existing.id)
+      .first<AccountRoleRow>();
+    await sendInvitation(env, baseUrl, role!, input.name);
+    return { account: (await getAccountRow(env, accountId))!, userId: existing.id };
   }
   return { account: (await getAccountRow(env, accountId))!, userId };
+}
+
+async function findUserByEmail(env: Env, email: string) {
+  return env.DB.prepare("SELECT id, email FROM users WHERE email = ?")
+    .bind(normEmail(email))
+    .first<{ id: string; email: string }>();
 }
 
 export async function getAccountRow(env: Env, id: string) {
@@ -78,7 +108,7 @@ export async function getAccountRow(env: Env, id: string) {
 /** Accounts in which the caller has an active role; any other id is 404 (contract §2). */
 export async function getAccountFor(env: Env, p: Principal, id: string) {
   const row = await env.DB.prepare(
-    "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 WHERE a.id = ?",
+    "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 AND r.state = 'active' WHERE a.id = ?",
   )
     .bind(p.userId, id)
     .first<AccountRow>();
@@ -88,7 +118,7 @@ export async function getAccountFor(env: Env, p: Principal, id: string) {
 
 export async function listAccountsFor(env: Env, p: Principal) {
   const { results } = await env.DB.prepare(
-    "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 ORDER BY a.created_at, a.id",
+    "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 AND r.state = 'active' ORDER BY a.created_at, a.id",
   )
     .bind(p.userId)
     .all<AccountRow>();
@@ -128,7 +158,7 @@ export async function updateAccount(env: Env, p: Principal, id: string, patch: A
 
 export async function roleIn(env: Env, userId: string, accountId: string): Promise<RoleName | null> {
   const r = await env.DB.prepare(
-    "SELECT role FROM account_roles WHERE user_id = ? AND account_id = ? AND is_active = 1",
+    "SELECT role FROM account_roles WHERE user_id = ? AND account_id = ? AND is_active = 1 AND state = 'active'",
   )
     .bind(userId, accountId)
     .first<{ role: RoleName }>();
@@ -138,10 +168,14 @@ export async function roleIn(env: Env, userId: string, accountId: string): Promi
 const USER_COLS =
   "u.id, u.email, u.name, u.is_active, u.default_account_id, u.created_at, u.updated_at, r.role";
 
-/** A user is visible when it has a role in the caller's account; anything else is 404. */
+/**
+ * A user is visible when it has an accepted role in the caller's account; anything else is
+ * 404. A pending role (an invitation, or a new user before activation) shows nothing of the
+ * user, so an invitation tells the inviting account nothing about a registered user.
+ */
 export async function getUserInAccount(env: Env, accountId: string, userId: string) {
   const row = await env.DB.prepare(
-    `SELECT ${USER_COLS} FROM users u JOIN account_roles r ON r.user_id = u.id AND r.account_id = ? WHERE u.id = ?`,
+    `SELECT ${USER_COLS} FROM users u JOIN account_roles r ON r.user_id = u.id AND r.account_id = ? AND r.state = 'active' WHERE u.id = ?`,
   )
     .bind(accountId, userId)
     .first<UserRow>();
@@ -153,7 +187,7 @@ type ListQuery = { role?: RoleName; cursor?: string; page_size?: number };
 
 /** Users with a role in the caller's account, oldest first. */
 export function listUsers(env: Env, p: Principal, q: ListQuery, url: string) {
-  const where = ["r.account_id = ?"];
+  const where = ["r.account_id = ?", "r.state = 'active'"];
   const params: unknown[] = [p.accountId];
   if (q.role) {
     where.push("r.role = ?");
@@ -191,45 +225,192 @@ export function listRoles(env: Env, p: Principal, q: ListQuery, url: string) {
   });
 }
 
-/** Admins add users to their account with a role (contract §2). */
-export async function createUser(
-  env: Env,
-  p: Principal,
-  input: { email: string; name?: string; password?: string; role: RoleName },
-) {
+type Invite = { email: string; name?: string; password?: string; role: RoleName };
+
+/**
+ * Adds an e-mail to the caller's account with a role (contract §2). A registered e-mail gets a
+ * pending role (an invitation) that grants nothing until that user accepts it; a new e-mail
+ * gets a new user, active at once when the admin set a password, else pending until the user
+ * activates it from the e-mailed link. Either way the caller learns the same: the role.
+ */
+export async function inviteByEmail(env: Env, p: Principal, input: Invite, baseUrl: string) {
+  const email = normEmail(input.email);
   const now = Date.now();
-  const userId = uuidv7(now);
-  const hash = input.password ? await hashPassword(input.password) : null;
+  let existing = await findUserByEmail(env, email);
+  if (!existing) {
+    const userId = uuidv7(now);
+    const hash = input.password ? await hashPassword(input.password) : null;
+    const state = hash ? "active" : "pending";
+    try {
+      await env.DB.batch([
+        env.DB.prepare(
+          "INSERT INTO users (id, email, name, password_hash, is_active, default_account_id, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?)",
+        ).bind(userId, email, input.name ?? "", hash, p.accountId, now, now),
+        env.DB.prepare(
+          "INSERT INTO account_roles (id, account_id, user_id, role, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        ).bind(uuidv7(now), p.accountId, userId, input.role, state, now, now),
+      ]);
+      if (!hash) {
+        const token = await issueUserToken(env, {
+          kind: "activation",
+          userId,
+          accountId: p.accountId,
+          ttlMs: ACTIVATION_TTL_MS,
+        });
+        await sendActivation(env, baseUrl, { email, accountId: p.accountId, token });
+      }
+      return { userId, role: (await roleOf(env, p.accountId, userId))! };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      // Registered meanwhile by a concurrent request: invite that user instead.
+      existing = await findUserByEmail(env, email);
+      if (!existing) throw err;
+    }
+  }
+  const before = await roleOf(env, p.accountId, existing.id);
+  if (before) throw fieldError("email", "This user already has a role in this account.");
   try {
-    await env.DB.batch([
-      env.DB.prepare(
-        "INSERT INTO users (id, email, name, password_hash, is_active, default_account_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      ).bind(userId, normEmail(input.email), input.name ?? "", hash, 1, p.accountId, now, now),
-      env.DB.prepare(
-        "INSERT INTO account_roles (id, account_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-      ).bind(uuidv7(now), p.accountId, userId, input.role, now, now),
-    ]);
+    await env.DB.prepare(
+      "INSERT INTO account_roles (id, account_id, user_id, role, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+    )
+      .bind(uuidv7(now), p.accountId, existing.id, input.role, now, now)
+      .run();
   } catch (err) {
-    if (isUniqueViolation(err)) throw fieldError("email", "A user with that email already exists.");
+    if (isUniqueViolation(err)) throw fieldError("email", "This user already has a role in this account.");
     throw err;
   }
-  return getUserInAccount(env, p.accountId, userId);
+  const role = (await roleOf(env, p.accountId, existing.id))!;
+  const account = await getAccountRow(env, p.accountId);
+  await sendInvitation(env, baseUrl, role, account?.name ?? "");
+  return { userId: existing.id, role };
+}
+
+async function roleOf(env: Env, accountId: string, userId: string) {
+  return env.DB.prepare("SELECT * FROM account_roles WHERE account_id = ? AND user_id = ?")
+    .bind(accountId, userId)
+    .first<AccountRoleRow>();
+}
+
+async function sendInvitation(env: Env, baseUrl: string, role: AccountRoleRow, accountName: string) {
+  const user = await env.DB.prepare("SELECT email FROM users WHERE id = ?")
+    .bind(role.user_id)
+    .first<{ email: string }>();
+  await emailSenderFromEnv(env).send({
+    kind: "invitation",
+    accountId: role.account_id,
+    to: user!.email,
+    subject: `Invitation to ${accountName || "an account"}`,
+    text:
+      `You are invited to the account "${accountName}" as ${role.role}.\n\n` +
+      `To accept, sign in and send POST ${baseUrl}/account_roles/${role.id}/accept/\n` +
+      "Ignore this message to decline: the invitation grants nothing until you accept it.\n",
+  });
+}
+
+async function sendActivation(
+  env: Env,
+  baseUrl: string,
+  m: { email: string; accountId: string; token: string },
+) {
+  await emailSenderFromEnv(env).send({
+    kind: "activation",
+    accountId: m.accountId,
+    to: m.email,
+    subject: "Activate your account",
+    text:
+      "An account was created for you. Choose a password to activate it (the token is valid 7 days, once):\n\n" +
+      `POST ${baseUrl}/users/activate/ {"token": "${m.token}", "password": "<your password>"}\n\n` +
+      `token: ${m.token}\n`,
+  });
+}
+
+/** The 201 of POST /users/: the same fields whether the e-mail was new or registered. */
+export function invitedUserView(p: Principal, input: Invite, userId: string, role: AccountRoleRow): UserRow {
+  return {
+    id: userId,
+    email: normEmail(input.email),
+    name: input.name ?? "",
+    is_active: 1,
+    default_account_id: p.accountId,
+    created_at: role.created_at,
+    updated_at: role.created_at,
+    role: role.role,
+  };
+}
+
+/** `POST /users/activate/`: a single-use activation token sets the password and accepts the role. */
+export async function activateUser(env: Env, token: string, password: string) {
+  const hash = await hashPassword(password);
+  const t = await consumeUserToken(env, "activation", token);
+  if (!t) throw fieldError("token", "Invalid or expired token.");
+  const now = Date.now();
+  await env.DB.batch([
+    env.DB.prepare("UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?").bind(
+      hash,
+      now,
+      t.user_id,
+    ),
+    env.DB.prepare(
+      "UPDATE account_roles SET state = 'active', updated_at = ? WHERE user_id = ? AND account_id = ? AND state = 'pending'",
+    ).bind(now, t.user_id, t.account_id),
+  ]);
+}
+
+/** `POST /account_roles/{id}/accept/`: only the invited user accepts; anyone else gets 404. */
+export async function acceptRole(env: Env, p: Principal, id: string) {
+  const row = await env.DB.prepare("SELECT * FROM account_roles WHERE id = ? AND user_id = ?")
+    .bind(id, p.userId)
+    .first<AccountRoleRow>();
+  if (!row) throw notFound();
+  if (row.state === "pending") {
+    await env.DB.prepare("UPDATE account_roles SET state = 'active', updated_at = ? WHERE id = ?")
+      .bind(Date.now(), id)
+      .run();
+  }
+  return (await env.DB.prepare("SELECT * FROM account_roles WHERE id = ?").bind(id).first<AccountRoleRow>())!;
 }
 
 export async function updateUser(
   env: Env,
   p: Principal,
   userId: string,
-  patch: { name?: string; password?: string; is_active?: boolean },
+  patch: { name?: string; email?: string; password?: string; current_password?: string; is_active?: boolean },
 ) {
   await getUserInAccount(env, p.accountId, userId);
-  if (userId !== p.userId && p.role !== "admin") throw permissionDenied();
+  const self = userId === p.userId;
+  if (!self && p.role !== "admin") throw permissionDenied();
   if (patch.is_active !== undefined && p.role !== "admin") throw permissionDenied();
+  const sensitive =
+    patch.password !== undefined || patch.email !== undefined || patch.is_active !== undefined;
+  if (sensitive && !self) {
+    // A user may hold roles in several accounts: one account's admin changes the credentials
+    // or the activity of a user only when every role of that user is in that account.
+    const other = await env.DB.prepare(
+      "SELECT 1 AS x FROM account_roles WHERE user_id = ? AND account_id != ? LIMIT 1",
+    )
+      .bind(userId, p.accountId)
+      .first();
+    if (other)
+      throw permissionDenied("This user also has roles in other accounts; only the user can change this.");
+  }
+  if (self && (patch.password !== undefined || patch.email !== undefined)) {
+    if (!patch.current_password) throw fieldError("current_password", "This field is required.");
+    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?")
+      .bind(userId)
+      .first<{ password_hash: string | null }>();
+    if (!(await verifyPassword(patch.current_password, row?.password_hash)))
+      throw fieldError("current_password", "Wrong password.");
+  }
+  if (self && patch.is_active === false) throw fieldError("is_active", "You cannot deactivate yourself.");
   const sets: string[] = [];
   const params: unknown[] = [];
   if (patch.name !== undefined) {
     sets.push("name = ?");
     params.push(patch.name);
+  }
+  if (patch.email !== undefined) {
+    sets.push("email = ?");
+    params.push(normEmail(patch.email));
   }
   if (patch.is_active !== undefined) {
     sets.push("is_active = ?");
@@ -242,9 +423,22 @@ export async function updateUser(
   if (sets.length) {
     sets.push("updated_at = ?");
     params.push(Date.now(), userId);
-    await env.DB.prepare(`UPDATE users SET ${sets.join(", ")} WHERE id = ?`)
-      .bind(...params)
-      .run();
+    const stmts = [env.DB.prepare(`UPDATE users SET ${sets.join(", ")} WHERE id = ?`).bind(...params)];
+    // Contract §2: a new password (or a deactivation) ends every other session and access
+    // token of the user, in the same batch, so no stolen token outlives the change.
+    if (patch.password !== undefined || patch.is_active === false) {
+      stmts.push(
+        env.DB.prepare(
+          "UPDATE auth_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
+        ).bind(Date.now(), userId, self ? p.tokenId : ""),
+      );
+    }
+    try {
+      await env.DB.batch(stmts);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw fieldError("email", "A user with that email already exists.");
+      throw err;
+    }
   }
   return getUserInAccount(env, p.accountId, userId);
 }
@@ -257,31 +451,22 @@ export async function getRole(env: Env, accountId: string, id: string) {
   return row;
 }
 
-/** Gives an existing user (named by URL or e-mail) a role in the caller's account. */
+/**
+ * `POST /account_roles/`: by e-mail, an invitation (see `inviteByEmail`); by `user` URL, only a
+ * user already seen by this account (another account's user is "does not exist", contract §2).
+ */
 export async function createRole(
   env: Env,
   p: Principal,
   input: { userId?: string; email?: string; role: RoleName },
+  baseUrl: string,
 ) {
-  const user = input.userId
-    ? await env.DB.prepare("SELECT id FROM users WHERE id = ?").bind(input.userId).first<{ id: string }>()
-    : await env.DB.prepare("SELECT id FROM users WHERE email = ?")
-        .bind(normEmail(input.email ?? ""))
-        .first<{ id: string }>();
-  if (!user) throw fieldError(input.userId ? "user" : "email", "Invalid hyperlink - Object does not exist.");
-  const now = Date.now();
-  const id = uuidv7(now);
-  try {
-    await env.DB.prepare(
-      "INSERT INTO account_roles (id, account_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-    )
-      .bind(id, p.accountId, user.id, input.role, now, now)
-      .run();
-  } catch (err) {
-    if (isUniqueViolation(err)) throw fieldError("user", "This user already has a role in this account.");
-    throw err;
+  if (input.email !== undefined && !input.userId) {
+    return (await inviteByEmail(env, p, { email: input.email, role: input.role }, baseUrl)).role;
   }
-  return getRole(env, p.accountId, id);
+  const known = await roleOf(env, p.accountId, input.userId ?? "");
+  if (!known) throw fieldError("user", "Invalid hyperlink - Object does not exist.");
+  throw fieldError("user", "This user already has a role in this account.");
 }
 
 export async function updateRole(

@@ -2,6 +2,7 @@ import { nonFieldError, notFound } from "../../http/errors";
 import { getAccountFor } from "../accounts";
 import { verifyPassword } from "./passwords";
 import type { Principal } from "./principal";
+import { assertSignInAllowed, clearSignInFailures, recordSignInFailure, signInKeys } from "./sign-in-limits";
 import { issueAccessToken, issueAuthorization, issueSession, revokeToken } from "./tokens";
 
 export const BAD_CREDENTIALS = "Unable to log in with provided credentials.";
@@ -26,8 +27,23 @@ export async function checkCredentials(env: Env, email: string, password: string
   return user;
 }
 
-export async function authenticate(env: Env, email: string, password: string, legacy: boolean) {
-  const user = await checkCredentials(env, email, password);
+export async function authenticate(
+  env: Env,
+  email: string,
+  password: string,
+  legacy: boolean,
+  clientIp?: string,
+) {
+  const keys = signInKeys(email, clientIp);
+  await assertSignInAllowed(env, keys);
+  let user: Awaited<ReturnType<typeof checkCredentials>>;
+  try {
+    user = await checkCredentials(env, email, password);
+  } catch (err) {
+    await recordSignInFailure(env, keys);
+    throw err;
+  }
+  await clearSignInFailures(env, keys);
   if (legacy) {
     const t = await issueAccessToken(env, user.id);
     return { token: t.token, userId: user.id, accountId: user.default_account_id };

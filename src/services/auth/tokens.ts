@@ -38,7 +38,7 @@ const RESOLVE_SQL = `
 SELECT t.id, t.kind, t.user_id, t.account_id, t.parent_id, t.expires_at, t.revoked_at,
        u.email, u.is_active,
        COALESCE(t.account_id, u.default_account_id) AS effective_account_id,
-       r.role, r.is_active AS role_active,
+       r.role, CASE WHEN r.state = 'active' THEN r.is_active ELSE 0 END AS role_active,
        a.api_version, a.feature_allow_worker_reordering, a.transit_active_limit,
        p.revoked_at AS parent_revoked_at
 FROM auth_tokens t

@@ -229,9 +229,14 @@ export async function createAttachment(
     now,
     when: { sql: "EXISTS (SELECT 1 FROM attachments WHERE id = ?)", params: [id] },
   });
+  const consume = db
+    .prepare(
+      "UPDATE file_uploads SET consumed_at = ?, updated_at = ? WHERE id = ? AND EXISTS (SELECT 1 FROM attachments WHERE id = ?)",
+    )
+    .bind(now, now, upload.id, id);
   let inserted: boolean;
   try {
-    const [ins] = await db.batch([insert, event]);
+    const [ins] = await db.batch([insert, event, consume]);
     inserted = ins.meta.changes > 0;
   } catch (err) {
     await env.FILES.delete(key).catch(() => {});
@@ -242,6 +247,9 @@ export async function createAttachment(
     await env.FILES.delete(key).catch(() => {});
     throw new ValidationError({ file_upload: [MSG.used("document or signature")] });
   }
+  // The copy is the file now: the source under the public `fileupload/` prefix goes, so a
+  // deleted document leaves nothing readable behind (the form is refused from now on).
+  await deleteKeys(env, [upload.key]);
   if (THUMBNAIL_TYPES.has(mimetype)) {
     await enqueueFiles(env.FILES_QUEUE, { type: "thumbnail", attachmentId: id });
   }
@@ -402,7 +410,25 @@ async function removeAttachments(
   );
   await db.batch(statements);
 
-  const keys = rows.flatMap((r) => [r.key, thumbnailKey(kind, r.id, "png"), thumbnailKey(kind, r.id, "jpg")]);
+  // Source uploads too: attachments made before sources were deleted at copy time kept theirs.
+  const uploadIds = rows.map((r) => r.file_upload_id).filter((x): x is string => !!x);
+  const { results: sources } = uploadIds.length
+    ? await db
+        .prepare(
+          "SELECT key FROM file_uploads WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+        )
+        .bind(accountId, JSON.stringify(uploadIds))
+        .all<{ key: string }>()
+    : { results: [] as { key: string }[] };
+  const keys = [
+    ...rows.flatMap((r) => [r.key, thumbnailKey(kind, r.id, "png"), thumbnailKey(kind, r.id, "jpg")]),
+    ...sources.map((s) => s.key),
+  ];
+  await deleteKeys(env, keys);
+}
+
+/** Deletes R2 keys; a failed delete is queued to the files queue and retried there. */
+async function deleteKeys(env: Env, keys: string[]) {
   // R2's delete takes at most 1000 keys per call.
   for (let i = 0; i < keys.length; i += 1000) {
     const chunk = keys.slice(i, i + 1000);

@@ -10,9 +10,11 @@
 import { byteLimiter, type FormField, parseMultipartForm } from "../../s3/multipart";
 import { verifyPostForm } from "../../s3/post-policy";
 import { putStream } from "../../s3/r2-put";
-import { noFile } from "../../s3/s3-errors";
+import { accessDenied, noFile } from "../../s3/s3-errors";
 import { storageSettings } from "./settings";
-import { markUploaded } from "./uploads";
+import { isConsumedUpload, markUploaded } from "./uploads";
+
+const CONSUMED = "This upload was already used by a document or signature; request a new upload form.";
 
 export type PostObjectOutcome = {
   bucket: string;
@@ -80,6 +82,9 @@ export async function receivePostObject(
       min: range?.min ?? 0,
       max: Math.min(range?.max ?? settings.maxBytes, settings.maxBytes),
     });
+    // A form whose upload already became a document or signature is spent: replaying it
+    // would put the file back under its public key after the source was deleted.
+    if (await isConsumedUpload(env.DB, verified.key)) throw accessDenied(CONSUMED);
     const meta = objectMetadata(verified.fields);
     consumed = true;
     const { object } = await putStream(
@@ -89,6 +94,11 @@ export async function receivePostObject(
       meta,
     );
     await markUploaded(env.DB, verified.key, object, now.getTime());
+    // Consumed while this body streamed in: the object must not stay.
+    if (await isConsumedUpload(env.DB, verified.key)) {
+      await env.FILES.delete(verified.key);
+      throw accessDenied(CONSUMED);
+    }
     return {
       bucket: settings.bucket,
       key: verified.key,

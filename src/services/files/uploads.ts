@@ -104,7 +104,18 @@ export async function listFileUploads(
  */
 export async function markUploaded(db: D1Database, key: string, object: R2Object, now = Date.now()) {
   await db
-    .prepare("UPDATE file_uploads SET uploaded_at = ?, size = ?, etag = ?, updated_at = ? WHERE key = ?")
+    .prepare(
+      "UPDATE file_uploads SET uploaded_at = ?, size = ?, etag = ?, updated_at = ? WHERE key = ? AND consumed_at IS NULL",
+    )
     .bind(object.uploaded.getTime() || now, object.size, object.etag, now, key)
     .run();
+}
+
+/** True when the upload with this key already became a document or signature. */
+export async function isConsumedUpload(db: D1Database, key: string): Promise<boolean> {
+  const row = await db
+    .prepare("SELECT consumed_at FROM file_uploads WHERE key = ?")
+    .bind(key)
+    .first<{ consumed_at: number | null }>();
+  return row?.consumed_at != null;
 }

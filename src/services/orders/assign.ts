@@ -17,7 +17,7 @@ export async function pickAssignees(db: D1Database, accountId: string, count: nu
          (SELECT COUNT(*) FROM tasks t WHERE t.account_id = r.account_id AND t.assignee_id = r.user_id
             AND t.state NOT IN (${closed})) AS open
        FROM account_roles r JOIN users u ON u.id = r.user_id
-       WHERE r.account_id = ? AND r.role = 'worker' AND r.is_active = 1 AND u.is_active = 1
+       WHERE r.account_id = ? AND r.role = 'worker' AND r.is_active = 1 AND r.state = 'active' AND u.is_active = 1
        ORDER BY r.created_at, r.id`,
     )
     .bind(accountId)

@@ -11,6 +11,7 @@ import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
 import type { TaskRow } from "../tasks/types";
 import { overdueScheduledTasks } from "./apply";
+import { applyPendingRows } from "./recovery";
 import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
@@ -170,7 +171,7 @@ async function resolve(
     ),
     inStatement(
       env.DB,
-      "SELECT user_id AS id FROM account_roles WHERE account_id = ? AND is_active = 1 AND user_id IN (IN_LIST)",
+      "SELECT user_id AS id FROM account_roles WHERE account_id = ? AND is_active = 1 AND state = 'active' AND user_id IN (IN_LIST)",
       [p.accountId],
       notNull(assigneeIds),
     ),
@@ -244,7 +245,10 @@ export async function submitCommands(
       baseUrl: opts.baseUrl,
     });
     if (one.error) throw new ValidationError(opts.isArray ? [one.error] : one.error);
-    return { rows: [one.outcome!.row], allReplays: one.outcome!.replay };
+    return {
+      rows: await settlePending(env, [one.outcome!.row], opts.baseUrl),
+      allReplays: one.outcome!.replay,
+    };
   }
   const results: CommandOutcome[] = new Array(items.length);
   // Replays are answered from what is stored and never reach a task's object; a repeated
@@ -276,7 +280,31 @@ export async function submitCommands(
   r.commands.forEach((c, i) => {
     if (!results[i]) results[i] = { row: results[first.get(c.externalId)!].row, replay: true };
   });
-  return { rows: results.map((o) => o.row), allReplays: results.every((o) => o.replay) };
+  return {
+    rows: await settlePending(
+      env,
+      results.map((o) => o.row),
+      opts.baseUrl,
+    ),
+    allReplays: results.every((o) => o.replay),
+  };
+}
+
+/**
+ * A synchronous replay of a command still `pending` (its asynchronous run was lost or has not
+ * happened yet) applies it now instead of answering the stale row: a client that retries
+ * without `Prefer: respond-async` wants the outcome.
+ */
+async function settlePending(env: Env, rows: CommandRow[], baseUrl: string): Promise<CommandRow[]> {
+  if (!rows.some((row) => row.state === "pending")) return rows;
+  const applied = await applyPendingRows(env, rows, baseUrl);
+  const again = await storedCommands(
+    env,
+    rows[0].account_id,
+    rows.filter((row) => row.state === "pending" && !applied.has(row.id)).map((row) => row.external_id),
+  );
+  const byId = new Map(again.map((row) => [row.id, row]));
+  return rows.map((row) => applied.get(row.id)?.row ?? byId.get(row.id) ?? row);
 }
 
 export type PendingMessage = { actor: Actor; taskId: string; externalIds: string[]; baseUrl: string };
@@ -332,8 +360,21 @@ export async function submitCommandsAsync(
       baseUrl: opts.baseUrl,
     } satisfies PendingMessage,
   }));
-  for (let i = 0; i < messages.length; i += 100)
-    await env.COMMANDS_QUEUE.sendBatch(messages.slice(i, i + 100));
+  try {
+    for (let i = 0; i < messages.length; i += 100)
+      await env.COMMANDS_QUEUE.sendBatch(messages.slice(i, i + 100));
+  } catch (err) {
+    // The rows are written: the cron sweep (or a synchronous replay) applies them, so the
+    // client's 202 stays true. Logged as an alert: the queue is refusing messages.
+    console.error(
+      JSON.stringify({
+        level: "error",
+        alert: "queue_send_failed",
+        queue: "fd-task-commands",
+        error: String(err),
+      }),
+    );
+  }
   const results = await storedCommands(
     env,
     p.accountId,

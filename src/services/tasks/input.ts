@@ -209,7 +209,7 @@ export async function resolveRefs(db: D1Database, accountId: string, refs: RefSe
       db
         .prepare(
           "SELECT r.user_id AS id FROM account_roles r JOIN users u ON u.id = r.user_id " +
-            "WHERE r.account_id = ? AND r.is_active = 1 AND u.is_active = 1 AND r.user_id IN (SELECT value FROM json_each(?))",
+            "WHERE r.account_id = ? AND r.is_active = 1 AND r.state = 'active' AND u.is_active = 1 AND r.user_id IN (SELECT value FROM json_each(?))",
         )
         .bind(accountId, JSON.stringify([...refs.users]))
         .all<{ id: string }>()

@@ -6,8 +6,9 @@ import {
   retrySchedule,
   timeoutMs as timeoutSetting,
 } from "./schedule";
+import { openSecret } from "./secret-box";
 import { signPayload } from "./signing";
-import { webhookUrlError } from "./ssrf";
+import { allowedPorts, webhookUrlError } from "./ssrf";
 
 export type DeliverOptions = {
   /** Outbound fetch; defaults to the global one, looked up at call time (tests spy on it). */
@@ -91,7 +92,7 @@ export async function processDelivery(
 
   const attempt = d.attempts + 1;
   // The guard again at send time: the setting may have changed since the URL was accepted.
-  const refused = webhookUrlError(d.url, allowPrivate(env));
+  const refused = webhookUrlError(d.url, allowPrivate(env), allowedPorts(env));
   if (refused) {
     await failWebhook(env, d, msg.due, {
       attempts: d.attempts,
@@ -102,7 +103,11 @@ export async function processDelivery(
     return "failed";
   }
 
-  const result = await send(d, timeoutSetting(env.WEBHOOK_TIMEOUT_SECONDS), opts.fetch);
+  const result = await send(
+    { ...d, secret: await openSecret(env, d.webhook_id, d.secret) },
+    timeoutSetting(env.WEBHOOK_TIMEOUT_SECONDS),
+    opts.fetch,
+  );
   const done = Date.now();
   if (result.ok) {
     await env.DB.prepare(

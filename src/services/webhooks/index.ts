@@ -5,8 +5,9 @@ import { enqueueDeliveries } from "../../queues/webhooks/message";
 import type { Principal } from "../auth/principal";
 import { forgetWebhooksOf } from "../events/dispatch";
 import { EVENT_TYPES } from "../events/outbox";
+import { sealSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
-import { webhookUrlError } from "./ssrf";
+import { allowedPorts, webhookUrlError } from "./ssrf";
 
 export const WEBHOOK_STATES = ["active", "failed"] as const;
 export type WebhookState = (typeof WEBHOOK_STATES)[number];
@@ -65,7 +66,7 @@ export type WebhookInput = {
 function validate(env: Env, input: WebhookInput): string[] | undefined {
   const errors: FieldErrors = {};
   if (input.url !== undefined) {
-    const err = webhookUrlError(input.url, allowPrivate(env));
+    const err = webhookUrlError(input.url, allowPrivate(env), allowedPorts(env));
     if (err) errors.url = [err];
   }
   let events: string[] | undefined;
@@ -111,7 +112,7 @@ export async function createWebhook(env: Env, p: Principal, input: WebhookInput 
       row.failed_at,
       row.fail_message,
       row.form_response_events,
-      row.secret,
+      await sealSecret(env, row.id, row.secret),
       row.created_by,
       row.created_at,
       row.updated_at,

@@ -1,0 +1,1 @@
+ALTER TABLE `file_uploads` ADD `consumed_at` integer;

@@ -1,0 +1,55 @@
+#!/usr/bin/env node
+// `npm run config:envs`: rewrites the `env` section of wrangler.jsonc from the top level, so the
+// deployed environments declare every var, binding and queue consumer local development has
+// (wrangler inherits none of these). Kept per environment: its Worker, database, bucket and
+// queue names, its database id, and the vars listed in KEEP (set them in the file).
+import { readFileSync, writeFileSync } from "node:fs";
+import { unstable_readConfig } from "wrangler";
+
+const CONFIG = "wrangler.jsonc";
+const KEEP = ["PUBLIC_BASE_URL", "CORS_ORIGINS", "EMAIL_PROVIDER", "EMAIL_FROM"];
+const top = unstable_readConfig({ config: CONFIG });
+const ENVS = {
+  staging: {
+    worker: "field-dispatch-staging",
+    suffix: "-staging",
+    db: "field-dispatch-staging",
+    bucket: "field-dispatch-files-staging",
+  },
+  production: { worker: "field-dispatch", suffix: "", db: "field-dispatch", bucket: "field-dispatch-files" },
+};
+
+const out = {};
+for (const [name, e] of Object.entries(ENVS)) {
+  let current = null;
+  try {
+    current = unstable_readConfig({ config: CONFIG, env: name });
+  } catch {}
+  const kept = Object.fromEntries(
+    KEEP.filter((k) => current?.vars?.[k] !== undefined).map((k) => [k, current.vars[k]]),
+  );
+  const q = (queue) => queue && `${queue}${e.suffix}`;
+  const dbId = current?.d1_databases?.[0]?.database_id ?? top.d1_databases[0].database_id;
+  out[name] = {
+    name: e.worker,
+    vars: { ...top.vars, QUEUE_SUFFIX: e.suffix, STORAGE_BUCKET: e.bucket, ...kept },
+    d1_databases: [{ ...top.d1_databases[0], database_name: e.db, database_id: dbId }],
+    r2_buckets: [{ binding: top.r2_buckets[0].binding, bucket_name: e.bucket }],
+    durable_objects: { bindings: top.durable_objects.bindings },
+    queues: {
+      producers: top.queues.producers.map((p) => ({ ...p, queue: q(p.queue) })),
+      consumers: top.queues.consumers.map((c) => {
+        const r = { ...c, queue: q(c.queue) };
+        if (c.dead_letter_queue) r.dead_letter_queue = q(c.dead_letter_queue);
+        return r;
+      }),
+    },
+  };
+}
+
+const text = readFileSync(CONFIG, "utf8");
+const at = text.indexOf('"env":');
+if (at < 0) throw new Error(`${CONFIG}: no "env" section`);
+const body = JSON.stringify(out, null, 2).replace(/\n/g, "\n  ");
+writeFileSync(CONFIG, `${text.slice(0, at)}"env": ${body}\n}\n`);
+console.log(`${CONFIG}: env.staging and env.production rewritten from the top level`);

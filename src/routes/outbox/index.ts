@@ -1,0 +1,52 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { requireRole } from "../../http/guards";
+import { defineRoute, errorResponses, jsonResponse, type Router, security } from "../../http/openapi";
+import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
+import { renderCtx, ts } from "../../http/serialize";
+import { listOutbox } from "../../services/messaging/email/outbox";
+
+const OutboundEmailSchema = z
+  .object({
+    id: z.string().uuid(),
+    kind: z.string().openapi({ description: "`activation`, `invitation`, ..." }),
+    to: z.string(),
+    subject: z.string(),
+    text: z.string(),
+    created_at: z.string(),
+  })
+  .openapi("OutboundEmail");
+
+export function mountOutbox(app: Router) {
+  defineRoute(
+    app,
+    createRoute({
+      method: "get",
+      path: "/outbox/",
+      operationId: "listOutbox",
+      tags: ["Outbox"],
+      security,
+      summary: "E-mail kept by the local provider for the caller's account (admins, local mode only)",
+      description: "Exists only when `EMAIL_PROVIDER` is `local` (development and tests); 404 otherwise.",
+      request: { query: z.object({ ...paginationQuery }).strict() },
+      responses: {
+        200: jsonResponse(pageSchema(OutboundEmailSchema), "A page of messages."),
+        ...errorResponses,
+      },
+    }),
+    async (c) => {
+      const p = requireRole(c, "admin");
+      const page = await listOutbox(c.env, p, c.req.valid("query"), c.req.url);
+      const r = renderCtx(c);
+      return c.json(
+        mapPage(page, (m) => ({
+          id: m.id,
+          kind: m.kind,
+          to: m.to_address,
+          subject: m.subject,
+          text: m.text,
+          created_at: ts(r, m.created_at),
+        })),
+      );
+    },
+  );
+}

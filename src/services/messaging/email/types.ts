@@ -1,0 +1,27 @@
+/** One outbound e-mail (plain text: links and tokens, nothing that needs HTML). */
+export type EmailMessage = {
+  to: string;
+  subject: string;
+  text: string;
+  /** What the message is for (`activation`, `invitation`, ...): kept by the local provider. */
+  kind: string;
+  /** The account the message is sent on behalf of; the local outbox shows it to that account's admins. */
+  accountId: string | null;
+};
+
+/**
+ * Sends e-mail. Resolves once the provider has accepted the message; rejects with an
+ * `EmailError` when it cannot (a misconfiguration or the provider refusing the message).
+ */
+export interface EmailSender {
+  /** `"local"` or `"workers"`. */
+  readonly name: string;
+  send(message: EmailMessage): Promise<void>;
+}
+
+export class EmailError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "EmailError";
+  }
+}
