@@ -3,6 +3,7 @@
 // development and tests) declares: the same vars, bindings and queue consumers. Wrangler does
 // not inherit these into environments, so a setting added at the top and forgotten in an
 // environment would be missing only once deployed.
+import { readFileSync } from "node:fs";
 import { unstable_readConfig } from "wrangler";
 
 const top = unstable_readConfig({ config: "wrangler.jsonc" });
@@ -39,6 +40,16 @@ for (const name of ["staging", "production"]) {
     if (suffix && !q.endsWith(suffix)) problems.push(`env.${name}: queue ${q} lacks the suffix ${suffix}`);
   }
 }
+// Every secret the Worker requires (src/env.d.ts, not optional) is one `npm run deploy` sets.
+const required = [...readFileSync("src/env.d.ts", "utf8").matchAll(/^\s+([A-Z][A-Z0-9_]+): string;/gm)].map(
+  (m) => m[1],
+);
+const deploy = readFileSync("scripts/deploy.mjs", "utf8");
+for (const name of required) {
+  if (!new RegExp(`^\\s+${name}: \\(\\) =>`, "m").test(deploy))
+    problems.push(`secret ${name} is required but npm run deploy does not set it`);
+}
+
 if (problems.length) {
   console.error(problems.join("\n"));
   process.exit(1);

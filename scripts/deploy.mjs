@@ -32,6 +32,7 @@ const SECRETS = {
   JWT_SECRETS: () => `k${new Date().toISOString().slice(0, 10).replaceAll("-", "")}:${b64url(32)}`,
   STORAGE_ACCESS_KEY_ID: () => `AK${randomBytes(9).toString("hex").toUpperCase()}`,
   STORAGE_SECRET_ACCESS_KEY: () => b64url(30),
+  WEBHOOK_SECRETS_KEYS: () => `k${new Date().toISOString().slice(0, 10).replaceAll("-", "")}:${b64url(32)}`,
   BOOTSTRAP_TOKEN: () => b64url(32),
 };
 
