@@ -41,6 +41,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     email: "admin@acme.example.com",
     password: "correct horse battery staple",
   },
+  activateUser: { token: "Yk2k3J6z0m8yq8mC2x5bKQ4r1TQ0l8vVwX9s7dE3aFg", password: "a long passphrase" },
   bootstrapFirstAdmin: {
     name: "Acme Deliveries",
     email: "ops@acme.example.com",

@@ -182,6 +182,13 @@ export const TAGS: { name: string; description: string }[] = [
       "it. Webhook URLs must be public https URLs. The delivery log can be read and deliveries redelivered.",
   },
   {
+    name: "Outbox",
+    description:
+      "The e-mails the service would send (invitations, activation links), as the local e-mail provider " +
+      "keeps them: for development and trials (`EMAIL_PROVIDER=local`), admins only. Deployments that send " +
+      "mail (`EMAIL_PROVIDER=workers`) answer 404 here.",
+  },
+  {
     name: "Events",
     description:
       "Every change that webhooks deliver, readable by polling: oldest first, catch up with " +

@@ -67,6 +67,7 @@ describe("/openapi.json", () => {
       "POST /authenticate/",
       "POST /bootstrap/",
       "POST /storage/",
+      "POST /users/activate/",
     ]);
     // And the document agrees with the server: these answer without a token, the others do not.
     expectStatus(await call("/tasks/"), 401);

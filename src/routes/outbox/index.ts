@@ -1,6 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { requireRole } from "../../http/guards";
-import { defineRoute, errorResponses, jsonResponse, type Router, security } from "../../http/openapi";
+import {
+  dateTime,
+  defineRoute,
+  errorResponses,
+  jsonResponse,
+  type Router,
+  security,
+} from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx, ts } from "../../http/serialize";
 import { listOutbox } from "../../services/messaging/email/outbox";
@@ -12,7 +19,7 @@ const OutboundEmailSchema = z
     to: z.string(),
     subject: z.string(),
     text: z.string(),
-    created_at: z.string(),
+    created_at: dateTime(),
   })
   .openapi("OutboundEmail");
 
