@@ -1,4 +1,20 @@
 import { getPath } from "hono/utils/url";
+import { mountAccountRoles } from "./api/account-roles";
+import { mountAccounts } from "./api/accounts";
+import { mountAuth } from "./api/auth";
+import { mountBootstrap } from "./api/bootstrap";
+import { mountContactAddresses } from "./api/contact-addresses";
+import { mountAttachments } from "./api/documents";
+import { mountEvents } from "./api/events";
+import { mountFileUploads } from "./api/file-uploads";
+import { mountMeta } from "./api/meta";
+import { mountOrders } from "./api/orders";
+import { mountOutbox } from "./api/outbox";
+import { mountStorage } from "./api/storage";
+import { mountTaskCommands } from "./api/task-commands";
+import { mountTasks } from "./api/tasks";
+import { mountUsers } from "./api/users";
+import { mountWebhooks } from "./api/webhooks";
 import type { AppEnv } from "./http/context";
 import { ApiError, notFound, renderError } from "./http/errors";
 import {
@@ -16,22 +32,6 @@ import { finishDocument } from "./http/openapi-document";
 import { dispatchAfterWrites } from "./http/relay";
 import { strictJson } from "./http/strict-json";
 import { CURRENT_VERSION } from "./http/versions";
-import { mountAccountRoles } from "./routes/account-roles";
-import { mountAccounts } from "./routes/accounts";
-import { mountAuth } from "./routes/auth";
-import { mountBootstrap } from "./routes/bootstrap";
-import { mountContactAddresses } from "./routes/contact-addresses";
-import { mountAttachments } from "./routes/documents";
-import { mountEvents } from "./routes/events";
-import { mountFileUploads } from "./routes/file-uploads";
-import { mountMeta } from "./routes/meta";
-import { mountOrders } from "./routes/orders";
-import { mountOutbox } from "./routes/outbox";
-import { mountStorage } from "./routes/storage";
-import { mountTaskCommands } from "./routes/task-commands";
-import { mountTasks } from "./routes/tasks";
-import { mountUsers } from "./routes/users";
-import { mountWebhooks } from "./routes/webhooks";
 
 /**
  * The docs page's Content-Security-Policy (CSP Level 3): scripts, styles and everything else from

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { TaskListQueryInput } from "../../src/routes/tasks/schema";
+import type { TaskListQueryInput } from "../../src/schemas/tasks";
 import type { Principal } from "../../src/services/auth/principal";
 import { ORDERINGS, pageStatements, planTaskList } from "../../src/services/tasks/list";
 

@@ -4,7 +4,7 @@ import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueGeocodeRetries, type GeocodeQueue } from "../../queues/geocode/message";
-import type { ContactAddressWriteBody } from "../../routes/contact-addresses/schema";
+import type { ContactAddressWriteBody } from "../../schemas/contact-addresses";
 import { GeocodeSession, sameAddressInput } from "../addresses/geocode-session";
 import type { Geocoder } from "../addresses/geocoding/types";
 import type { Principal } from "../auth/principal";

@@ -1,6 +1,6 @@
 /** Reading an order body into drafts, and the limits of a request (contract §7, §10). */
 import { type FieldErrors, ValidationError } from "../../http/errors";
-import type { OrderWriteBody } from "../../routes/orders/schema";
+import type { OrderWriteBody } from "../../schemas/orders";
 import {
   addError,
   hasErrors,

@@ -24,7 +24,7 @@
 import { notFound, ValidationError } from "../../http/errors";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueGeocodeRetries, type GeocodeMessage } from "../../queues/geocode/message";
-import type { OrderWriteBody } from "../../routes/orders/schema";
+import type { OrderWriteBody } from "../../schemas/orders";
 import { GeocodeSession } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
 import { armSchedule, creationValues, newTaskRow, type TaskDeps } from "../tasks";

@@ -3,7 +3,7 @@ import { ApiError, type ErrorCode, notFound, ValidationError } from "../../http/
 import { uuidv7 } from "../../lib/ids";
 import { settleSeconds } from "../../lib/settle";
 import { enqueueGeocodeRetries, type GeocodeQueue } from "../../queues/geocode/message";
-import type { TaskListQueryInput, TaskWriteBody } from "../../routes/tasks/schema";
+import type { TaskListQueryInput, TaskWriteBody } from "../../schemas/tasks";
 import { GeocodeSession } from "../addresses/geocode-session";
 import type { Geocoder } from "../addresses/geocoding/types";
 import { isDispatcher, type Principal } from "../auth/principal";

@@ -2,7 +2,7 @@ import type { TaskState } from "../../domain/task-state-machine";
 import type { FieldErrors } from "../../http/errors";
 import { parseTimestamp } from "../../http/timezones";
 import { type Collection, parseHyperlink } from "../../http/urls";
-import type { TaskWriteBody } from "../../routes/tasks/schema";
+import type { TaskWriteBody } from "../../schemas/tasks";
 import type { GeocodeSession } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
 import {

@@ -5,7 +5,7 @@ import { parseTimestamp } from "../../http/timezones";
 import { type Collection, parseHyperlink } from "../../http/urls";
 import { base64url, fromBase64url } from "../../lib/crypto";
 import { isUuid } from "../../lib/ids";
-import type { TaskListQueryInput } from "../../routes/tasks/schema";
+import type { TaskListQueryInput } from "../../schemas/tasks";
 import { isDispatcher, type Principal } from "../auth/principal";
 import { addError } from "./input";
 import { TASK_CATEGORIES, type TaskRow } from "./types";

@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { TASK_STATES } from "../../domain/task-state-machine";
-import { dateTime } from "../../http/openapi";
-import { paginationQuery } from "../../http/pagination";
-import { TASK_CATEGORIES } from "../../services/tasks/types";
+import { TASK_STATES } from "../domain/task-state-machine";
+import { dateTime } from "../http/openapi";
+import { paginationQuery } from "../http/pagination";
+import { TASK_CATEGORIES } from "../services/tasks/types";
 
 // Shapes only: these schemas check JSON types. Everything that needs the account (hyperlinks,
 // "is this field required", timestamps read in the caller's zone) is checked by the service,

@@ -15,6 +15,14 @@ import {
 import { pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
+  OrderExpandQuery,
+  OrderListQuery,
+  OrderPostBody,
+  OrderSchema,
+  type OrderWriteBody,
+  OrderWriteSchema,
+} from "../../schemas/orders";
+import {
   deleteOrder,
   getOrder,
   listOrders,
@@ -25,14 +33,6 @@ import {
   tooManyTasks,
   writeOrders,
 } from "../../services/orders";
-import {
-  OrderExpandQuery,
-  OrderListQuery,
-  OrderPostBody,
-  OrderSchema,
-  type OrderWriteBody,
-  OrderWriteSchema,
-} from "./schema";
 
 const tags = ["Orders"];
 const DISPATCHERS = ["admin", "manager", "integration"] as const;

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { dateTime } from "../../http/openapi";
-import { paginationQuery } from "../../http/pagination";
-import { TaskWriteSchema } from "../tasks/schema";
+import { dateTime } from "../http/openapi";
+import { paginationQuery } from "../http/pagination";
+import { TaskWriteSchema } from "./tasks";
 
 /** A task inside an order's `tasks_data`: a task body without `account` and `order`. */
 export const OrderTaskDataSchema = TaskWriteSchema.omit({ account: true, order: true }).openapi(

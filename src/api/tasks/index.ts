@@ -12,9 +12,15 @@ import {
 } from "../../http/openapi";
 import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
+import {
+  TaskExpandQuery,
+  TaskListQuery,
+  TaskPatchSchema,
+  TaskSchema,
+  TaskWriteSchema,
+} from "../../schemas/tasks";
 import { createTask, deleteTask, getTask, listTasks, serializeTask, updateTask } from "../../services/tasks";
 import { planTaskList } from "../../services/tasks/list";
-import { TaskExpandQuery, TaskListQuery, TaskPatchSchema, TaskSchema, TaskWriteSchema } from "./schema";
 
 const tags = ["Tasks"];
 const DISPATCHERS = ["admin", "manager", "integration"] as const;

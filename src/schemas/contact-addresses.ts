@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
-import { dateTime } from "../../http/openapi";
-import { paginationQuery } from "../../http/pagination";
-import { AddressInputSchema, AddressSchema, ContactSchema } from "../tasks/schema";
+import { dateTime } from "../http/openapi";
+import { paginationQuery } from "../http/pagination";
+import { AddressInputSchema, AddressSchema, ContactSchema } from "./tasks";
 
 export const ContactAddressWriteSchema = z
   .object({

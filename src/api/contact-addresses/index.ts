@@ -12,6 +12,11 @@ import {
 import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
+  ContactAddressListQuery,
+  ContactAddressSchema,
+  ContactAddressWriteSchema,
+} from "../../schemas/contact-addresses";
+import {
   createContactAddress,
   deleteContactAddress,
   getContactAddress,
@@ -19,7 +24,6 @@ import {
   serializeContactAddress,
   updateContactAddress,
 } from "../../services/contact-addresses";
-import { ContactAddressListQuery, ContactAddressSchema, ContactAddressWriteSchema } from "./schema";
 
 const tags = ["Contact addresses"];
 // Contact data of the account's customers: for dispatchers (workers see what their tasks copied).
