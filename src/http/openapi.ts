@@ -181,3 +181,18 @@ export const uuidParam = z.object({
     .string()
     .openapi({ param: { name: "id", in: "path" }, description: "UUID of the object (not a UUID: 404)." }),
 });
+
+/**
+ * The JSON body a route answers with `status`, typed from its exported config: tests and typed
+ * clients read `ResponseOf<typeof retrieveTaskRoute>` instead of restating the shape.
+ */
+export type ResponseOf<
+  R extends RouteConfig,
+  S extends keyof R["responses"] = 200,
+> = R["responses"][S] extends {
+  content: { "application/json": { schema: infer T } };
+}
+  ? T extends z.ZodTypeAny
+    ? z.infer<T>
+    : never
+  : never;

@@ -24,126 +24,109 @@ import {
 
 const tags = ["Account roles"];
 
+export const listAccountRolesRoute = createRoute({
+  method: "get",
+  path: "/account_roles/",
+  tags,
+  security,
+  summary: "Roles in the caller's account (admins, managers)",
+  request: { query: z.object({ ...paginationQuery, role: RoleEnum.optional() }).strict() },
+  responses: { 200: jsonResponse(pageSchema(AccountRoleSchema), "A page of roles."), ...errorResponses },
+});
+
+export const createAccountRoleRoute = createRoute({
+  method: "post",
+  path: "/account_roles/",
+  tags,
+  security,
+  summary: "Invite an e-mail to the caller's account with a role (admins)",
+  description:
+    "The role is `pending` until the user accepts it (`POST /account_roles/{id}/accept/`) or, for a new e-mail, activates the account from the e-mail; the answer is the same whether the e-mail was registered or not.",
+  request: jsonBody(AccountRoleCreateSchema),
+  responses: { 201: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
+});
+
+export const retrieveAccountRoleRoute = createRoute({
+  method: "get",
+  path: "/account_roles/{id}/",
+  tags,
+  security,
+  summary: "Read a role",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
+});
+
+export const partialUpdateAccountRoleRoute = createRoute({
+  method: "patch",
+  path: "/account_roles/{id}/",
+  tags,
+  security,
+  summary: "Change a role (admins)",
+  request: { params: uuidParam, ...jsonBody(AccountRolePatchSchema) },
+  responses: { 200: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
+});
+
+export const destroyAccountRoleRoute = createRoute({
+  method: "delete",
+  path: "/account_roles/{id}/",
+  tags,
+  security,
+  summary: "Remove a user from the account (admins)",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Removed." }, ...errorResponses },
+});
+
+export const acceptAccountRoleRoute = createRoute({
+  method: "post",
+  path: "/account_roles/{id}/accept/",
+  operationId: "acceptAccountRole",
+  tags,
+  security,
+  summary: "Accept an invitation (the invited user only)",
+  description:
+    "Makes a pending role active. Only the user the role is for may accept it; for anyone else it is 404. Accepting an active role changes nothing.",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(AccountRoleSchema, "The role, now active."), ...errorResponses },
+});
+
 export function mountAccountRoles(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/account_roles/",
-      tags,
-      security,
-      summary: "Roles in the caller's account (admins, managers)",
-      request: { query: z.object({ ...paginationQuery, role: RoleEnum.optional() }).strict() },
-      responses: { 200: jsonResponse(pageSchema(AccountRoleSchema), "A page of roles."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, "admin", "manager");
-      const page = await listRoles(c.env, p, c.req.valid("query"), c.req.url);
-      const r = renderCtx(c);
-      return c.json(mapPage(page, (x) => serializeRole(r, x)));
-    },
-  );
+  defineRoute(app, listAccountRolesRoute, async (c) => {
+    const p = requireRole(c, "admin", "manager");
+    const page = await listRoles(c.env, p, c.req.valid("query"), c.req.url);
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (x) => serializeRole(r, x)));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/account_roles/",
-      tags,
-      security,
-      summary: "Invite an e-mail to the caller's account with a role (admins)",
-      description:
-        "The role is `pending` until the user accepts it (`POST /account_roles/{id}/accept/`) or, for a new e-mail, activates the account from the e-mail; the answer is the same whether the e-mail was registered or not.",
-      request: jsonBody(AccountRoleCreateSchema),
-      responses: { 201: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, "admin");
-      const body = c.req.valid("json");
-      let userId: string | undefined;
-      if (body.user) {
-        userId = parseHyperlink(body.user, "users") ?? undefined;
-        if (!userId) throw fieldError("user", "Invalid hyperlink - No URL match.");
-      }
-      const row = await createRole(
-        c.env,
-        p,
-        { userId, email: body.email, role: body.role },
-        c.get("baseUrl"),
-      );
-      return c.json(serializeRole(renderCtx(c), row), 201);
-    },
-  );
+  defineRoute(app, createAccountRoleRoute, async (c) => {
+    const p = requireRole(c, "admin");
+    const body = c.req.valid("json");
+    let userId: string | undefined;
+    if (body.user) {
+      userId = parseHyperlink(body.user, "users") ?? undefined;
+      if (!userId) throw fieldError("user", "Invalid hyperlink - No URL match.");
+    }
+    const row = await createRole(c.env, p, { userId, email: body.email, role: body.role }, c.get("baseUrl"));
+    return c.json(serializeRole(renderCtx(c), row), 201);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/account_roles/{id}/",
-      tags,
-      security,
-      summary: "Read a role",
-      request: { params: uuidParam },
-      responses: { 200: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, "admin", "manager");
-      return c.json(serializeRole(renderCtx(c), await getRole(c.env, p.accountId, pathId(c))));
-    },
-  );
+  defineRoute(app, retrieveAccountRoleRoute, async (c) => {
+    const p = requireRole(c, "admin", "manager");
+    return c.json(serializeRole(renderCtx(c), await getRole(c.env, p.accountId, pathId(c))));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "patch",
-      path: "/account_roles/{id}/",
-      tags,
-      security,
-      summary: "Change a role (admins)",
-      request: { params: uuidParam, ...jsonBody(AccountRolePatchSchema) },
-      responses: { 200: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, "admin");
-      return c.json(serializeRole(renderCtx(c), await updateRole(c.env, p, pathId(c), c.req.valid("json"))));
-    },
-  );
+  defineRoute(app, partialUpdateAccountRoleRoute, async (c) => {
+    const p = requireRole(c, "admin");
+    return c.json(serializeRole(renderCtx(c), await updateRole(c.env, p, pathId(c), c.req.valid("json"))));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "delete",
-      path: "/account_roles/{id}/",
-      tags,
-      security,
-      summary: "Remove a user from the account (admins)",
-      request: { params: uuidParam },
-      responses: { 204: { description: "Removed." }, ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, "admin");
-      await deleteRole(c.env, p, pathId(c));
-      return c.body(null, 204);
-    },
-  );
+  defineRoute(app, destroyAccountRoleRoute, async (c) => {
+    const p = requireRole(c, "admin");
+    await deleteRole(c.env, p, pathId(c));
+    return c.body(null, 204);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/account_roles/{id}/accept/",
-      operationId: "acceptAccountRole",
-      tags,
-      security,
-      summary: "Accept an invitation (the invited user only)",
-      description:
-        "Makes a pending role active. Only the user the role is for may accept it; for anyone else it is 404. Accepting an active role changes nothing.",
-      request: { params: uuidParam },
-      responses: { 200: jsonResponse(AccountRoleSchema, "The role, now active."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      return c.json(serializeRole(renderCtx(c), await acceptRole(c.env, p, pathId(c))));
-    },
-  );
+  defineRoute(app, acceptAccountRoleRoute, async (c) => {
+    const p = requireUser(c);
+    return c.json(serializeRole(renderCtx(c), await acceptRole(c.env, p, pathId(c))));
+  });
 }

@@ -16,82 +16,74 @@ import { AccountPatchSchema, AccountSchema, SignUpSchema, serializeAccount } fro
 
 const tags = ["Accounts"];
 
+export const createAccountRoute = createRoute({
+  method: "post",
+  path: "/accounts/",
+  tags,
+  summary: "Sign up: create an account and its first admin user",
+  description:
+    "Open only where the deployment sets `ALLOW_SIGNUP=true` (local development); 403 otherwise. A registered e-mail answers the same 201: its user gets an invitation to be the new account's admin (the password sent is ignored).",
+  request: jsonBody(SignUpSchema),
+  responses: { 201: jsonResponse(AccountSchema, "The new account."), ...errorResponses },
+});
+
+export const listAccountsRoute = createRoute({
+  method: "get",
+  path: "/accounts/",
+  tags,
+  security,
+  summary: "Accounts the caller has a role in",
+  responses: {
+    200: jsonResponse(
+      z.object({ next: z.null(), previous: z.null(), results: z.array(AccountSchema) }),
+      "Accounts.",
+    ),
+    ...errorResponses,
+  },
+});
+
+export const retrieveAccountRoute = createRoute({
+  method: "get",
+  path: "/accounts/{id}/",
+  tags,
+  security,
+  summary: "Read an account the caller belongs to",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(AccountSchema, "The account."), ...errorResponses },
+});
+
+export const partialUpdateAccountRoute = createRoute({
+  method: "patch",
+  path: "/accounts/{id}/",
+  tags,
+  security,
+  summary: "Change account settings (admins)",
+  request: { params: uuidParam, ...jsonBody(AccountPatchSchema) },
+  responses: { 200: jsonResponse(AccountSchema, "The account."), ...errorResponses },
+});
+
 export function mountAccounts(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/accounts/",
-      tags,
-      summary: "Sign up: create an account and its first admin user",
-      description:
-        "Open only where the deployment sets `ALLOW_SIGNUP=true` (local development); 403 otherwise. A registered e-mail answers the same 201: its user gets an invitation to be the new account's admin (the password sent is ignored).",
-      request: jsonBody(SignUpSchema),
-      responses: { 201: jsonResponse(AccountSchema, "The new account."), ...errorResponses },
-    }),
-    async (c) => {
-      if (c.env.ALLOW_SIGNUP !== "true") throw permissionDenied("Sign-up is closed on this deployment.");
-      const { account } = await signUp(c.env, c.req.valid("json"), c.get("baseUrl"));
-      return c.json(serializeAccount(renderCtx(c), account), 201);
-    },
-  );
+  defineRoute(app, createAccountRoute, async (c) => {
+    if (c.env.ALLOW_SIGNUP !== "true") throw permissionDenied("Sign-up is closed on this deployment.");
+    const { account } = await signUp(c.env, c.req.valid("json"), c.get("baseUrl"));
+    return c.json(serializeAccount(renderCtx(c), account), 201);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/accounts/",
-      tags,
-      security,
-      summary: "Accounts the caller has a role in",
-      responses: {
-        200: jsonResponse(
-          z.object({ next: z.null(), previous: z.null(), results: z.array(AccountSchema) }),
-          "Accounts.",
-        ),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const rows = await listAccountsFor(c.env, p);
-      const r = renderCtx(c);
-      return c.json({ next: null, previous: null, results: rows.map((a) => serializeAccount(r, a)) });
-    },
-  );
+  defineRoute(app, listAccountsRoute, async (c) => {
+    const p = requireUser(c);
+    const rows = await listAccountsFor(c.env, p);
+    const r = renderCtx(c);
+    return c.json({ next: null, previous: null, results: rows.map((a) => serializeAccount(r, a)) });
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/accounts/{id}/",
-      tags,
-      security,
-      summary: "Read an account the caller belongs to",
-      request: { params: uuidParam },
-      responses: { 200: jsonResponse(AccountSchema, "The account."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      return c.json(serializeAccount(renderCtx(c), await getAccountFor(c.env, p, pathId(c))));
-    },
-  );
+  defineRoute(app, retrieveAccountRoute, async (c) => {
+    const p = requireUser(c);
+    return c.json(serializeAccount(renderCtx(c), await getAccountFor(c.env, p, pathId(c))));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "patch",
-      path: "/accounts/{id}/",
-      tags,
-      security,
-      summary: "Change account settings (admins)",
-      request: { params: uuidParam, ...jsonBody(AccountPatchSchema) },
-      responses: { 200: jsonResponse(AccountSchema, "The account."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const row = await updateAccount(c.env, p, pathId(c), c.req.valid("json"));
-      return c.json(serializeAccount(renderCtx(c), row));
-    },
-  );
+  defineRoute(app, partialUpdateAccountRoute, async (c) => {
+    const p = requireUser(c);
+    const row = await updateAccount(c.env, p, pathId(c), c.req.valid("json"));
+    return c.json(serializeAccount(renderCtx(c), row));
+  });
 }

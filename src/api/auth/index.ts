@@ -56,158 +56,143 @@ function serializeSession(r: RenderCtx, s: SessionRow) {
   };
 }
 
+export const createAuthenticateRoute = createRoute({
+  method: "post",
+  path: "/authenticate/",
+  tags,
+  summary: "Exchange e-mail and password for a token",
+  description:
+    "From 2.10.0: `{token}` with a session JWT (30 days). Before 2.10.0: `{token, user, account}` with a long-lived access token. Wrong credentials: 400 `non_field_errors`, the same text whether the user exists or not.",
+  request: jsonBody(
+    z.object({ username: z.string().min(1), password: z.string().min(1) }).openapi("Credentials"),
+  ),
+  responses: {
+    200: jsonResponse(z.union([TokenSchema, LegacyTokenSchema]), "A token."),
+    ...errorResponses,
+  },
+});
+
+export const createLogoutRoute = createRoute({
+  method: "post",
+  path: "/logout/",
+  tags,
+  security,
+  summary: "Revoke the presenting token",
+  responses: { 204: { description: "Revoked; the token now gets 401." }, ...errorResponses },
+});
+
+export const createSessionTokenRefreshRoute = createRoute({
+  method: "post",
+  path: "/session_tokens/refresh/",
+  tags,
+  security,
+  summary: "Re-sign the presenting session with a new expiry",
+  description:
+    "A session JWT gets the same session re-signed (30 days from now); an authorization JWT gets 15 more minutes; a legacy access token is exchanged for a session JWT.",
+  responses: { 200: jsonResponse(TokenSchema, "A fresh token."), ...errorResponses },
+});
+
+export const createSessionTokenAuthorizeRoute = createRoute({
+  method: "post",
+  path: "/session_tokens/authorize/",
+  tags,
+  security,
+  summary: "Exchange a session for a 15-minute authorization JWT scoped to one account",
+  request: jsonBody(z.object({ account: z.string().openapi({ description: "Account URL." }) })),
+  responses: { 200: jsonResponse(TokenSchema, "Authorization token."), ...errorResponses },
+});
+
+export const listSessionTokensRoute = createRoute({
+  method: "get",
+  path: "/session_tokens/",
+  tags,
+  security,
+  summary: "The caller's own live sessions",
+  responses: {
+    200: jsonResponse(
+      z.object({ next: z.null(), previous: z.null(), results: z.array(SessionTokenSchema) }),
+      "Sessions.",
+    ),
+    ...errorResponses,
+  },
+});
+
+export const createSessionTokenRoute = createRoute({
+  method: "post",
+  path: "/session_tokens/",
+  tags,
+  security,
+  summary: "Create a named session (integration users only)",
+  request: jsonBody(z.object({ name: z.string().max(200).default("") })),
+  responses: {
+    201: jsonResponse(SessionTokenSchema, "The session with its token (shown once)."),
+    ...errorResponses,
+  },
+});
+
+export const destroySessionTokenRoute = createRoute({
+  method: "delete",
+  path: "/session_tokens/{id}/",
+  tags,
+  security,
+  summary: "Revoke one of the caller's sessions",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Revoked." }, ...errorResponses },
+});
+
 export function mountAuth(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/authenticate/",
-      tags,
-      summary: "Exchange e-mail and password for a token",
-      description:
-        "From 2.10.0: `{token}` with a session JWT (30 days). Before 2.10.0: `{token, user, account}` with a long-lived access token. Wrong credentials: 400 `non_field_errors`, the same text whether the user exists or not.",
-      request: jsonBody(
-        z.object({ username: z.string().min(1), password: z.string().min(1) }).openapi("Credentials"),
-      ),
-      responses: {
-        200: jsonResponse(z.union([TokenSchema, LegacyTokenSchema]), "A token."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const { username, password } = c.req.valid("json");
-      const legacy = !atLeast(c.get("version"), "2.10.0");
-      const out = await authenticate(c.env, username, password, legacy, c.req.header("CF-Connecting-IP"));
-      if (!legacy) return c.json({ token: out.token });
-      const r = renderCtx(c);
-      return c.json({
-        token: out.token,
-        user: link(r, "users", out.userId),
-        account: link(r, "accounts", out.accountId),
-      });
-    },
-  );
+  defineRoute(app, createAuthenticateRoute, async (c) => {
+    const { username, password } = c.req.valid("json");
+    const legacy = !atLeast(c.get("version"), "2.10.0");
+    const out = await authenticate(c.env, username, password, legacy, c.req.header("CF-Connecting-IP"));
+    if (!legacy) return c.json({ token: out.token });
+    const r = renderCtx(c);
+    return c.json({
+      token: out.token,
+      user: link(r, "users", out.userId),
+      account: link(r, "accounts", out.accountId),
+    });
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/logout/",
-      tags,
-      security,
-      summary: "Revoke the presenting token",
-      responses: { 204: { description: "Revoked; the token now gets 401." }, ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      await revokeToken(c.env, p.tokenId);
-      return c.body(null, 204);
-    },
-  );
+  defineRoute(app, createLogoutRoute, async (c) => {
+    const p = requireUser(c);
+    await revokeToken(c.env, p.tokenId);
+    return c.body(null, 204);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/session_tokens/refresh/",
-      tags,
-      security,
-      summary: "Re-sign the presenting session with a new expiry",
-      description:
-        "A session JWT gets the same session re-signed (30 days from now); an authorization JWT gets 15 more minutes; a legacy access token is exchanged for a session JWT.",
-      responses: { 200: jsonResponse(TokenSchema, "A fresh token."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const t = await refreshToken(c.env, p);
-      return c.json({ token: t.token });
-    },
-  );
+  defineRoute(app, createSessionTokenRefreshRoute, async (c) => {
+    const p = requireUser(c);
+    const t = await refreshToken(c.env, p);
+    return c.json({ token: t.token });
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/session_tokens/authorize/",
-      tags,
-      security,
-      summary: "Exchange a session for a 15-minute authorization JWT scoped to one account",
-      request: jsonBody(z.object({ account: z.string().openapi({ description: "Account URL." }) })),
-      responses: { 200: jsonResponse(TokenSchema, "Authorization token."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      if (p.tokenKind === "authorization")
-        throw badRequest("Present a session token, not an authorization token.");
-      const accountId = parseHyperlink(c.req.valid("json").account, "accounts");
-      if (!accountId) throw fieldError("account", "Invalid hyperlink - No URL match.");
-      const t = await authorizeAccount(c.env, p, accountId);
-      return c.json({ token: t.token });
-    },
-  );
+  defineRoute(app, createSessionTokenAuthorizeRoute, async (c) => {
+    const p = requireUser(c);
+    if (p.tokenKind === "authorization")
+      throw badRequest("Present a session token, not an authorization token.");
+    const accountId = parseHyperlink(c.req.valid("json").account, "accounts");
+    if (!accountId) throw fieldError("account", "Invalid hyperlink - No URL match.");
+    const t = await authorizeAccount(c.env, p, accountId);
+    return c.json({ token: t.token });
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/session_tokens/",
-      tags,
-      security,
-      summary: "The caller's own live sessions",
-      responses: {
-        200: jsonResponse(
-          z.object({ next: z.null(), previous: z.null(), results: z.array(SessionTokenSchema) }),
-          "Sessions.",
-        ),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const r = renderCtx(c);
-      const rows = await listSessions(c.env, p);
-      return c.json({ next: null, previous: null, results: rows.map((s) => serializeSession(r, s)) });
-    },
-  );
+  defineRoute(app, listSessionTokensRoute, async (c) => {
+    const p = requireUser(c);
+    const r = renderCtx(c);
+    const rows = await listSessions(c.env, p);
+    return c.json({ next: null, previous: null, results: rows.map((s) => serializeSession(r, s)) });
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/session_tokens/",
-      tags,
-      security,
-      summary: "Create a named session (integration users only)",
-      request: jsonBody(z.object({ name: z.string().max(200).default("") })),
-      responses: {
-        201: jsonResponse(SessionTokenSchema, "The session with its token (shown once)."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      if (p.role !== "integration")
-        throw permissionDenied("Only integration users can create session tokens.");
-      const { row, token } = await createNamedSession(c.env, p, c.req.valid("json").name);
-      return c.json({ ...serializeSession(renderCtx(c), row), token }, 201);
-    },
-  );
+  defineRoute(app, createSessionTokenRoute, async (c) => {
+    const p = requireUser(c);
+    if (p.role !== "integration") throw permissionDenied("Only integration users can create session tokens.");
+    const { row, token } = await createNamedSession(c.env, p, c.req.valid("json").name);
+    return c.json({ ...serializeSession(renderCtx(c), row), token }, 201);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "delete",
-      path: "/session_tokens/{id}/",
-      tags,
-      security,
-      summary: "Revoke one of the caller's sessions",
-      request: { params: uuidParam },
-      responses: { 204: { description: "Revoked." }, ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      await revokeSession(c.env, p, pathId(c));
-      return c.body(null, 204);
-    },
-  );
+  defineRoute(app, destroySessionTokenRoute, async (c) => {
+    const p = requireUser(c);
+    await revokeSession(c.env, p, pathId(c));
+    return c.body(null, 204);
+  });
 }

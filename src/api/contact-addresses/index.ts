@@ -29,64 +29,69 @@ const tags = ["Contact addresses"];
 // Contact data of the account's customers: for dispatchers (workers see what their tasks copied).
 const DISPATCHERS = ["admin", "manager", "integration"] as const;
 
+export const createContactAddressRoute = createRoute({
+  method: "post",
+  path: "/contact_addresses/",
+  tags,
+  security,
+  summary: "Create a contact address",
+  description: "`external_id` is unique in the account (a duplicate is 400 on `external_id`).",
+  request: jsonBody(ContactAddressWriteSchema),
+  responses: { 201: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
+});
+
+export const listContactAddressesRoute = createRoute({
+  method: "get",
+  path: "/contact_addresses/",
+  tags,
+  security,
+  summary: "List contact addresses",
+  request: { query: ContactAddressListQuery },
+  responses: {
+    200: jsonResponse(pageSchema(ContactAddressSchema), "A page of contact addresses."),
+    ...errorResponses,
+  },
+});
+
+export const retrieveContactAddressRoute = createRoute({
+  method: "get",
+  path: "/contact_addresses/{id}/",
+  tags,
+  security,
+  summary: "Read a contact address",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
+});
+
+export const destroyContactAddressRoute = createRoute({
+  method: "delete",
+  path: "/contact_addresses/{id}/",
+  tags,
+  security,
+  summary: "Delete a contact address",
+  description: "Tasks linked to it keep their copied address and contact, and their link (for filtering).",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Deleted." }, ...errorResponses },
+});
+
 export function mountContactAddresses(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/contact_addresses/",
-      tags,
-      security,
-      summary: "Create a contact address",
-      description: "`external_id` is unique in the account (a duplicate is 400 on `external_id`).",
-      request: jsonBody(ContactAddressWriteSchema),
-      responses: { 201: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      const row = await createContactAddress(c.env, p, c.req.valid("json"));
-      return c.json(serializeContactAddress(renderCtx(c), row), 201);
-    },
-  );
+  defineRoute(app, createContactAddressRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const row = await createContactAddress(c.env, p, c.req.valid("json"));
+    return c.json(serializeContactAddress(renderCtx(c), row), 201);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/contact_addresses/",
-      tags,
-      security,
-      summary: "List contact addresses",
-      request: { query: ContactAddressListQuery },
-      responses: {
-        200: jsonResponse(pageSchema(ContactAddressSchema), "A page of contact addresses."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      const page = await listContactAddresses(c.env.DB, p, c.req.valid("query"), c.req.url);
-      const r = renderCtx(c);
-      return c.json(mapPage(page, (x) => serializeContactAddress(r, x)));
-    },
-  );
+  defineRoute(app, listContactAddressesRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const page = await listContactAddresses(c.env.DB, p, c.req.valid("query"), c.req.url);
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (x) => serializeContactAddress(r, x)));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/contact_addresses/{id}/",
-      tags,
-      security,
-      summary: "Read a contact address",
-      request: { params: uuidParam },
-      responses: { 200: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      return c.json(serializeContactAddress(renderCtx(c), await getContactAddress(c.env.DB, p, pathId(c))));
-    },
-  );
+  defineRoute(app, retrieveContactAddressRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    return c.json(serializeContactAddress(renderCtx(c), await getContactAddress(c.env.DB, p, pathId(c))));
+  });
 
   for (const method of ["patch", "put"] as const) {
     defineRoute(
@@ -109,23 +114,9 @@ export function mountContactAddresses(app: Router) {
     );
   }
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "delete",
-      path: "/contact_addresses/{id}/",
-      tags,
-      security,
-      summary: "Delete a contact address",
-      description:
-        "Tasks linked to it keep their copied address and contact, and their link (for filtering).",
-      request: { params: uuidParam },
-      responses: { 204: { description: "Deleted." }, ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      await deleteContactAddress(c.env, p, pathId(c));
-      return c.body(null, 204);
-    },
-  );
+  defineRoute(app, destroyContactAddressRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    await deleteContactAddress(c.env, p, pathId(c));
+    return c.body(null, 204);
+  });
 }

@@ -44,49 +44,45 @@ const HealthSchema = z
     description: "Whether the service can serve requests. Reveals no configuration.",
   });
 
-export function mountMeta(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/",
-      tags,
-      security: [],
-      summary: "API root: links to the docs, the OpenAPI document and the main collections",
-      responses: { 200: jsonResponse(RootSchema, "Links.") },
-    }),
-    (c) => {
-      const base = c.get("baseUrl");
-      const links: Record<string, string> = {
-        docs: `${base}/docs/`,
-        openapi: `${base}/openapi.json`,
-        health: `${base}/health/`,
-        authenticate: `${base}/authenticate/`,
-      };
-      for (const name of ROOT_COLLECTIONS) links[name] = collectionUrl(base, name);
-      return c.json(links);
-    },
-  );
+export const listRoute = createRoute({
+  method: "get",
+  path: "/",
+  tags,
+  security: [],
+  summary: "API root: links to the docs, the OpenAPI document and the main collections",
+  responses: { 200: jsonResponse(RootSchema, "Links.") },
+});
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/health/",
-      tags,
-      security: [],
-      summary: "Health check for load balancers and uptime monitors",
-      description: "200 when the database answers, 503 when it does not. No token needed.",
-      responses: {
-        200: jsonResponse(HealthSchema, "The service is up."),
-        503: jsonResponse(HealthSchema, "The database does not answer."),
-      },
-    }),
-    async (c) => {
-      const ok = await databaseAnswers(c.env);
-      return ok
-        ? c.json({ status: "ok" as const, database: "ok" as const }, 200)
-        : c.json({ status: "unavailable" as const, database: "unavailable" as const }, 503);
-    },
-  );
+export const listHealthRoute = createRoute({
+  method: "get",
+  path: "/health/",
+  tags,
+  security: [],
+  summary: "Health check for load balancers and uptime monitors",
+  description: "200 when the database answers, 503 when it does not. No token needed.",
+  responses: {
+    200: jsonResponse(HealthSchema, "The service is up."),
+    503: jsonResponse(HealthSchema, "The database does not answer."),
+  },
+});
+
+export function mountMeta(app: Router) {
+  defineRoute(app, listRoute, (c) => {
+    const base = c.get("baseUrl");
+    const links: Record<string, string> = {
+      docs: `${base}/docs/`,
+      openapi: `${base}/openapi.json`,
+      health: `${base}/health/`,
+      authenticate: `${base}/authenticate/`,
+    };
+    for (const name of ROOT_COLLECTIONS) links[name] = collectionUrl(base, name);
+    return c.json(links);
+  });
+
+  defineRoute(app, listHealthRoute, async (c) => {
+    const ok = await databaseAnswers(c.env);
+    return ok
+      ? c.json({ status: "ok" as const, database: "ok" as const }, 200)
+      : c.json({ status: "unavailable" as const, database: "unavailable" as const }, 503);
+  });
 }

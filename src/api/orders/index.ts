@@ -115,133 +115,123 @@ const expandsDocuments = (expand: string | undefined) => {
 
 const writeOpts = (c: Ctx) => ({ zone: c.get("timeZone"), baseUrl: c.get("baseUrl") });
 
+export const createOrderRoute = createRoute({
+  method: "post",
+  path: "/orders/",
+  tags,
+  security,
+  summary: "Create or update (by external_id) one order or an array of orders, with their tasks",
+  description:
+    "Each order and its tasks_data are stored in one transaction. An array answers an array in input order; " +
+    "if any item is invalid nothing is stored and the errors come back as an array aligned with the input. " +
+    "Limits: 100 orders per request, 500 tasks per order (400 naming the limit). " +
+    "Status: 201 when an order was created (for an array: any), 200 when every order already existed (an update).",
+  request: jsonBody(OrderPostBody),
+  responses: {
+    200: jsonResponse(OrderSchema, "Updated (existing external_id)."),
+    201: jsonResponse(OrderSchema, "Created."),
+    ...errorResponses,
+  },
+});
+
+export const listOrdersRoute = createRoute({
+  method: "get",
+  path: "/orders/",
+  tags,
+  security,
+  summary: "List orders",
+  request: { query: OrderListQuery },
+  responses: { 200: jsonResponse(pageSchema(OrderSchema), "A page of orders."), ...errorResponses },
+});
+
+export const retrieveOrderRoute = createRoute({
+  method: "get",
+  path: "/orders/{id}/",
+  tags,
+  security,
+  summary: "Read an order",
+  request: { params: uuidParam, query: OrderExpandQuery },
+  responses: { 200: jsonResponse(OrderSchema, "The order."), ...errorResponses },
+});
+
+export const partialUpdateOrderRoute = createRoute({
+  method: "patch",
+  path: "/orders/{id}/",
+  tags,
+  security,
+  summary: "Change an order",
+  description: "The fields sent replace the stored ones; tasks_data, when sent, works as in an upsert.",
+  request: { params: uuidParam, ...jsonBody(OrderPostBody) },
+  responses: { 200: jsonResponse(OrderSchema, "The order."), ...errorResponses },
+});
+
+export const destroyOrderRoute = createRoute({
+  method: "delete",
+  path: "/orders/{id}/",
+  tags,
+  security,
+  summary: "Delete an order",
+  description: "Its tasks are kept and lose their `order` link.",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Deleted." }, ...errorResponses },
+});
+
 export function mountOrders(app: Router) {
   app.openAPIRegistry.register("OrderWrite", OrderWriteSchema);
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/orders/",
-      tags,
-      security,
-      summary: "Create or update (by external_id) one order or an array of orders, with their tasks",
-      description:
-        "Each order and its tasks_data are stored in one transaction. An array answers an array in input order; " +
-        "if any item is invalid nothing is stored and the errors come back as an array aligned with the input. " +
-        "Limits: 100 orders per request, 500 tasks per order (400 naming the limit). " +
-        "Status: 201 when an order was created (for an array: any), 200 when every order already existed (an update).",
-      request: jsonBody(OrderPostBody),
-      responses: {
-        200: jsonResponse(OrderSchema, "Updated (existing external_id)."),
-        201: jsonResponse(OrderSchema, "Created."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      const { bodies, isArray } = parseOrderBodies(c.req.valid("json"), orderLimits(c.env), true);
-      const results = await writeOrders(c.env, p, bodies, {
-        isArray,
-        target: { kind: "post" },
-        ...writeOpts(c),
-      });
-      const r = renderCtx(c);
-      const status = results.some((x) => x.created) ? 201 : 200;
-      const out = results.map((x) => renderOrder(r, x));
-      return c.json(isArray ? out : out[0], status);
-    },
-  );
+  defineRoute(app, createOrderRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const { bodies, isArray } = parseOrderBodies(c.req.valid("json"), orderLimits(c.env), true);
+    const results = await writeOrders(c.env, p, bodies, {
+      isArray,
+      target: { kind: "post" },
+      ...writeOpts(c),
+    });
+    const r = renderCtx(c);
+    const status = results.some((x) => x.created) ? 201 : 200;
+    const out = results.map((x) => renderOrder(r, x));
+    return c.json(isArray ? out : out[0], status);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/orders/",
-      tags,
-      security,
-      summary: "List orders",
-      request: { query: OrderListQuery },
-      responses: { 200: jsonResponse(pageSchema(OrderSchema), "A page of orders."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      const q = c.req.valid("query");
-      const expand = expandsDocuments(q.expand);
-      const { page, rel } = await listOrders(c.env.DB, p, q, c.req.url);
-      const r = renderCtx(c);
-      return c.json({
-        ...page,
-        results: page.results.map((o) =>
-          serializeOrder(r, o, {
-            taskIds: rel.taskIds.get(o.id)!,
-            documents: rel.documents.get(o.id)!,
-            expandDocuments: expand,
-          }),
-        ),
-      });
-    },
-  );
+  defineRoute(app, listOrdersRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const q = c.req.valid("query");
+    const expand = expandsDocuments(q.expand);
+    const { page, rel } = await listOrders(c.env.DB, p, q, c.req.url);
+    const r = renderCtx(c);
+    return c.json({
+      ...page,
+      results: page.results.map((o) =>
+        serializeOrder(r, o, {
+          taskIds: rel.taskIds.get(o.id)!,
+          documents: rel.documents.get(o.id)!,
+          expandDocuments: expand,
+        }),
+      ),
+    });
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/orders/{id}/",
-      tags,
-      security,
-      summary: "Read an order",
-      request: { params: uuidParam, query: OrderExpandQuery },
-      responses: { 200: jsonResponse(OrderSchema, "The order."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      const expand = expandsDocuments(c.req.valid("query").expand);
-      return c.json(renderOrder(renderCtx(c), await getOrder(c.env.DB, p, pathId(c)), expand));
-    },
-  );
+  defineRoute(app, retrieveOrderRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const expand = expandsDocuments(c.req.valid("query").expand);
+    return c.json(renderOrder(renderCtx(c), await getOrder(c.env.DB, p, pathId(c)), expand));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "patch",
-      path: "/orders/{id}/",
-      tags,
-      security,
-      summary: "Change an order",
-      description: "The fields sent replace the stored ones; tasks_data, when sent, works as in an upsert.",
-      request: { params: uuidParam, ...jsonBody(OrderPostBody) },
-      responses: { 200: jsonResponse(OrderSchema, "The order."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      const id = pathId(c);
-      const { bodies } = parseOrderBodies(c.req.valid("json"), orderLimits(c.env), false);
-      const [result] = await writeOrders(c.env, p, bodies, {
-        isArray: false,
-        target: { kind: "patch", id },
-        ...writeOpts(c),
-      });
-      return c.json(renderOrder(renderCtx(c), result));
-    },
-  );
+  defineRoute(app, partialUpdateOrderRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const id = pathId(c);
+    const { bodies } = parseOrderBodies(c.req.valid("json"), orderLimits(c.env), false);
+    const [result] = await writeOrders(c.env, p, bodies, {
+      isArray: false,
+      target: { kind: "patch", id },
+      ...writeOpts(c),
+    });
+    return c.json(renderOrder(renderCtx(c), result));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "delete",
-      path: "/orders/{id}/",
-      tags,
-      security,
-      summary: "Delete an order",
-      description: "Its tasks are kept and lose their `order` link.",
-      request: { params: uuidParam },
-      responses: { 204: { description: "Deleted." }, ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      await deleteOrder(c.env, p, pathId(c), { baseUrl: c.get("baseUrl") });
-      return c.body(null, 204);
-    },
-  );
+  defineRoute(app, destroyOrderRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    await deleteOrder(c.env, p, pathId(c), { baseUrl: c.get("baseUrl") });
+    return c.body(null, 204);
+  });
 }

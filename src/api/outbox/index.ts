@@ -23,37 +23,35 @@ const OutboundEmailSchema = z
   })
   .openapi("OutboundEmail");
 
+export const listOutboxRoute = createRoute({
+  method: "get",
+  path: "/outbox/",
+  operationId: "listOutbox",
+  tags: ["Outbox"],
+  security,
+  summary: "E-mail kept by the local provider for the caller's account (admins, local mode only)",
+  description: "Exists only when `EMAIL_PROVIDER` is `local` (development and tests); 404 otherwise.",
+  request: { query: z.object({ ...paginationQuery }).strict() },
+  responses: {
+    200: jsonResponse(pageSchema(OutboundEmailSchema), "A page of messages."),
+    ...errorResponses,
+  },
+});
+
 export function mountOutbox(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/outbox/",
-      operationId: "listOutbox",
-      tags: ["Outbox"],
-      security,
-      summary: "E-mail kept by the local provider for the caller's account (admins, local mode only)",
-      description: "Exists only when `EMAIL_PROVIDER` is `local` (development and tests); 404 otherwise.",
-      request: { query: z.object({ ...paginationQuery }).strict() },
-      responses: {
-        200: jsonResponse(pageSchema(OutboundEmailSchema), "A page of messages."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = requireRole(c, "admin");
-      const page = await listOutbox(c.env, p, c.req.valid("query"), c.req.url);
-      const r = renderCtx(c);
-      return c.json(
-        mapPage(page, (m) => ({
-          id: m.id,
-          kind: m.kind,
-          to: m.to_address,
-          subject: m.subject,
-          text: m.text,
-          created_at: ts(r, m.created_at),
-        })),
-      );
-    },
-  );
+  defineRoute(app, listOutboxRoute, async (c) => {
+    const p = requireRole(c, "admin");
+    const page = await listOutbox(c.env, p, c.req.valid("query"), c.req.url);
+    const r = renderCtx(c);
+    return c.json(
+      mapPage(page, (m) => ({
+        id: m.id,
+        kind: m.kind,
+        to: m.to_address,
+        subject: m.subject,
+        text: m.text,
+        created_at: ts(r, m.created_at),
+      })),
+    );
+  });
 }

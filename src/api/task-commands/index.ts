@@ -20,102 +20,96 @@ const tags = ["Task commands"];
 const wantsAsync = (prefer: string | undefined) =>
   !!prefer && prefer.split(",").some((p) => p.trim().toLowerCase() === "respond-async");
 
+export const createTaskCommandRoute = createRoute({
+  method: "post",
+  path: "/task_commands/",
+  tags,
+  security,
+  summary: "Send one command or a batch",
+  description:
+    "Applied in the order given per task (tasks in parallel), each through the task's Durable Object. " +
+    "`external_id` is the idempotency key: a replay returns the stored command and applies nothing (single replay: 200). " +
+    "Batch: 201, or 200 when every item was a replay. With `Prefer: respond-async`: 202 and every command `pending`, " +
+    "applied from a queue. Invalid moves and missing rights are `rejected` commands, not HTTP errors.",
+  request: {
+    headers: z.object({
+      prefer: z.string().optional().openapi({ description: "`respond-async` for asynchronous mode." }),
+    }),
+    ...jsonBody(TaskCommandBodySchema),
+  },
+  responses: {
+    200: jsonResponse(
+      z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
+      "Replays of stored commands.",
+    ),
+    201: jsonResponse(
+      z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
+      "Commands with their outcome.",
+    ),
+    202: jsonResponse(
+      z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
+      "Accepted for asynchronous processing.",
+    ),
+    ...errorResponses,
+  },
+});
+
+export const listTaskCommandsRoute = createRoute({
+  method: "get",
+  path: "/task_commands/",
+  tags,
+  security,
+  summary: "List commands (workers: their own)",
+  request: { query: TaskCommandListQuery.extend(paginationQuery).strict() },
+  responses: {
+    200: jsonResponse(pageSchema(TaskCommandSchema), "A page of commands."),
+    ...errorResponses,
+  },
+});
+
+export const retrieveTaskCommandRoute = createRoute({
+  method: "get",
+  path: "/task_commands/{id}/",
+  tags,
+  security,
+  summary: "Read a command (its outcome in asynchronous mode)",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(TaskCommandSchema, "The command."), ...errorResponses },
+});
+
 export function mountTaskCommands(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/task_commands/",
-      tags,
-      security,
-      summary: "Send one command or a batch",
-      description:
-        "Applied in the order given per task (tasks in parallel), each through the task's Durable Object. " +
-        "`external_id` is the idempotency key: a replay returns the stored command and applies nothing (single replay: 200). " +
-        "Batch: 201, or 200 when every item was a replay. With `Prefer: respond-async`: 202 and every command `pending`, " +
-        "applied from a queue. Invalid moves and missing rights are `rejected` commands, not HTTP errors.",
-      request: {
-        headers: z.object({
-          prefer: z.string().optional().openapi({ description: "`respond-async` for asynchronous mode." }),
-        }),
-        ...jsonBody(TaskCommandBodySchema),
-      },
-      responses: {
-        200: jsonResponse(
-          z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
-          "Replays of stored commands.",
-        ),
-        201: jsonResponse(
-          z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
-          "Commands with their outcome.",
-        ),
-        202: jsonResponse(
-          z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
-          "Accepted for asynchronous processing.",
-        ),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const body = c.req.valid("json");
-      const isArray = Array.isArray(body);
-      const items = isArray ? body : [body];
-      const opts = { timeZone: c.get("timeZone"), isArray, baseUrl: c.get("baseUrl") };
-      const r = renderCtx(c);
-      if (wantsAsync(c.req.header("Prefer"))) {
-        const rows = await submitCommandsAsync(c.env, p, items, opts);
-        c.header("Preference-Applied", "respond-async");
-        const out = rows.map((row) => serializeCommand(r, row));
-        return c.json(isArray ? out : out[0], 202);
-      }
-      const { rows, allReplays } = await submitCommands(c.env, p, items, opts);
+  defineRoute(app, createTaskCommandRoute, async (c) => {
+    const p = requireUser(c);
+    const body = c.req.valid("json");
+    const isArray = Array.isArray(body);
+    const items = isArray ? body : [body];
+    const opts = { timeZone: c.get("timeZone"), isArray, baseUrl: c.get("baseUrl") };
+    const r = renderCtx(c);
+    if (wantsAsync(c.req.header("Prefer"))) {
+      const rows = await submitCommandsAsync(c.env, p, items, opts);
+      c.header("Preference-Applied", "respond-async");
       const out = rows.map((row) => serializeCommand(r, row));
-      return c.json(isArray ? out : out[0], allReplays ? 200 : 201);
-    },
-  );
+      return c.json(isArray ? out : out[0], 202);
+    }
+    const { rows, allReplays } = await submitCommands(c.env, p, items, opts);
+    const out = rows.map((row) => serializeCommand(r, row));
+    return c.json(isArray ? out : out[0], allReplays ? 200 : 201);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/task_commands/",
-      tags,
-      security,
-      summary: "List commands (workers: their own)",
-      request: { query: TaskCommandListQuery.extend(paginationQuery).strict() },
-      responses: {
-        200: jsonResponse(pageSchema(TaskCommandSchema), "A page of commands."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const page = await listCommands(c.env, p, c.req.valid("query"), {
-        url: c.req.url,
-        timeZone: c.get("timeZone"),
-      });
-      const r = renderCtx(c);
-      return c.json(mapPage(page, (row) => serializeCommand(r, row)));
-    },
-  );
+  defineRoute(app, listTaskCommandsRoute, async (c) => {
+    const p = requireUser(c);
+    const page = await listCommands(c.env, p, c.req.valid("query"), {
+      url: c.req.url,
+      timeZone: c.get("timeZone"),
+    });
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (row) => serializeCommand(r, row)));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/task_commands/{id}/",
-      tags,
-      security,
-      summary: "Read a command (its outcome in asynchronous mode)",
-      request: { params: uuidParam },
-      responses: { 200: jsonResponse(TaskCommandSchema, "The command."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const row = await getCommand(c.env, p, pathId(c));
-      if (!row) throw notFound();
-      return c.json(serializeCommand(renderCtx(c), row));
-    },
-  );
+  defineRoute(app, retrieveTaskCommandRoute, async (c) => {
+    const p = requireUser(c);
+    const row = await getCommand(c.env, p, pathId(c));
+    if (!row) throw notFound();
+    return c.json(serializeCommand(renderCtx(c), row));
+  });
 }

@@ -27,74 +27,78 @@ const DISPATCHERS = ["admin", "manager", "integration"] as const;
 
 const writeCtx = (c: Ctx) => ({ zone: c.get("timeZone"), baseUrl: c.get("baseUrl") });
 
+export const createTaskRoute = createRoute({
+  method: "post",
+  path: "/tasks/",
+  tags,
+  security,
+  summary: "Create a task (dispatchers)",
+  description:
+    "Required: `account`, `category`, `address` (or a `contact_address` / `contact_address_external_id` that supplies it). " +
+    "The address is geocoded at once; if that fails the task is still created, with `address.geocode_failed_at`, and retried later. " +
+    "The task starts `unassigned`, `assigned` (with `assignee`), or `draft` / `scheduled` when asked for.",
+  request: jsonBody(TaskWriteSchema),
+  responses: { 201: jsonResponse(TaskSchema, "The task."), ...errorResponses },
+});
+
+export const listTasksRoute = createRoute({
+  method: "get",
+  path: "/tasks/",
+  tags,
+  security,
+  summary: "List tasks (a worker sees only its own)",
+  description:
+    "Cursor pagination. Filters of interface §4.6; unknown parameters are 400. Sync recipe: " +
+    "`updated_at__gt=<last seen>&ordering=updated_at&updated_at_delay_latest=true`.",
+  request: { query: TaskListQuery },
+  responses: { 200: jsonResponse(pageSchema(TaskSchema), "A page of tasks."), ...errorResponses },
+});
+
+export const retrieveTaskRoute = createRoute({
+  method: "get",
+  path: "/tasks/{id}/",
+  tags,
+  security,
+  summary: "Read a task",
+  request: { params: uuidParam, query: TaskExpandQuery },
+  responses: { 200: jsonResponse(TaskSchema, "The task."), ...errorResponses },
+});
+
+export const destroyTaskRoute = createRoute({
+  method: "delete",
+  path: "/tasks/{id}/",
+  tags,
+  security,
+  summary: "Delete a task (dispatchers)",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Deleted." }, ...errorResponses },
+});
+
 export function mountTasks(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/tasks/",
-      tags,
-      security,
-      summary: "Create a task (dispatchers)",
-      description:
-        "Required: `account`, `category`, `address` (or a `contact_address` / `contact_address_external_id` that supplies it). " +
-        "The address is geocoded at once; if that fails the task is still created, with `address.geocode_failed_at`, and retried later. " +
-        "The task starts `unassigned`, `assigned` (with `assignee`), or `draft` / `scheduled` when asked for.",
-      request: jsonBody(TaskWriteSchema),
-      responses: { 201: jsonResponse(TaskSchema, "The task."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      const row = await createTask(c.env, p, c.req.valid("json"), writeCtx(c));
-      return c.json(serializeTask(renderCtx(c), row), 201);
-    },
-  );
+  defineRoute(app, createTaskRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const row = await createTask(c.env, p, c.req.valid("json"), writeCtx(c));
+    return c.json(serializeTask(renderCtx(c), row), 201);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/tasks/",
-      tags,
-      security,
-      summary: "List tasks (a worker sees only its own)",
-      description:
-        "Cursor pagination. Filters of interface §4.6; unknown parameters are 400. Sync recipe: " +
-        "`updated_at__gt=<last seen>&ordering=updated_at&updated_at_delay_latest=true`.",
-      request: { query: TaskListQuery },
-      responses: { 200: jsonResponse(pageSchema(TaskSchema), "A page of tasks."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const q = c.req.valid("query");
-      const { page, expand } = await listTasks(c.env, p, q, { zone: c.get("timeZone"), url: c.req.url });
-      const r = renderCtx(c);
-      return c.json(mapPage(page, (t) => serializeTask(r, t, { expand })));
-    },
-  );
+  defineRoute(app, listTasksRoute, async (c) => {
+    const p = requireUser(c);
+    const q = c.req.valid("query");
+    const { page, expand } = await listTasks(c.env, p, q, { zone: c.get("timeZone"), url: c.req.url });
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (t) => serializeTask(r, t, { expand })));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/tasks/{id}/",
-      tags,
-      security,
-      summary: "Read a task",
-      request: { params: uuidParam, query: TaskExpandQuery },
-      responses: { 200: jsonResponse(TaskSchema, "The task."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      // Same parser as the list, so `expand` is validated the same way.
-      const { expand } = planTaskList(
-        { expand: c.req.valid("query").expand },
-        { principal: p, zone: null, settleSeconds: 0 },
-      );
-      const row = await getTask(c.env.DB, p, pathId(c));
-      return c.json(serializeTask(renderCtx(c), row, { expand }));
-    },
-  );
+  defineRoute(app, retrieveTaskRoute, async (c) => {
+    const p = requireUser(c);
+    // Same parser as the list, so `expand` is validated the same way.
+    const { expand } = planTaskList(
+      { expand: c.req.valid("query").expand },
+      { principal: p, zone: null, settleSeconds: 0 },
+    );
+    const row = await getTask(c.env.DB, p, pathId(c));
+    return c.json(serializeTask(renderCtx(c), row, { expand }));
+  });
 
   for (const method of ["patch", "put"] as const) {
     defineRoute(
@@ -121,21 +125,9 @@ export function mountTasks(app: Router) {
     );
   }
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "delete",
-      path: "/tasks/{id}/",
-      tags,
-      security,
-      summary: "Delete a task (dispatchers)",
-      request: { params: uuidParam },
-      responses: { 204: { description: "Deleted." }, ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, ...DISPATCHERS);
-      await deleteTask(c.env, p, pathId(c), { baseUrl: c.get("baseUrl") });
-      return c.body(null, 204);
-    },
-  );
+  defineRoute(app, destroyTaskRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    await deleteTask(c.env, p, pathId(c), { baseUrl: c.get("baseUrl") });
+    return c.body(null, 204);
+  });
 }

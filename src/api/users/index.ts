@@ -31,115 +31,103 @@ import {
 
 const tags = ["Users"];
 
+export const createUserRoute = createRoute({
+  method: "post",
+  path: "/users/",
+  tags,
+  security,
+  summary: "Add a user to the caller's account (admins)",
+  description:
+    "A new e-mail gets a user (active at once with `password`, else an activation e-mail); a registered e-mail gets a pending role (an invitation) that grants nothing until that user accepts it. Both answer 201 with the same fields, built from the request.",
+  request: jsonBody(UserCreateSchema),
+  responses: { 201: jsonResponse(UserSchema, "The user, as sent."), ...errorResponses },
+});
+
+export const activateUserRoute = createRoute({
+  method: "post",
+  path: "/users/activate/",
+  operationId: "activateUser",
+  tags,
+  security: [],
+  summary: "Set the password of a new user from the activation e-mail's token",
+  description:
+    "The token is single-use and valid 7 days. Activation also accepts the role the user was created with. Invalid, used or expired token: 400 on `token`.",
+  request: jsonBody(ActivateSchema),
+  responses: { 204: { description: "Activated; sign in with the new password." }, ...errorResponses },
+});
+
+export const listUsersRoute = createRoute({
+  method: "get",
+  path: "/users/",
+  tags,
+  security,
+  summary: "Users of the caller's account",
+  request: { query: z.object({ ...paginationQuery, role: RoleEnum.optional() }).strict() },
+  responses: { 200: jsonResponse(pageSchema(UserSchema), "A page of users."), ...errorResponses },
+});
+
+export const listUserMeRoute = createRoute({
+  method: "get",
+  path: "/users/me/",
+  tags,
+  security,
+  summary: "The calling user",
+  responses: { 200: jsonResponse(UserSchema, "The caller."), ...errorResponses },
+});
+
+export const retrieveUserRoute = createRoute({
+  method: "get",
+  path: "/users/{id}/",
+  tags,
+  security,
+  summary: "Read a user of the caller's account",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(UserSchema, "The user."), ...errorResponses },
+});
+
+export const partialUpdateUserRoute = createRoute({
+  method: "patch",
+  path: "/users/{id}/",
+  tags,
+  security,
+  summary: "Change a user (the user itself, or an admin)",
+  request: { params: uuidParam, ...jsonBody(UserPatchSchema) },
+  responses: { 200: jsonResponse(UserSchema, "The user."), ...errorResponses },
+});
+
 export function mountUsers(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/users/",
-      tags,
-      security,
-      summary: "Add a user to the caller's account (admins)",
-      description:
-        "A new e-mail gets a user (active at once with `password`, else an activation e-mail); a registered e-mail gets a pending role (an invitation) that grants nothing until that user accepts it. Both answer 201 with the same fields, built from the request.",
-      request: jsonBody(UserCreateSchema),
-      responses: { 201: jsonResponse(UserSchema, "The user, as sent."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireRole(c, "admin");
-      const body = c.req.valid("json");
-      const out = await inviteByEmail(c.env, p, body, c.get("baseUrl"));
-      return c.json(serializeUser(renderCtx(c), invitedUserView(p, body, out.userId, out.role)), 201);
-    },
-  );
+  defineRoute(app, createUserRoute, async (c) => {
+    const p = requireRole(c, "admin");
+    const body = c.req.valid("json");
+    const out = await inviteByEmail(c.env, p, body, c.get("baseUrl"));
+    return c.json(serializeUser(renderCtx(c), invitedUserView(p, body, out.userId, out.role)), 201);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/users/activate/",
-      operationId: "activateUser",
-      tags,
-      security: [],
-      summary: "Set the password of a new user from the activation e-mail's token",
-      description:
-        "The token is single-use and valid 7 days. Activation also accepts the role the user was created with. Invalid, used or expired token: 400 on `token`.",
-      request: jsonBody(ActivateSchema),
-      responses: { 204: { description: "Activated; sign in with the new password." }, ...errorResponses },
-    }),
-    async (c) => {
-      const body = c.req.valid("json");
-      await activateUser(c.env, body.token, body.password);
-      return c.body(null, 204);
-    },
-  );
+  defineRoute(app, activateUserRoute, async (c) => {
+    const body = c.req.valid("json");
+    await activateUser(c.env, body.token, body.password);
+    return c.body(null, 204);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/users/",
-      tags,
-      security,
-      summary: "Users of the caller's account",
-      request: { query: z.object({ ...paginationQuery, role: RoleEnum.optional() }).strict() },
-      responses: { 200: jsonResponse(pageSchema(UserSchema), "A page of users."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      const page = await listUsers(c.env, p, c.req.valid("query"), c.req.url);
-      const r = renderCtx(c);
-      return c.json(mapPage(page, (u) => serializeUserFor(r, p, u)));
-    },
-  );
+  defineRoute(app, listUsersRoute, async (c) => {
+    const p = requireUser(c);
+    const page = await listUsers(c.env, p, c.req.valid("query"), c.req.url);
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (u) => serializeUserFor(r, p, u)));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/users/me/",
-      tags,
-      security,
-      summary: "The calling user",
-      responses: { 200: jsonResponse(UserSchema, "The caller."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      return c.json(serializeUser(renderCtx(c), await getUserInAccount(c.env, p.accountId, p.userId)));
-    },
-  );
+  defineRoute(app, listUserMeRoute, async (c) => {
+    const p = requireUser(c);
+    return c.json(serializeUser(renderCtx(c), await getUserInAccount(c.env, p.accountId, p.userId)));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/users/{id}/",
-      tags,
-      security,
-      summary: "Read a user of the caller's account",
-      request: { params: uuidParam },
-      responses: { 200: jsonResponse(UserSchema, "The user."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      return c.json(serializeUserFor(renderCtx(c), p, await getUserInAccount(c.env, p.accountId, pathId(c))));
-    },
-  );
+  defineRoute(app, retrieveUserRoute, async (c) => {
+    const p = requireUser(c);
+    return c.json(serializeUserFor(renderCtx(c), p, await getUserInAccount(c.env, p.accountId, pathId(c))));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "patch",
-      path: "/users/{id}/",
-      tags,
-      security,
-      summary: "Change a user (the user itself, or an admin)",
-      request: { params: uuidParam, ...jsonBody(UserPatchSchema) },
-      responses: { 200: jsonResponse(UserSchema, "The user."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = requireUser(c);
-      return c.json(serializeUser(renderCtx(c), await updateUser(c.env, p, pathId(c), c.req.valid("json"))));
-    },
-  );
+  defineRoute(app, partialUpdateUserRoute, async (c) => {
+    const p = requireUser(c);
+    return c.json(serializeUser(renderCtx(c), await updateUser(c.env, p, pathId(c), c.req.valid("json"))));
+  });
 }

@@ -62,190 +62,172 @@ const SIGNING =
   "2xx is success; a 3xx is a failure (redirects are not followed); 15 s timeout; retries back off over about " +
   "three days (honouring a longer `Retry-After`); 410 Gone or the last failed attempt sets the webhook `failed`.";
 
+export const createWebhookRoute = createRoute({
+  method: "post",
+  path: "/webhooks/",
+  tags,
+  security,
+  summary: "Register a webhook (admins, managers, integrations)",
+  description: `The response carries the signing \`secret\`, shown only here. ${SIGNING}`,
+  request: jsonBody(WebhookCreateSchema),
+  responses: {
+    201: jsonResponse(WebhookCreatedSchema, "The webhook, with its secret."),
+    ...errorResponses,
+  },
+});
+
+export const listWebhooksRoute = createRoute({
+  method: "get",
+  path: "/webhooks/",
+  tags,
+  security,
+  summary: "Webhooks of the account",
+  request: { query: z.object(paginationQuery).strict() },
+  responses: { 200: jsonResponse(pageSchema(WebhookSchema), "A page of webhooks."), ...errorResponses },
+});
+
+export const retrieveWebhookRoute = createRoute({
+  method: "get",
+  path: "/webhooks/{id}/",
+  tags,
+  security,
+  summary: "Read a webhook (without its secret)",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(WebhookSchema, "The webhook."), ...errorResponses },
+});
+
+export const partialUpdateWebhookRoute = createRoute({
+  method: "patch",
+  path: "/webhooks/{id}/",
+  tags,
+  security,
+  summary: "Change a webhook; `state: active` resumes a failed one",
+  description:
+    "Setting `state` to `active` on a failed webhook clears `failed_at` and `fail_message` and re-queues every " +
+    "held or failed delivery, attempts counted from zero. Setting `failed` pauses it: new and pending deliveries are held.",
+  request: { params: uuidParam, ...jsonBody(WebhookPatchSchema) },
+  responses: { 200: jsonResponse(WebhookSchema, "The webhook."), ...errorResponses },
+});
+
+export const updateWebhookRoute = createRoute({
+  method: "put",
+  path: "/webhooks/{id}/",
+  tags,
+  security,
+  summary: "Replace a webhook's settings (omitted `events` = all, omitted flag = false)",
+  request: { params: uuidParam, ...jsonBody(WebhookReplaceSchema) },
+  responses: { 200: jsonResponse(WebhookSchema, "The webhook."), ...errorResponses },
+});
+
+export const destroyWebhookRoute = createRoute({
+  method: "delete",
+  path: "/webhooks/{id}/",
+  tags,
+  security,
+  summary: "Delete a webhook and its delivery log",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Deleted; queued attempts are dropped." }, ...errorResponses },
+});
+
+export const listWebhookDeliveriesRoute = createRoute({
+  method: "get",
+  path: "/webhooks/{id}/deliveries/",
+  tags,
+  security,
+  summary: "Delivery log of a webhook, newest first",
+  request: { params: uuidParam, query: DeliveryListQuery.extend(paginationQuery).strict() },
+  responses: {
+    200: jsonResponse(pageSchema(DeliverySchema), "A page of deliveries."),
+    ...errorResponses,
+  },
+});
+
+export const retrieveWebhookDeliveryRoute = createRoute({
+  method: "get",
+  path: "/webhooks/{id}/deliveries/{delivery_id}/",
+  tags,
+  security,
+  summary: "One delivery of a webhook",
+  request: { params: deliveryParams },
+  responses: { 200: jsonResponse(DeliverySchema, "The delivery."), ...errorResponses },
+});
+
+export const createWebhookDeliveryRedeliverRoute = createRoute({
+  method: "post",
+  path: "/webhooks/{id}/deliveries/{delivery_id}/redeliver/",
+  tags,
+  security,
+  summary: "Send a delivery again (same `webhook-id`, attempts from zero)",
+  description:
+    "Any state. The webhook must be `active` (else 400: activating it resumes its held deliveries).",
+  request: { params: deliveryParams },
+  responses: {
+    202: jsonResponse(DeliverySchema, "Queued; the delivery is `pending`."),
+    ...errorResponses,
+  },
+});
+
 export function mountWebhooks(app: Router) {
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/webhooks/",
-      tags,
-      security,
-      summary: "Register a webhook (admins, managers, integrations)",
-      description: `The response carries the signing \`secret\`, shown only here. ${SIGNING}`,
-      request: jsonBody(WebhookCreateSchema),
-      responses: {
-        201: jsonResponse(WebhookCreatedSchema, "The webhook, with its secret."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      const row = await createWebhook(c.env, p, c.req.valid("json"));
-      return c.json(serializeWebhook(renderCtx(c), row, true), 201);
-    },
-  );
+  defineRoute(app, createWebhookRoute, async (c) => {
+    const p = canManage(c);
+    const row = await createWebhook(c.env, p, c.req.valid("json"));
+    return c.json(serializeWebhook(renderCtx(c), row, true), 201);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/webhooks/",
-      tags,
-      security,
-      summary: "Webhooks of the account",
-      request: { query: z.object(paginationQuery).strict() },
-      responses: { 200: jsonResponse(pageSchema(WebhookSchema), "A page of webhooks."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      const page = await listWebhooks(c.env, p.accountId, c.req.valid("query"), c.req.url);
-      const r = renderCtx(c);
-      return c.json(mapPage(page, (w) => serializeWebhook(r, w)));
-    },
-  );
+  defineRoute(app, listWebhooksRoute, async (c) => {
+    const p = canManage(c);
+    const page = await listWebhooks(c.env, p.accountId, c.req.valid("query"), c.req.url);
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (w) => serializeWebhook(r, w)));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/webhooks/{id}/",
-      tags,
-      security,
-      summary: "Read a webhook (without its secret)",
-      request: { params: uuidParam },
-      responses: { 200: jsonResponse(WebhookSchema, "The webhook."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      return c.json(serializeWebhook(renderCtx(c), await getWebhook(c.env, p.accountId, pathId(c))));
-    },
-  );
+  defineRoute(app, retrieveWebhookRoute, async (c) => {
+    const p = canManage(c);
+    return c.json(serializeWebhook(renderCtx(c), await getWebhook(c.env, p.accountId, pathId(c))));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "patch",
-      path: "/webhooks/{id}/",
-      tags,
-      security,
-      summary: "Change a webhook; `state: active` resumes a failed one",
-      description:
-        "Setting `state` to `active` on a failed webhook clears `failed_at` and `fail_message` and re-queues every " +
-        "held or failed delivery, attempts counted from zero. Setting `failed` pauses it: new and pending deliveries are held.",
-      request: { params: uuidParam, ...jsonBody(WebhookPatchSchema) },
-      responses: { 200: jsonResponse(WebhookSchema, "The webhook."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      const row = await updateWebhook(c.env, p.accountId, pathId(c), c.req.valid("json"));
-      return c.json(serializeWebhook(renderCtx(c), row));
-    },
-  );
+  defineRoute(app, partialUpdateWebhookRoute, async (c) => {
+    const p = canManage(c);
+    const row = await updateWebhook(c.env, p.accountId, pathId(c), c.req.valid("json"));
+    return c.json(serializeWebhook(renderCtx(c), row));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "put",
-      path: "/webhooks/{id}/",
-      tags,
-      security,
-      summary: "Replace a webhook's settings (omitted `events` = all, omitted flag = false)",
-      request: { params: uuidParam, ...jsonBody(WebhookReplaceSchema) },
-      responses: { 200: jsonResponse(WebhookSchema, "The webhook."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      const body = c.req.valid("json");
-      const row = await updateWebhook(c.env, p.accountId, pathId(c), {
-        url: body.url,
-        events: body.events ?? [],
-        form_response_events: body.form_response_events ?? false,
-        state: body.state,
-      });
-      return c.json(serializeWebhook(renderCtx(c), row));
-    },
-  );
+  defineRoute(app, updateWebhookRoute, async (c) => {
+    const p = canManage(c);
+    const body = c.req.valid("json");
+    const row = await updateWebhook(c.env, p.accountId, pathId(c), {
+      url: body.url,
+      events: body.events ?? [],
+      form_response_events: body.form_response_events ?? false,
+      state: body.state,
+    });
+    return c.json(serializeWebhook(renderCtx(c), row));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "delete",
-      path: "/webhooks/{id}/",
-      tags,
-      security,
-      summary: "Delete a webhook and its delivery log",
-      request: { params: uuidParam },
-      responses: { 204: { description: "Deleted; queued attempts are dropped." }, ...errorResponses },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      await deleteWebhook(c.env, p.accountId, pathId(c));
-      return c.body(null, 204);
-    },
-  );
+  defineRoute(app, destroyWebhookRoute, async (c) => {
+    const p = canManage(c);
+    await deleteWebhook(c.env, p.accountId, pathId(c));
+    return c.body(null, 204);
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/webhooks/{id}/deliveries/",
-      tags,
-      security,
-      summary: "Delivery log of a webhook, newest first",
-      request: { params: uuidParam, query: DeliveryListQuery.extend(paginationQuery).strict() },
-      responses: {
-        200: jsonResponse(pageSchema(DeliverySchema), "A page of deliveries."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      const webhook = await getWebhook(c.env, p.accountId, pathId(c));
-      const q = c.req.valid("query");
-      const page = await listDeliveries(c.env, p.accountId, webhook.id, q, c.req.url);
-      const r = renderCtx(c);
-      return c.json(mapPage(page, (d) => serializeDelivery(r, d)));
-    },
-  );
+  defineRoute(app, listWebhookDeliveriesRoute, async (c) => {
+    const p = canManage(c);
+    const webhook = await getWebhook(c.env, p.accountId, pathId(c));
+    const q = c.req.valid("query");
+    const page = await listDeliveries(c.env, p.accountId, webhook.id, q, c.req.url);
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (d) => serializeDelivery(r, d)));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "get",
-      path: "/webhooks/{id}/deliveries/{delivery_id}/",
-      tags,
-      security,
-      summary: "One delivery of a webhook",
-      request: { params: deliveryParams },
-      responses: { 200: jsonResponse(DeliverySchema, "The delivery."), ...errorResponses },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      const row = await getDelivery(c.env, p.accountId, pathId(c), deliveryId(c));
-      return c.json(serializeDelivery(renderCtx(c), row));
-    },
-  );
+  defineRoute(app, retrieveWebhookDeliveryRoute, async (c) => {
+    const p = canManage(c);
+    const row = await getDelivery(c.env, p.accountId, pathId(c), deliveryId(c));
+    return c.json(serializeDelivery(renderCtx(c), row));
+  });
 
-  defineRoute(
-    app,
-    createRoute({
-      method: "post",
-      path: "/webhooks/{id}/deliveries/{delivery_id}/redeliver/",
-      tags,
-      security,
-      summary: "Send a delivery again (same `webhook-id`, attempts from zero)",
-      description:
-        "Any state. The webhook must be `active` (else 400: activating it resumes its held deliveries).",
-      request: { params: deliveryParams },
-      responses: {
-        202: jsonResponse(DeliverySchema, "Queued; the delivery is `pending`."),
-        ...errorResponses,
-      },
-    }),
-    async (c) => {
-      const p = canManage(c);
-      const row = await redeliver(c.env, p.accountId, pathId(c), deliveryId(c));
-      return c.json(serializeDelivery(renderCtx(c), row), 202);
-    },
-  );
+  defineRoute(app, createWebhookDeliveryRedeliverRoute, async (c) => {
+    const p = canManage(c);
+    const row = await redeliver(c.env, p.accountId, pathId(c), deliveryId(c));
+    return c.json(serializeDelivery(renderCtx(c), row), 202);
+  });
 }
