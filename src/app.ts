@@ -4,7 +4,7 @@ import { mountAccounts } from "./api/accounts";
 import { mountAuth } from "./api/auth";
 import { mountBootstrap } from "./api/bootstrap";
 import { mountContactAddresses } from "./api/contact-addresses";
-import { mountAttachments } from "./api/documents";
+import { mountAttachments } from "./api/attachments";
 import { mountEvents } from "./api/events";
 import { mountFileUploads } from "./api/file-uploads";
 import { mountMeta } from "./api/meta";
