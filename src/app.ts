@@ -1,10 +1,10 @@
 import { getPath } from "hono/utils/url";
 import { mountAccountRoles } from "./api/account-roles";
 import { mountAccounts } from "./api/accounts";
+import { mountAttachments } from "./api/attachments";
 import { mountAuth } from "./api/auth";
 import { mountBootstrap } from "./api/bootstrap";
 import { mountContactAddresses } from "./api/contact-addresses";
-import { mountAttachments } from "./api/attachments";
 import { mountEvents } from "./api/events";
 import { mountFileUploads } from "./api/file-uploads";
 import { mountMeta } from "./api/meta";

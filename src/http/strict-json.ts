@@ -55,7 +55,7 @@ export function checkJsonValue(value: unknown, maxFieldBytes: number): FieldErro
       return;
     }
     if (Array.isArray(v)) {
-      v.forEach((x, i) => walk(x, [...path, i]));
+      for (const [i, x] of v.entries()) walk(x, [...path, i]);
       return;
     }
     if (v && typeof v === "object") {
