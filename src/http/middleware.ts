@@ -8,24 +8,12 @@ import { ApiError, notFound } from "./errors";
 import { logLine } from "./log";
 import { consume, type RateLimitResult } from "./rate-limit";
 import { validateTimeZone } from "./timezones";
-import { FILES_PREFIX, STORAGE_PREFIX } from "./urls";
+import { FILES_PREFIX } from "./urls";
 import { atLeast, CURRENT_VERSION, parseVersion, resolveVersion, versionFromAccept } from "./versions";
 
 export const JSON_BODY_LIMIT = 10 * 1024 * 1024;
 /** The one rate-limit policy's name in the RateLimit header fields. */
 export const RATE_LIMIT_POLICY = "default";
-
-/** Paths outside the JSON API: no trailing-slash rule, no version dance. */
-export const isNonApiPath = (path: string) =>
-  path.startsWith(`${STORAGE_PREFIX}/`) ||
-  path === STORAGE_PREFIX ||
-  path.startsWith(`${FILES_PREFIX}/`) ||
-  path === "/openapi.json" ||
-  path === "/docs" ||
-  path.startsWith("/docs/");
-
-const isStoragePath = (path: string) =>
-  path === STORAGE_PREFIX || path.startsWith(`${STORAGE_PREFIX}/`) || path.startsWith(`${FILES_PREFIX}/`);
 
 /**
  * First in the chain: every response, errors included, carries `X-Request-Id` and
@@ -76,14 +64,43 @@ function routePattern(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string {
   return routes.at(-1)?.path ?? "(unmatched)";
 }
 
+const CORS_OPTIONS = {
+  allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
+  allowHeaders: [
+    "Authorization",
+    "Content-Type",
+    "Accept",
+    "Accept-Timezone",
+    "Accept-Language",
+    "Prefer",
+    "X-Request-Id",
+    "If-None-Match",
+    "If-Modified-Since",
+    "Range",
+  ],
+  exposeHeaders: [
+    "X-Request-Id",
+    "X-API-Version",
+    "Location",
+    "Retry-After",
+    "RateLimit",
+    "RateLimit-Policy",
+    "RateLimit-Limit",
+    "RateLimit-Remaining",
+    "RateLimit-Reset",
+    "ETag",
+    "Content-Range",
+  ],
+  maxAge: 600,
+};
+
 /**
- * CORS (the Fetch standard's CORS protocol). The document, the docs, the health check and the
- * anonymous endpoints answer any origin: they carry no credentials, and a browser client
- * needs them before it has a token. The authenticated API answers only the origins listed in
- * `CORS_ORIGINS` (comma-separated; `*` allows any). Tokens travel in `Authorization`, never in
- * cookies, so no request is made with ambient credentials.
+ * CORS (the Fetch standard's CORS protocol) of the authenticated API: only the origins listed in
+ * `CORS_ORIGINS` (comma-separated; `*` allows any), except the anonymous endpoints a browser
+ * client needs before it has a token, which answer any origin. Tokens travel in
+ * `Authorization`, never in cookies, so no request is made with ambient credentials.
  */
-export const cors: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const apiCors: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (!c.req.header("Origin")) return next();
   const path = new URL(c.req.url).pathname;
   const allowed = (c.env.CORS_ORIGINS ?? "")
@@ -91,42 +108,21 @@ export const cors: MiddlewareHandler<AppEnv> = async (c, next) => {
     .map((o) => o.trim())
     .filter(Boolean);
   return honoCors({
+    ...CORS_OPTIONS,
     origin: (origin) =>
       isPublicPath(path) || allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null,
-    allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
-    allowHeaders: [
-      "Authorization",
-      "Content-Type",
-      "Accept",
-      "Accept-Timezone",
-      "Accept-Language",
-      "Prefer",
-      "X-Request-Id",
-      "If-None-Match",
-      "If-Modified-Since",
-      "Range",
-    ],
-    exposeHeaders: [
-      "X-Request-Id",
-      "X-API-Version",
-      "Location",
-      "Retry-After",
-      "RateLimit",
-      "RateLimit-Policy",
-      "RateLimit-Limit",
-      "RateLimit-Remaining",
-      "RateLimit-Reset",
-      "ETag",
-      "Content-Range",
-    ],
-    maxAge: 600,
   })(c, next);
 };
 
-/** Paths a browser may call from any origin (no token involved). */
-const PUBLIC_PATHS = new Set(["/", "/health/", "/authenticate/", "/accounts/", "/openapi.json"]);
-const isPublicPath = (path: string) =>
-  PUBLIC_PATHS.has(path) || PUBLIC_PATHS.has(`${path}/`) || isNonApiPath(path);
+/** CORS of the sub-apps that carry no credentials (the document, the docs, storage): any origin. */
+export const publicCors: MiddlewareHandler<AppEnv> = async (c, next) => {
+  if (!c.req.header("Origin")) return next();
+  return honoCors({ ...CORS_OPTIONS, origin: "*" })(c, next);
+};
+
+/** API paths a browser may call from any origin (no token involved). */
+const PUBLIC_PATHS = new Set(["/", "/health/", "/authenticate/", "/accounts/"]);
+const isPublicPath = (path: string) => PUBLIC_PATHS.has(path) || PUBLIC_PATHS.has(`${path}/`);
 
 /**
  * Authentication is resolved before the version because an undeclared version is the one
@@ -134,19 +130,25 @@ const isPublicPath = (path: string) =>
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const declared = versionFromAccept(c.req.header("Accept"));
-  // The storage endpoint (the signed form is the authorization) and stored files (public-read,
-  // the key is the capability) are S3's, not the API's: a stale token there must not be a 401.
-  const path = new URL(c.req.url).pathname;
-  const anonymousPath = isStoragePath(path);
   // The rate-limit count runs alongside token resolution (both are a round trip away); it is
   // keyed by the presented token itself, so it needs nothing from the resolution.
   c.set(
     "rateLimitHit",
-    startRateLimit(c.env, path, c.req.header("Authorization"), c.req.header("CF-Connecting-IP")),
+    startRateLimit(c.env, c.req.header("Authorization"), c.req.header("CF-Connecting-IP")),
   );
-  const principal = anonymousPath ? null : await resolvePrincipal(c.env, c.req.header("Authorization"));
+  const principal = await resolvePrincipal(c.env, c.req.header("Authorization"));
   c.set("principal", principal);
   c.set("version", resolveVersion(declared, principal?.account.apiVersion));
+  await next();
+};
+
+/**
+ * The sub-apps outside the API (storage, stored files, the document and docs) take no token:
+ * the signed form, the key in the URL or nothing is the authorization, and a stale token there
+ * must not be a 401. The version is the declared one or the current one.
+ */
+export const anonymousCaller: MiddlewareHandler<AppEnv> = async (c, next) => {
+  c.set("version", resolveVersion(versionFromAccept(c.req.header("Accept")), undefined));
   await next();
 };
 
@@ -157,7 +159,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
  */
 export const trailingSlash: MiddlewareHandler<AppEnv> = async (c, next) => {
   const path = new URL(c.req.url).pathname;
-  if (!path.endsWith("/") && !isNonApiPath(path) && atLeast(c.get("version"), "2.10.0")) {
+  if (!path.endsWith("/") && atLeast(c.get("version"), "2.10.0")) {
     throw notFound("Not found. Paths end with a trailing slash.");
   }
   await next();
@@ -169,22 +171,18 @@ export const timeZone: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /**
- * Per-token rate limit (contract §10) counted in a Durable Object per token, so every
- * isolate sees one counter. Headers follow the IETF RateLimit header fields draft.
- */
-/**
- * Starts the rate-limit count for this request (see rate-limit.ts). Anonymous callers are
- * counted per client address. Stored files are not API calls (a page of 50 thumbnails is 50
- * requests) and are not counted.
+ * Starts the per-token rate-limit count (contract §10) for this request, in a Durable Object per
+ * token so every isolate sees one counter (see rate-limit.ts). Anonymous callers are counted per
+ * client address. Stored files are not API calls (a page of 50 thumbnails is 50 requests): the
+ * storage sub-app registers `rateLimit` on its upload path only.
  */
 function startRateLimit(
   env: Env,
-  path: string,
   authorization: string | undefined,
   clientIp: string | undefined,
 ): Promise<RateLimitResult> | null {
   const limit = Number(env.RATE_LIMIT_PER_SECOND || 20);
-  if (!(limit > 0) || path.startsWith(`${FILES_PREFIX}/`)) return null;
+  if (!(limit > 0)) return null;
   const token = authorization?.split(/\s+/)[1];
   const hit = consume(env, token ? `token:${token}` : `ip:${clientIp ?? "local"}`, limit);
   hit.catch(() => undefined); // awaited by `rateLimit`; never an unhandled rejection meanwhile
@@ -199,7 +197,10 @@ function startRateLimit(
  * clients written against them. Past the limit: 429 with Retry-After.
  */
 export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const pending = c.get("rateLimitHit");
+  // The API chain starts the count in `authenticate` (beside token resolution); others start it here.
+  const pending =
+    c.get("rateLimitHit") ??
+    startRateLimit(c.env, c.req.header("Authorization"), c.req.header("CF-Connecting-IP"));
   if (!pending) return next();
   const r = await pending;
   const limit = r.limit;
@@ -228,7 +229,6 @@ export const rateLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
 
 /** 413 before a JSON body is read whole: Content-Length is checked first, streams are counted. */
 export const jsonBodyLimit: MiddlewareHandler<AppEnv> = async (c, next) => {
-  if (isNonApiPath(new URL(c.req.url).pathname)) return next();
   return bodyLimit({
     maxSize: JSON_BODY_LIMIT,
     onError: () => {

@@ -65,3 +65,13 @@ export function parseHyperlink(value: unknown, collection: Collection): string |
 /** Paths served outside the versioned JSON API (no trailing-slash rule, no JSON envelope). */
 export const STORAGE_PREFIX = "/storage";
 export const FILES_PREFIX = "/files";
+export const DOCS_PREFIX = "/docs";
+export const OPENAPI_PATH = "/openapi.json";
+
+/** The storage sub-app's paths: S3's POST Object endpoint and the stored files. */
+export const isStoragePath = (path: string) =>
+  path === STORAGE_PREFIX || path.startsWith(`${STORAGE_PREFIX}/`) || path.startsWith(`${FILES_PREFIX}/`);
+
+/** The docs sub-app's paths: the OpenAPI document and the page that renders it. */
+export const isDocsPath = (path: string) =>
+  path === OPENAPI_PATH || path === DOCS_PREFIX || path.startsWith(`${DOCS_PREFIX}/`);

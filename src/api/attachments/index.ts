@@ -28,15 +28,15 @@ import { serializeAttachment } from "../../services/files/serialize";
 import { type AttachmentKind, COLLECTION_OF } from "../../services/files/types";
 import { attachmentSchemas } from "./schema";
 
-function mountKind(app: Router, kind: AttachmentKind) {
+/** The route configs of one kind (its operationIds: `createDocument`, `listSignatures`, ...). */
+function attachmentRoutes(kind: AttachmentKind) {
   const base = `/${COLLECTION_OF[kind]}/`;
   const Title = kind === "document" ? "Document" : "Signature";
   const tags = [`${Title}s`];
   const s = attachmentSchemas(kind);
 
-  defineRoute(
-    app,
-    createRoute({
+  return {
+    create: createRoute({
       method: "post",
       path: base,
       tags,
@@ -49,16 +49,7 @@ function mountKind(app: Router, kind: AttachmentKind) {
       request: jsonBody(s.create),
       responses: { 201: jsonResponse(s.item, `The ${kind}.`), ...errorResponses },
     }),
-    async (c) => {
-      const p = requireUser(c);
-      const row = await createAttachment(c.env, p, kind, c.req.valid("json"), { baseUrl: c.get("baseUrl") });
-      return c.json(serializeAttachment(renderCtx(c), row), 201);
-    },
-  );
-
-  defineRoute(
-    app,
-    createRoute({
+    list: createRoute({
       method: "get",
       path: base,
       tags,
@@ -68,17 +59,7 @@ function mountKind(app: Router, kind: AttachmentKind) {
       request: { query: s.listQuery },
       responses: { 200: jsonResponse(pageSchema(s.item), `A page of ${kind}s.`), ...errorResponses },
     }),
-    async (c) => {
-      const p = requireUser(c);
-      const page = await listAttachments(c.env.DB, p, kind, c.req.valid("query"), c.req.url);
-      const r = renderCtx(c);
-      return c.json(mapPage(page, (row) => serializeAttachment(r, row)));
-    },
-  );
-
-  defineRoute(
-    app,
-    createRoute({
+    batchDelete: createRoute({
       method: "post",
       path: `${base}batch_delete/`,
       tags,
@@ -91,16 +72,7 @@ function mountKind(app: Router, kind: AttachmentKind) {
       request: jsonBody(s.batchDelete),
       responses: { 204: { description: "Deleted." }, ...errorResponses },
     }),
-    async (c) => {
-      const p = requireUser(c);
-      await batchDeleteAttachments(c.env, p, kind, c.req.valid("json").ids, { baseUrl: c.get("baseUrl") });
-      return c.body(null, 204);
-    },
-  );
-
-  defineRoute(
-    app,
-    createRoute({
+    retrieve: createRoute({
       method: "get",
       path: `${base}{id}/`,
       tags,
@@ -109,17 +81,7 @@ function mountKind(app: Router, kind: AttachmentKind) {
       request: { params: uuidParam },
       responses: { 200: jsonResponse(s.item, `The ${kind}.`), ...errorResponses },
     }),
-    async (c) => {
-      const p = requireUser(c);
-      const row = await getAttachment(c.env.DB, p, kind, pathId(c));
-      if (!row) throw notFound();
-      return c.json(serializeAttachment(renderCtx(c), row));
-    },
-  );
-
-  defineRoute(
-    app,
-    createRoute({
+    partialUpdate: createRoute({
       method: "patch",
       path: `${base}{id}/`,
       tags,
@@ -129,16 +91,7 @@ function mountKind(app: Router, kind: AttachmentKind) {
       request: { params: uuidParam, ...jsonBody(s.patch) },
       responses: { 200: jsonResponse(s.item, `The ${kind}.`), ...errorResponses },
     }),
-    async (c) => {
-      const p = requireUser(c);
-      const row = await updateAttachment(c.env.DB, p, kind, pathId(c), c.req.valid("json"));
-      return c.json(serializeAttachment(renderCtx(c), row));
-    },
-  );
-
-  defineRoute(
-    app,
-    createRoute({
+    destroy: createRoute({
       method: "delete",
       path: `${base}{id}/`,
       tags,
@@ -148,15 +101,53 @@ function mountKind(app: Router, kind: AttachmentKind) {
       request: { params: uuidParam },
       responses: { 204: { description: "Deleted." }, ...errorResponses },
     }),
-    async (c) => {
-      const p = requireUser(c);
-      await deleteAttachment(c.env, p, kind, pathId(c), { baseUrl: c.get("baseUrl") });
-      return c.body(null, 204);
-    },
-  );
+  };
+}
+
+export const documentRoutes = attachmentRoutes("document");
+export const signatureRoutes = attachmentRoutes("signature");
+
+function mountKind(app: Router, kind: AttachmentKind, routes: typeof documentRoutes) {
+  defineRoute(app, routes.create, async (c) => {
+    const p = requireUser(c);
+    const row = await createAttachment(c.env, p, kind, c.req.valid("json"), { baseUrl: c.get("baseUrl") });
+    return c.json(serializeAttachment(renderCtx(c), row), 201);
+  });
+
+  defineRoute(app, routes.list, async (c) => {
+    const p = requireUser(c);
+    const page = await listAttachments(c.env.DB, p, kind, c.req.valid("query"), c.req.url);
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (row) => serializeAttachment(r, row)));
+  });
+
+  defineRoute(app, routes.batchDelete, async (c) => {
+    const p = requireUser(c);
+    await batchDeleteAttachments(c.env, p, kind, c.req.valid("json").ids, { baseUrl: c.get("baseUrl") });
+    return c.body(null, 204);
+  });
+
+  defineRoute(app, routes.retrieve, async (c) => {
+    const p = requireUser(c);
+    const row = await getAttachment(c.env.DB, p, kind, pathId(c));
+    if (!row) throw notFound();
+    return c.json(serializeAttachment(renderCtx(c), row));
+  });
+
+  defineRoute(app, routes.partialUpdate, async (c) => {
+    const p = requireUser(c);
+    const row = await updateAttachment(c.env.DB, p, kind, pathId(c), c.req.valid("json"));
+    return c.json(serializeAttachment(renderCtx(c), row));
+  });
+
+  defineRoute(app, routes.destroy, async (c) => {
+    const p = requireUser(c);
+    await deleteAttachment(c.env, p, kind, pathId(c), { baseUrl: c.get("baseUrl") });
+    return c.body(null, 204);
+  });
 }
 
 export function mountAttachments(app: Router) {
-  mountKind(app, "document");
-  mountKind(app, "signature");
+  mountKind(app, "document", documentRoutes);
+  mountKind(app, "signature", signatureRoutes);
 }

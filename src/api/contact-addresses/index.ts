@@ -74,6 +74,22 @@ export const destroyContactAddressRoute = createRoute({
   responses: { 204: { description: "Deleted." }, ...errorResponses },
 });
 
+function updateContactAddressRouteFor<M extends "patch" | "put">(method: M) {
+  return createRoute({
+    method,
+    path: "/contact_addresses/{id}/",
+    tags,
+    security,
+    summary: method === "patch" ? "Change a contact address" : "Replace a contact address",
+    description: "Tasks that copied this contact address keep their copy.",
+    request: { params: uuidParam, ...jsonBody(ContactAddressWriteSchema) },
+    responses: { 200: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
+  });
+}
+
+export const partialUpdateContactAddressRoute = updateContactAddressRouteFor("patch");
+export const updateContactAddressRoute = updateContactAddressRouteFor("put");
+
 export function mountContactAddresses(app: Router) {
   defineRoute(app, createContactAddressRoute, async (c) => {
     const p = requireRole(c, ...DISPATCHERS);
@@ -94,24 +110,12 @@ export function mountContactAddresses(app: Router) {
   });
 
   for (const method of ["patch", "put"] as const) {
-    defineRoute(
-      app,
-      createRoute({
-        method,
-        path: "/contact_addresses/{id}/",
-        tags,
-        security,
-        summary: method === "patch" ? "Change a contact address" : "Replace a contact address",
-        description: "Tasks that copied this contact address keep their copy.",
-        request: { params: uuidParam, ...jsonBody(ContactAddressWriteSchema) },
-        responses: { 200: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
-      }),
-      async (c) => {
-        const p = requireRole(c, ...DISPATCHERS);
-        const row = await updateContactAddress(c.env, p, pathId(c), c.req.valid("json"), method);
-        return c.json(serializeContactAddress(renderCtx(c), row));
-      },
-    );
+    const route = method === "patch" ? partialUpdateContactAddressRoute : updateContactAddressRoute;
+    defineRoute(app, route, async (c) => {
+      const p = requireRole(c, ...DISPATCHERS);
+      const row = await updateContactAddress(c.env, p, pathId(c), c.req.valid("json"), method);
+      return c.json(serializeContactAddress(renderCtx(c), row));
+    });
   }
 
   defineRoute(app, destroyContactAddressRoute, async (c) => {

@@ -74,6 +74,26 @@ export const destroyTaskRoute = createRoute({
   responses: { 204: { description: "Deleted." }, ...errorResponses },
 });
 
+function updateTaskRouteFor<M extends "patch" | "put">(method: M) {
+  return createRoute({
+    method,
+    path: "/tasks/{id}/",
+    tags,
+    security,
+    summary:
+      method === "patch" ? "Change some fields of a task (dispatchers)" : "Replace a task (dispatchers)",
+    description:
+      "Goes through the task's Durable Object, so it never interleaves with commands on the same task. " +
+      "`state` in PATCH is 400: state changes are task commands. `assignee` may only repeat the current one." +
+      (method === "put" ? " Fields left out take their defaults; `state` is ignored." : ""),
+    request: { params: uuidParam, ...jsonBody(method === "patch" ? TaskPatchSchema : TaskWriteSchema) },
+    responses: { 200: jsonResponse(TaskSchema, "The task."), ...errorResponses },
+  });
+}
+
+export const partialUpdateTaskRoute = updateTaskRouteFor("patch");
+export const updateTaskRoute = updateTaskRouteFor("put");
+
 export function mountTasks(app: Router) {
   defineRoute(app, createTaskRoute, async (c) => {
     const p = requireRole(c, ...DISPATCHERS);
@@ -101,28 +121,12 @@ export function mountTasks(app: Router) {
   });
 
   for (const method of ["patch", "put"] as const) {
-    defineRoute(
-      app,
-      createRoute({
-        method,
-        path: "/tasks/{id}/",
-        tags,
-        security,
-        summary:
-          method === "patch" ? "Change some fields of a task (dispatchers)" : "Replace a task (dispatchers)",
-        description:
-          "Goes through the task's Durable Object, so it never interleaves with commands on the same task. " +
-          "`state` in PATCH is 400: state changes are task commands. `assignee` may only repeat the current one." +
-          (method === "put" ? " Fields left out take their defaults; `state` is ignored." : ""),
-        request: { params: uuidParam, ...jsonBody(method === "patch" ? TaskPatchSchema : TaskWriteSchema) },
-        responses: { 200: jsonResponse(TaskSchema, "The task."), ...errorResponses },
-      }),
-      async (c) => {
-        const p = requireRole(c, ...DISPATCHERS);
-        const task = await updateTask(c.env, p, pathId(c), c.req.valid("json"), method, writeCtx(c));
-        return c.json(task);
-      },
-    );
+    const route = method === "patch" ? partialUpdateTaskRoute : updateTaskRoute;
+    defineRoute(app, route, async (c) => {
+      const p = requireRole(c, ...DISPATCHERS);
+      const task = await updateTask(c.env, p, pathId(c), c.req.valid("json"), method, writeCtx(c));
+      return c.json(task);
+    });
   }
 
   defineRoute(app, destroyTaskRoute, async (c) => {

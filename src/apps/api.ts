@@ -1,0 +1,94 @@
+import { getPath } from "hono/utils/url";
+import { mountAccountRoles } from "../api/account-roles";
+import { mountAccounts } from "../api/accounts";
+import { mountAttachments } from "../api/attachments";
+import { mountAuth } from "../api/auth";
+import { mountBootstrap } from "../api/bootstrap";
+import { mountContactAddresses } from "../api/contact-addresses";
+import { mountEvents } from "../api/events";
+import { mountFileUploads } from "../api/file-uploads";
+import { mountMeta } from "../api/meta";
+import { mountOrders } from "../api/orders";
+import { mountOutbox } from "../api/outbox";
+import { mountTaskCommands } from "../api/task-commands";
+import { mountTasks } from "../api/tasks";
+import { mountUsers } from "../api/users";
+import { mountWebhooks } from "../api/webhooks";
+import { notFound, renderError } from "../http/errors";
+import {
+  apiCors,
+  authenticate,
+  jsonBodyLimit,
+  rateLimit,
+  requestContext,
+  timeZone,
+  trailingSlash,
+} from "../http/middleware";
+import { createRouter } from "../http/openapi";
+import { dispatchAfterWrites } from "../http/relay";
+import { strictJson } from "../http/strict-json";
+import { methodNotAllowedOr404 } from "./fallback";
+
+/**
+ * Routing sees every API path with its trailing slash, so `/tasks` and `/tasks/` reach the
+ * same handler; whether the slash-less form is served is the caller's version's business
+ * (the `trailingSlash` middleware answers 404 from 2.10.0 on).
+ */
+function routingPath(request: Request): string {
+  const path = getPath(request);
+  return path.endsWith("/") ? path : `${path}/`;
+}
+
+/** The versioned JSON API, with its own middleware chain. */
+export function createApiApp() {
+  const app = createRouter();
+  // Hono's constructor option is not exposed on OpenAPIHono's type; assign the router's path reader.
+  (app as unknown as { getPath: typeof routingPath }).getPath = routingPath;
+
+  app.onError((err, c) => renderError(err, c));
+  app.notFound((c) => renderError(notFound(), c));
+
+  // The order is the request flow of the README's architecture section.
+  app.use("*", requestContext);
+  app.use("*", apiCors);
+  app.use("*", authenticate);
+  app.use("*", trailingSlash);
+  app.use("*", timeZone);
+  app.use("*", jsonBodyLimit);
+  app.use("*", rateLimit);
+  app.use("*", strictJson);
+  // After a successful write, hand new outbox events to webhooks (the cron is the safety net).
+  app.use("*", dispatchAfterWrites);
+
+  mountMeta(app);
+  mountAuth(app);
+  mountAccounts(app);
+  mountBootstrap(app);
+  mountUsers(app);
+  mountAccountRoles(app);
+  mountTasks(app);
+  mountOrders(app);
+  mountContactAddresses(app);
+  mountTaskCommands(app);
+  mountFileUploads(app);
+  mountAttachments(app);
+  mountWebhooks(app);
+  mountEvents(app);
+  mountOutbox(app);
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "Bearer", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "Session JWT (from /authenticate/), authorization JWT, or a legacy access token.",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "Token", {
+    type: "apiKey",
+    in: "header",
+    name: "Authorization",
+    description: "Legacy scheme: `Authorization: Token <token>`.",
+  });
+
+  methodNotAllowedOr404(app, routingPath);
+  return app;
+}

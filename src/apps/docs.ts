@@ -1,0 +1,99 @@
+import { getPath } from "hono/utils/url";
+import { notFound, renderError } from "../http/errors";
+import { anonymousCaller, publicCors, rateLimit, requestContext } from "../http/middleware";
+import { createRouter, type Router } from "../http/openapi";
+import { finishDocument } from "../http/openapi-document";
+import { DOCS_PREFIX, OPENAPI_PATH } from "../http/urls";
+import { CURRENT_VERSION } from "../http/versions";
+import { methodNotAllowedOr404 } from "./fallback";
+
+/**
+ * The docs page's Content-Security-Policy (CSP Level 3): scripts, styles and everything else from
+ * this origin only, no inline script (Swagger UI starts from docs/init.js), data: images (Swagger
+ * UI's CSS icons), and never framed (`frame-ancestors 'none'`).
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/**
+ * One OpenAPI 3.1 document for the sub-apps that declare routes: each app's registry yields its
+ * paths; the securitySchemes and schemas are the API's.
+ */
+function buildDocument(documented: Router[]) {
+  const [first, ...rest] = documented.map((app) =>
+    app.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: { title: "Field task dispatch service", version: CURRENT_VERSION },
+    }),
+  );
+  const components = (first.components ?? {}) as Record<string, Record<string, unknown>>;
+  for (const doc of rest) {
+    first.paths = { ...first.paths, ...doc.paths };
+    for (const [kind, entries] of Object.entries(doc.components ?? {})) {
+      components[kind] = { ...components[kind], ...entries };
+    }
+  }
+  first.components = components;
+  return finishDocument(first);
+}
+
+/**
+ * `/openapi.json` and the `/docs/` page that renders it: anonymous, any origin, no versions.
+ * The page's files are static assets of this Worker (wrangler.jsonc `assets`, Swagger UI from
+ * the pinned swagger-ui-dist), so it renders offline and references no other origin.
+ */
+export function createDocsApp(documented: Router[]) {
+  const app = createRouter();
+  app.onError((err, c) => renderError(err, c));
+  app.notFound((c) => renderError(notFound(), c));
+
+  app.use("*", requestContext);
+  app.use("*", publicCors);
+  app.use("*", anonymousCaller);
+  app.use("*", rateLimit);
+
+  // The document costs tens of milliseconds of CPU to generate: made once per isolate, and its
+  // text kept per origin (`servers` names the origin the request came to; a few at most).
+  let document: ReturnType<typeof finishDocument> | null = null;
+  const documentText = new Map<string, string>();
+  app.get(OPENAPI_PATH, (c) => {
+    const origin = new URL(c.req.url).origin;
+    let text = documentText.get(origin);
+    if (text === undefined) {
+      document ??= buildDocument(documented);
+      if (documentText.size >= 16) documentText.clear();
+      text = JSON.stringify({
+        openapi: document.openapi,
+        info: document.info,
+        servers: [{ url: origin }],
+        ...document,
+      });
+      documentText.set(origin, text);
+    }
+    return c.body(text, 200, { "Content-Type": "application/json; charset=utf-8" });
+  });
+
+  app.on(["GET", "HEAD"], `${DOCS_PREFIX}/*`, async (c) => {
+    // `/docs/*` matches `/docs` too; the page's links are relative to `/docs/`.
+    if (!new URL(c.req.url).pathname.startsWith(`${DOCS_PREFIX}/`)) return c.redirect(`${DOCS_PREFIX}/`, 301);
+    const asset = await c.env.ASSETS.fetch(c.req.raw);
+    if (asset.status === 404) throw notFound();
+    const res = new Response(asset.body, asset);
+    res.headers.set("Content-Security-Policy", DOCS_CSP);
+    res.headers.set("X-Content-Type-Options", "nosniff");
+    res.headers.set("Referrer-Policy", "no-referrer");
+    return res;
+  });
+
+  methodNotAllowedOr404(app, getPath);
+  return app;
+}
