@@ -12,7 +12,15 @@ export type Principal = {
   role: RoleName;
   tokenId: string;
   tokenKind: TokenKind;
-  account: { apiVersion: string; featureAllowWorkerReordering: boolean; transitActiveLimit: number | null };
+  account: {
+    apiVersion: string;
+    featureAllowWorkerReordering: boolean;
+    transitActiveLimit: number | null;
+    failedReasons: string[];
+    featureSignerName: boolean;
+  };
+  /** For a hijack token (contract §14): the admin acting as this user (RFC 8693 `act`). */
+  actorUserId: string | null;
 };
 
 /** Admins, managers and integrations act on the whole account; workers on their own tasks. */

@@ -1,7 +1,7 @@
 /**
  * Task state machine (contract section 5, interface sections 2.6, 2.7, 3).
  *
- * A pure module: no I/O, no imports. It decides whether one task command may be applied to a
+ * A pure module: no I/O, no imports but other pure rules. It decides whether one task command may be applied to a
  * task and, when it may, what the task's state and assignee become. Everything that needs
  * storage is left to the caller:
  *   - the transit/active limit (`usesTransitSlot` says when the caller must check it, in the
@@ -21,9 +21,12 @@
  *      The `system` role (scheduled-time moves) skips all of 1.
  *   2. The transition: the (state, action) pair must be in the table (`ALLOWED`), else
  *      `Cannot <action> a task in state "<state>".`
- *   3. The command's own preconditions: `assign`/`reassign` need an assignee; `complete` needs
+ *   3. The command's own preconditions: `assign`/`reassign` need an assignee; `fail` needs
+ *      notes naming one of the account's `failed_reasons` (when it has any); `complete` needs
  *      every required metafield to be set.
  */
+
+import { failedReasonError } from "./failed-reasons";
 
 export const TASK_STATES = [
   "draft",
@@ -103,7 +106,9 @@ export interface DecideInput {
   assigneeId?: string | null;
   /** The command's `task_data`. */
   taskData?: { position?: number; [k: string]: unknown };
-  account: { allowWorkerReordering: boolean };
+  account: { allowWorkerReordering: boolean; failedReasons?: readonly string[] };
+  /** The command's `notes` (a `fail` must name one of the account's failed reasons). */
+  notes?: string;
   /** Keys of the metafields required before completion that the task does not have yet. */
   missingRequiredMetafields?: string[];
 }
@@ -230,6 +235,10 @@ export function decide(input: DecideInput): Decision {
     if (commandAssignee === null || commandAssignee === "") {
       return fail(`An assignee is required to ${action} a task.`);
     }
+  }
+  if (action === "fail") {
+    const wrong = failedReasonError(input.account.failedReasons ?? [], input.notes ?? "");
+    if (wrong) return fail(wrong);
   }
   if (action === "complete") {
     const missing = input.missingRequiredMetafields ?? [];

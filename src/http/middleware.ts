@@ -52,6 +52,8 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     version,
     account: principal?.accountId ?? null,
     user: principal?.userId ?? null,
+    // A hijack token's requests are the user's, and name the admin acting (contract §14).
+    ...(principal?.actorUserId ? { actor: principal.actorUserId } : {}),
   });
 };
 

@@ -97,7 +97,15 @@ export const TaskWriteSchema = z
       .openapi({ description: "Expected duration, `HH:MM:SS`." }),
     metafields: z.record(z.string(), z.any()).nullable().optional(),
     route: hyperlink("route"),
-    signers: z.any().optional().openapi({ description: "JSON (a list of signers)." }),
+    signers: z
+      .array(z.object({ name: z.string().trim().min(1).max(200) }).strict())
+      .max(100)
+      .nullable()
+      .optional()
+      .openapi({
+        description:
+          'Who may sign, `[{"name": "..."}]`. With the account\'s `feature_signer_name`, a signature\'s `signer_name` must be one of them.',
+      }),
     form_default_values: z.record(z.string(), z.any()).nullable().optional(),
     contact_address: hyperlink("contact address").openapi({
       description: "Write-only. Supplies `address` and/or `contact` when they are not sent.",

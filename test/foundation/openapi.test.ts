@@ -68,6 +68,7 @@ describe("/openapi.json", () => {
       "POST /bootstrap/",
       "POST /storage/",
       "POST /users/activate/",
+      "POST /users/verify_email/confirm/",
     ]);
     // And the document agrees with the server: these answer without a token, the others do not.
     expectStatus(await call("/tasks/"), 401);

@@ -433,7 +433,14 @@ describe("order upsert race (service level, no HTTP in between)", () => {
       role: "admin" as const,
       tokenId: "test",
       tokenKind: "session" as const,
-      account: { apiVersion: "2.11.4", featureAllowWorkerReordering: false, transitActiveLimit: 1 },
+      account: {
+        apiVersion: "2.11.4",
+        featureAllowWorkerReordering: false,
+        transitActiveLimit: 1,
+        failedReasons: [],
+        featureSignerName: false,
+      },
+      actorUserId: null,
     };
     const body = orderBody(acc, {
       external_id: "service-race",

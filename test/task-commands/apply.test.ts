@@ -12,6 +12,7 @@ const actorOf = (accountId: string, userId: string): Actor => ({
   role: "admin",
   accountId,
   allowWorkerReordering: false,
+  failedReasons: [],
   transitActiveLimit: 1,
 });
 

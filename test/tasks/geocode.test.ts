@@ -19,7 +19,14 @@ const principalOf = (acc: TestAccount): Principal => ({
   role: "admin",
   tokenId: "test",
   tokenKind: "session",
-  account: { apiVersion: "2.11.4", featureAllowWorkerReordering: false, transitActiveLimit: 1 },
+  account: {
+    apiVersion: "2.11.4",
+    featureAllowWorkerReordering: false,
+    transitActiveLimit: 1,
+    failedReasons: [],
+    featureSignerName: false,
+  },
+  actorUserId: null,
 });
 
 const down: Geocoder = {

@@ -20,7 +20,14 @@ const principal = (role: Principal["role"]): Principal => ({
   role,
   tokenId: ID,
   tokenKind: "session",
-  account: { apiVersion: "2.11.4", featureAllowWorkerReordering: false, transitActiveLimit: 1 },
+  account: {
+    apiVersion: "2.11.4",
+    featureAllowWorkerReordering: false,
+    transitActiveLimit: 1,
+    failedReasons: [],
+    featureSignerName: false,
+  },
+  actorUserId: null,
 });
 
 const FILTERS: TaskListQueryInput[] = [

@@ -13,7 +13,9 @@ import {
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
-import { acceptRole, createRole, deleteRole, getRole, listRoles, updateRole } from "../../services/accounts";
+import { acceptRole, createRole, deleteRole, getRole, listRoles } from "../../services/accounts";
+import { updateRole } from "../../services/accounts/roles";
+import { resendActivationToken } from "../../services/users/actions";
 import {
   AccountRoleCreateSchema,
   AccountRolePatchSchema,
@@ -89,6 +91,19 @@ export const acceptAccountRoleRoute = createRoute({
   responses: { 200: jsonResponse(AccountRoleSchema, "The role, now active."), ...errorResponses },
 });
 
+export const resendActivationTokenAccountRoleRoute = createRoute({
+  method: "post",
+  path: "/account_roles/{id}/resend_activation_token/",
+  operationId: "resendActivationTokenAccountRole",
+  tags,
+  security,
+  summary: "E-mail a fresh activation token (admins)",
+  description:
+    "For a user who has not activated yet: a new token valid 7 days; the previous one stops working. A user who already activated: 400.",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Sent." }, ...errorResponses },
+});
+
 export function mountAccountRoles(app: Router) {
   defineRoute(app, listAccountRolesRoute, async (c) => {
     const p = requireRole(c, "admin", "manager");
@@ -122,6 +137,12 @@ export function mountAccountRoles(app: Router) {
   defineRoute(app, destroyAccountRoleRoute, async (c) => {
     const p = requireRole(c, "admin");
     await deleteRole(c.env, p, pathId(c));
+    return c.body(null, 204);
+  });
+
+  defineRoute(app, resendActivationTokenAccountRoleRoute, async (c) => {
+    const p = requireRole(c, "admin");
+    await resendActivationToken(c.env, p, pathId(c), c.get("baseUrl"));
     return c.body(null, 204);
   });
 

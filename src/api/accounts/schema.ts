@@ -3,6 +3,51 @@ import { dateTime } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { ALL_EXACT_VERSIONS } from "../../http/versions";
 import type { AccountRow } from "../../services/accounts";
+import { LOCALES, MAP_PROVIDERS } from "../../services/accounts/settings";
+
+const isTimeZone = (zone: string) => {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+const clock = (what: string) =>
+  z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d:[0-5]\d$/, "Time has wrong format. Use HH:MM:SS.")
+    .openapi({ description: `${what}, \`HH:MM:SS\` in the account's time zone.` });
+
+/** Account configuration (contract §11): readable by every member, writable by admins. */
+const settings = {
+  timezone: z
+    .string()
+    .openapi({ description: "IANA time zone: optimization windows, exports, recurrences." }),
+  feature_signer_name: z.boolean().openapi({
+    description: "Signatures must carry `signer_name` (one of the task's `signers` when it has any).",
+  }),
+  map_provider: z.enum(MAP_PROVIDERS).openapi({ description: "What public pages link to." }),
+  google_maps_region: z
+    .string()
+    .nullable()
+    .openapi({ description: "Two-letter region for Google Maps links." }),
+  optimize_earliest_start: clock("A worker's default shift start for route optimization"),
+  optimize_latest_end: clock("A worker's default shift end for route optimization"),
+  optimize_visit_duration_margin: z
+    .string()
+    .openapi({ description: "Added to every task's `duration` when optimizing, `HH:MM:SS`." }),
+  pod_show_images: z.boolean(),
+  pod_show_signatures: z.boolean(),
+  pod_show_task_events: z.boolean(),
+  pod_show_task_event_creators: z.boolean(),
+  pod_show_reference: z.boolean(),
+  pod_show_description: z.boolean(),
+  tracker_task_popup_template: z
+    .string()
+    .openapi({ description: "Default popup template of public trackers (`{{field}}` placeholders)." }),
+};
 
 export const AccountSchema = z
   .object({
@@ -20,7 +65,8 @@ export const AccountSchema = z
       .openapi({ description: "Tasks a worker may hold in transit/active together; null = no limit." }),
     failed_reasons: z.array(z.string()),
     review_emails_to_assignee: z.boolean(),
-    language: z.string(),
+    language: z.enum(LOCALES).openapi({ description: "Fallback language of public pages and messages." }),
+    ...settings,
     created_at: dateTime(),
     updated_at: dateTime(),
   })
@@ -44,9 +90,27 @@ export const AccountPatchSchema = z
     transit_active_limit: z.number().int().min(1).nullable(),
     failed_reasons: z.array(z.string().min(1).max(200)).max(100),
     review_emails_to_assignee: z.boolean(),
-    language: z.string().min(2).max(10),
+    language: z.enum(LOCALES),
+    ...settings,
+    timezone: z.string().max(64).refine(isTimeZone, "Unknown time zone."),
+    google_maps_region: z
+      .string()
+      .regex(/^[A-Za-z]{2}$/, "Use a two-letter region code.")
+      .transform((v) => v.toLowerCase())
+      .nullable(),
+    optimize_visit_duration_margin: z
+      .string()
+      .regex(/^\d{1,4}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS."),
+    tracker_task_popup_template: z.string().max(10_000),
   })
   .partial()
+  .refine(
+    (v) =>
+      v.optimize_earliest_start === undefined ||
+      v.optimize_latest_end === undefined ||
+      v.optimize_earliest_start < v.optimize_latest_end,
+    { message: "The shift must end after it starts.", path: ["optimize_latest_end"] },
+  )
   .openapi("AccountPatch");
 
 export function serializeAccount(r: RenderCtx, a: AccountRow) {
@@ -59,7 +123,21 @@ export function serializeAccount(r: RenderCtx, a: AccountRow) {
     transit_active_limit: a.transit_active_limit,
     failed_reasons: JSON.parse(a.failed_reasons || "[]") as string[],
     review_emails_to_assignee: Boolean(a.review_emails_to_assignee),
-    language: a.language,
+    language: a.language as (typeof LOCALES)[number],
+    timezone: a.timezone,
+    feature_signer_name: Boolean(a.feature_signer_name),
+    map_provider: a.map_provider as (typeof MAP_PROVIDERS)[number],
+    google_maps_region: a.google_maps_region,
+    optimize_earliest_start: a.optimize_earliest_start,
+    optimize_latest_end: a.optimize_latest_end,
+    optimize_visit_duration_margin: a.optimize_visit_duration_margin,
+    pod_show_images: Boolean(a.pod_show_images),
+    pod_show_signatures: Boolean(a.pod_show_signatures),
+    pod_show_task_events: Boolean(a.pod_show_task_events),
+    pod_show_task_event_creators: Boolean(a.pod_show_task_event_creators),
+    pod_show_reference: Boolean(a.pod_show_reference),
+    pod_show_description: Boolean(a.pod_show_description),
+    tracker_task_popup_template: a.tracker_task_popup_template,
     created_at: ts(r, a.created_at),
     updated_at: ts(r, a.updated_at),
   };

@@ -17,6 +17,7 @@ import {
 import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
+  type AttachmentInput,
   batchDeleteAttachments,
   createAttachment,
   deleteAttachment,
@@ -110,7 +111,9 @@ export const signatureRoutes = attachmentRoutes("signature");
 function mountKind(app: Router, kind: AttachmentKind, routes: typeof documentRoutes) {
   defineRoute(app, routes.create, async (c) => {
     const p = requireUser(c);
-    const row = await createAttachment(c.env, p, kind, c.req.valid("json"), { baseUrl: c.get("baseUrl") });
+    // The schema of the kind validated it; `signer_name` is in the signatures' schema only.
+    const body = c.req.valid("json") as AttachmentInput;
+    const row = await createAttachment(c.env, p, kind, body, { baseUrl: c.get("baseUrl") });
     return c.json(serializeAttachment(renderCtx(c), row), 201);
   });
 

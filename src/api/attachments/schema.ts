@@ -4,6 +4,11 @@ import { paginationQuery } from "../../http/pagination";
 import { RESPONSE_HEADER_NAMES } from "../../services/files/response-headers";
 import type { AttachmentKind } from "../../services/files/types";
 
+const signerName = z.string().max(200).nullable().optional().openapi({
+  description:
+    "Who signed. Required when the account sets `feature_signer_name`; then, when the task lists `signers`, one of their names.",
+});
+
 const title = (kind: AttachmentKind) => (kind === "document" ? "Document" : "Signature");
 
 export function attachmentSchemas(kind: AttachmentKind) {
@@ -40,6 +45,7 @@ export function attachmentSchemas(kind: AttachmentKind) {
             "(names case-insensitive; S3's `response-` prefix accepted). Content-Type overrides the detected type for serving.",
           example: { "Content-Disposition": 'attachment; filename="pod.pdf"' },
         }),
+      ...(kind === "signature" ? { signer_name: signerName } : {}),
     })
     .openapi(`${Title}Write`);
 
@@ -83,6 +89,7 @@ export function attachmentSchemas(kind: AttachmentKind) {
             "shortly after creation; null before that and for other files.",
         }),
       recurrence: z.string().url().nullable(),
+      ...(kind === "signature" ? { signer_name: z.string().nullable() } : {}),
       created_at: dateTime(),
       updated_at: dateTime(),
     })

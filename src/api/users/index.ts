@@ -19,11 +19,15 @@ import {
   listUsers,
   updateUser,
 } from "../../services/accounts";
+import { confirmEmailVerification, sendEmailVerification } from "../../services/users/actions";
+import { hijackUser } from "../../services/users/hijack";
 import {
   ActivateSchema,
+  HijackSchema,
   RoleEnum,
   serializeUser,
   serializeUserFor,
+  TokenSchema,
   UserCreateSchema,
   UserPatchSchema,
   UserSchema,
@@ -95,6 +99,48 @@ export const partialUpdateUserRoute = createRoute({
   responses: { 200: jsonResponse(UserSchema, "The user."), ...errorResponses },
 });
 
+export const verifyEmailUserRoute = createRoute({
+  method: "post",
+  path: "/users/{id}/verify_email/",
+  operationId: "verifyEmailUser",
+  tags,
+  security,
+  summary: "E-mail the user a link that confirms the address (the user itself, or an admin)",
+  description:
+    "Sends a single-use token valid 24 hours to the user's e-mail; sending again invalidates the previous token. Confirm with `POST /users/verify_email/confirm/`.",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Sent." }, ...errorResponses },
+});
+
+export const confirmVerifyEmailUserRoute = createRoute({
+  method: "post",
+  path: "/users/verify_email/confirm/",
+  operationId: "confirmVerifyEmailUser",
+  tags,
+  security: [],
+  summary: "Confirm an e-mail address with the token from the verification e-mail",
+  description:
+    "Sets the user's `email_verified_at`. Unknown, forged, used, superseded or expired token: 400 on `token`, the same message for each.",
+  request: jsonBody(TokenSchema),
+  responses: { 204: { description: "Confirmed." }, ...errorResponses },
+});
+
+export const hijackUserRoute = createRoute({
+  method: "post",
+  path: "/users/{id}/hijack/",
+  operationId: "hijackUser",
+  tags,
+  security,
+  summary: "Act as a user of the caller's account for one hour (admins)",
+  description:
+    "Answers a session JWT of that user, scoped to this account, valid 1 hour, with the admin in its `act` claim (RFC 8693). " +
+    "Requests made with it are the user's and are logged with the admin; a `user.hijacked` event is recorded. " +
+    "Never another admin (403), never a user of another account (404); a hijack token cannot hijack, refresh, or issue other tokens (403). " +
+    "It is revoked with the admin's own token.",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(HijackSchema, "The token."), ...errorResponses },
+});
+
 export function mountUsers(app: Router) {
   defineRoute(app, createUserRoute, async (c) => {
     const p = requireRole(c, "admin");
@@ -107,6 +153,22 @@ export function mountUsers(app: Router) {
     const body = c.req.valid("json");
     await activateUser(c.env, body.token, body.password);
     return c.body(null, 204);
+  });
+
+  defineRoute(app, confirmVerifyEmailUserRoute, async (c) => {
+    await confirmEmailVerification(c.env, c.req.valid("json").token);
+    return c.body(null, 204);
+  });
+
+  defineRoute(app, verifyEmailUserRoute, async (c) => {
+    const p = requireUser(c);
+    await sendEmailVerification(c.env, p, pathId(c), c.get("baseUrl"));
+    return c.body(null, 204);
+  });
+
+  defineRoute(app, hijackUserRoute, async (c) => {
+    const p = requireRole(c, "admin");
+    return c.json(await hijackUser(c.env, p, pathId(c), c.get("baseUrl")));
   });
 
   defineRoute(app, listUsersRoute, async (c) => {

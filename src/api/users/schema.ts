@@ -2,7 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../db/schema";
 import { dateTime } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
+import { AddressInputSchema, AddressSchema } from "../../schemas/tasks";
 import type { AccountRoleRow, UserRow } from "../../services/accounts";
+import { serializeAddressWithOutcome } from "../../services/addresses/stored";
 
 export const RoleEnum = z.enum(ROLES);
 
@@ -15,6 +17,10 @@ export const UserSchema = z
     is_active: z.boolean().optional(),
     account: z.string().url().nullable().optional().openapi({ description: "The user's default account." }),
     role: RoleEnum.nullable().openapi({ description: "Role in the caller's account." }),
+    email_verified_at: dateTime()
+      .nullable()
+      .optional()
+      .openapi({ description: "When the user confirmed the e-mail address (null: not verified)." }),
     created_at: dateTime().optional(),
     updated_at: dateTime().optional(),
   })
@@ -37,6 +43,18 @@ export const ActivateSchema = z
   .openapi("UserActivate", {
     example: { token: "<token from the activation e-mail>", password: "a long new password" },
   });
+
+export const TokenSchema = z
+  .object({ token: z.string().min(1).max(200) })
+  .openapi("EmailVerificationConfirm");
+
+export const HijackSchema = z
+  .object({
+    token: z
+      .string()
+      .openapi({ description: "Session JWT acting as the user for 1 hour (`act` names the admin)." }),
+  })
+  .openapi("HijackToken");
 
 export const UserPatchSchema = z
   .object({
@@ -69,6 +87,7 @@ export function serializeUser(r: RenderCtx, u: UserRow) {
     is_active: Boolean(u.is_active),
     account: link(r, "accounts", u.default_account_id),
     role: u.role ?? null,
+    email_verified_at: ts(r, u.email_verified_at ?? null),
     created_at: ts(r, u.created_at),
     updated_at: ts(r, u.updated_at),
   };
@@ -86,6 +105,12 @@ export const AccountRoleSchema = z
       description:
         "`pending`: an invitation (or a new user not yet activated); grants nothing until accepted.",
     }),
+    show_travel_estimates: z.boolean(),
+    vehicle_capacity: z
+      .array(z.number().int())
+      .openapi({ description: "Up to 3 capacities (one per dimension); empty = unlimited." }),
+    start_address: AddressSchema.nullable().openapi({ description: "Where the worker's routes start." }),
+    end_address: AddressSchema.nullable().openapi({ description: "Where the worker's routes end." }),
     created_at: dateTime(),
     updated_at: dateTime(),
   })
@@ -102,9 +127,37 @@ export const AccountRoleCreateSchema = z
   .refine((v) => v.user || v.email, { message: "Give `user` or `email`.", path: ["user"] })
   .openapi("AccountRoleCreate", { example: { email: "dispatcher@example.com", role: "manager" } });
 
+/** An address to store must say where: text, a point, or both (null removes it). */
+const addressGiven = (a: { raw_address?: string; location?: unknown } | null | undefined) =>
+  !a || Boolean(a.raw_address?.trim() || a.location);
+
 export const AccountRolePatchSchema = z
-  .object({ role: RoleEnum, is_active: z.boolean() })
+  .object({
+    role: RoleEnum,
+    is_active: z.boolean(),
+    show_travel_estimates: z
+      .boolean()
+      .openapi({ description: "Whether the worker's apps show travel estimates." }),
+    vehicle_capacity: z
+      .array(z.number().int().min(0).max(1_000_000_000))
+      .max(3, "At most 3 capacity dimensions.")
+      .openapi({ description: "Up to 3 non-negative integers (e.g. kg, parcels, m³); empty = unlimited." }),
+    start_address: AddressInputSchema.nullable().openapi({
+      description: "Geocoded like a task's address; null removes it.",
+    }),
+    end_address: AddressInputSchema.nullable().openapi({
+      description: "Geocoded like a task's address; null removes it.",
+    }),
+  })
   .partial()
+  .refine((v) => addressGiven(v.start_address), {
+    message: "Give raw_address or location.",
+    path: ["start_address", "non_field_errors"],
+  })
+  .refine((v) => addressGiven(v.end_address), {
+    message: "Give raw_address or location.",
+    path: ["end_address", "non_field_errors"],
+  })
   .openapi("AccountRolePatch");
 
 export function serializeRole(r: RenderCtx, a: AccountRoleRow) {
@@ -116,6 +169,10 @@ export function serializeRole(r: RenderCtx, a: AccountRoleRow) {
     role: a.role,
     is_active: Boolean(a.is_active),
     state: a.state,
+    show_travel_estimates: Boolean(a.show_travel_estimates),
+    vehicle_capacity: JSON.parse(a.vehicle_capacity || "[]") as number[],
+    start_address: serializeAddressWithOutcome(r, a.start_address),
+    end_address: serializeAddressWithOutcome(r, a.end_address),
     created_at: ts(r, a.created_at),
     updated_at: ts(r, a.updated_at),
   };

@@ -15,6 +15,23 @@ export const accounts = sqliteTable("accounts", {
   failedReasons: text("failed_reasons", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
   reviewEmailsToAssignee: integer("review_emails_to_assignee", { mode: "boolean" }).notNull().default(false),
   language: text("language").notNull().default("en"),
+  // Account configuration (contract §11).
+  timezone: text("timezone").notNull().default("UTC"),
+  featureSignerName: integer("feature_signer_name", { mode: "boolean" }).notNull().default(false),
+  mapProvider: text("map_provider").notNull().default("osm"),
+  googleMapsRegion: text("google_maps_region"),
+  optimizeEarliestStart: text("optimize_earliest_start").notNull().default("08:00:00"),
+  optimizeLatestEnd: text("optimize_latest_end").notNull().default("17:00:00"),
+  optimizeVisitDurationMargin: text("optimize_visit_duration_margin").notNull().default("00:00:00"),
+  podShowImages: integer("pod_show_images", { mode: "boolean" }).notNull().default(true),
+  podShowSignatures: integer("pod_show_signatures", { mode: "boolean" }).notNull().default(true),
+  podShowTaskEvents: integer("pod_show_task_events", { mode: "boolean" }).notNull().default(true),
+  podShowTaskEventCreators: integer("pod_show_task_event_creators", { mode: "boolean" })
+    .notNull()
+    .default(false),
+  podShowReference: integer("pod_show_reference", { mode: "boolean" }).notNull().default(true),
+  podShowDescription: integer("pod_show_description", { mode: "boolean" }).notNull().default(true),
+  trackerTaskPopupTemplate: text("tracker_task_popup_template").notNull().default(""),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });
@@ -28,6 +45,8 @@ export const users = sqliteTable(
     passwordHash: text("password_hash"),
     isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
     defaultAccountId: text("default_account_id").references(() => accounts.id),
+    /** Set by `POST /users/verify_email/confirm/` (contract §14); cleared when the e-mail changes. */
+    emailVerifiedAt: integer("email_verified_at"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -57,6 +76,14 @@ export const accountRoles = sqliteTable(
      * role on its own (a user may hold roles in several accounts).
      */
     state: text("state").$type<RoleState>().notNull().default("active"),
+    // The worker's vehicle and depots for route optimization (contract §11, §16).
+    showTravelEstimates: integer("show_travel_estimates", { mode: "boolean" }).notNull().default(true),
+    vehicleCapacity: text("vehicle_capacity", { mode: "json" })
+      .$type<number[]>()
+      .notNull()
+      .default(sql`'[]'`),
+    startAddress: text("start_address", { mode: "json" }),
+    endAddress: text("end_address", { mode: "json" }),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },
@@ -92,6 +119,11 @@ export const authTokens = sqliteTable(
     expiresAt: integer("expires_at"),
     revokedAt: integer("revoked_at"),
     lastUsedAt: integer("last_used_at"),
+    /**
+     * For a hijack token (contract §14): the admin acting as `user_id`, carried in the JWT's
+     * `act` claim too (RFC 8693 §4.1). Such a token is scoped to `account_id` and mints no other.
+     */
+    actorUserId: text("actor_user_id"),
   },
   (t) => [
     uniqueIndex("auth_tokens_hash_unique").on(t.tokenHash),

@@ -52,6 +52,8 @@ export const attachments = sqliteTable(
     mimetype: text("mimetype"),
     thumbnailKey: text("thumbnail_key"),
     recurrenceId: text("recurrence_id"),
+    /** Signatures: who signed (required when the account sets `feature_signer_name`, contract §11). */
+    signerName: text("signer_name"),
     s3ResponseHeaders: text("s3_response_headers", { mode: "json" }).notNull().default(sql`'{}'`),
     size: integer("size"),
     etag: text("etag"),

@@ -4,6 +4,7 @@ import {
   GeocodingUnavailableError,
   geocoderFromEnv,
 } from "../../services/addresses/geocoding";
+import type { AddressWithOutcome } from "../../services/addresses/stored";
 import { guardedEvent } from "../../services/tasks/events";
 import { eventRender, serializeTask } from "../../services/tasks/serialize";
 import { addressOf, parseJson, type StoredAddress, type TaskRow } from "../../services/tasks/types";
@@ -45,8 +46,16 @@ export async function handleGeocodeBatch(
       const outcome = message.body.taskId
         ? await geocodeTask(env, geocoder, message.body)
         : message.body.contactAddressId
-          ? await geocodeContactAddress(env, geocoder, message.body)
-          : "done";
+          ? await geocodeAddressColumn(
+              env,
+              geocoder,
+              "contact_address",
+              message.body.contactAddressId,
+              message.body.accountId,
+            )
+          : message.body.accountRoleId
+            ? await geocodeAccountRole(env, geocoder, message.body)
+            : "done";
       if (outcome === "retry") message.retry({ delaySeconds: backoff(message.attempts) });
       else message.ack();
     } catch (err) {
@@ -118,16 +127,31 @@ async function geocodeTask(env: Env, geocoder: Geocoder, m: GeocodeMessage): Pro
   return update.meta.changes === 1 ? "done" : "retry";
 }
 
-type ContactAddressStored = StoredAddress & { geocoded_at: number | null; geocode_failed_at: number | null };
+/**
+ * Addresses kept whole in a JSON column with their outcome times (contract §11 depots, contact
+ * addresses): the columns the queue may write, named here so no message can name another.
+ */
+const ADDRESS_COLUMNS = {
+  contact_address: { table: "contact_addresses", column: "address" },
+  start_address: { table: "account_roles", column: "start_address" },
+  end_address: { table: "account_roles", column: "end_address" },
+} as const;
 
-async function geocodeContactAddress(env: Env, geocoder: Geocoder, m: GeocodeMessage): Promise<Outcome> {
+async function geocodeAddressColumn(
+  env: Env,
+  geocoder: Geocoder,
+  which: keyof typeof ADDRESS_COLUMNS,
+  id: string,
+  accountId: string,
+): Promise<Outcome> {
+  const { table, column } = ADDRESS_COLUMNS[which];
   const row = await env.DB.prepare(
-    "SELECT address, updated_at FROM contact_addresses WHERE id = ? AND account_id = ?",
+    `SELECT ${column} AS address, updated_at FROM ${table} WHERE id = ? AND account_id = ?`,
   )
-    .bind(m.contactAddressId, m.accountId)
-    .first<{ address: string; updated_at: number }>();
-  if (!row) return "done";
-  const stored = parseJson<ContactAddressStored>(row.address, {} as ContactAddressStored);
+    .bind(id, accountId)
+    .first<{ address: string | null; updated_at: number }>();
+  if (!row?.address) return "done";
+  const stored = parseJson<AddressWithOutcome>(row.address, {} as AddressWithOutcome);
   const address: StoredAddress = {
     raw_address: stored.raw_address ?? "",
     formatted_address: stored.formatted_address ?? null,
@@ -137,7 +161,7 @@ async function geocodeContactAddress(env: Env, geocoder: Geocoder, m: GeocodeMes
   if (!needsGeocoding(address, stored.geocoded_at ?? null)) return "done";
   const result = await lookup(geocoder, address);
   const now = Date.now();
-  const next: ContactAddressStored = result
+  const next: AddressWithOutcome = result
     ? {
         ...address,
         formatted_address: result.formattedAddress,
@@ -147,11 +171,19 @@ async function geocodeContactAddress(env: Env, geocoder: Geocoder, m: GeocodeMes
         geocode_failed_at: null,
       }
     : { ...address, geocoding_provider: geocoder.name, geocoded_at: null, geocode_failed_at: now };
-  // Compare-and-set on updated_at: a contact address edited meanwhile is retried from its new state.
+  // Compare-and-set on updated_at: a record edited meanwhile is retried from its new state.
   const r = await env.DB.prepare(
-    "UPDATE contact_addresses SET address = ?, updated_at = ? WHERE id = ? AND account_id = ? AND updated_at = ?",
+    `UPDATE ${table} SET ${column} = ?, updated_at = ? WHERE id = ? AND account_id = ? AND updated_at = ?`,
   )
-    .bind(JSON.stringify(next), now, m.contactAddressId, m.accountId, row.updated_at)
+    .bind(JSON.stringify(next), now, id, accountId, row.updated_at)
     .run();
   return r.meta.changes === 1 ? "done" : "retry";
+}
+
+async function geocodeAccountRole(env: Env, geocoder: Geocoder, m: GeocodeMessage): Promise<Outcome> {
+  for (const which of ["start_address", "end_address"] as const) {
+    if ((await geocodeAddressColumn(env, geocoder, which, m.accountRoleId!, m.accountId)) === "retry")
+      return "retry";
+  }
+  return "done";
 }

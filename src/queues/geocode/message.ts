@@ -7,6 +7,8 @@ export type GeocodeMessage = {
   accountId: string;
   taskId?: string;
   contactAddressId?: string;
+  /** An account role whose start/end address (the worker's depots) is to be geocoded. */
+  accountRoleId?: string;
   /** Origin of the API the write came through: `task.updated` events carry absolute URLs. */
   baseUrl?: string;
 };

@@ -17,6 +17,20 @@ export type AccountRow = {
   failed_reasons: string;
   review_emails_to_assignee: number;
   language: string;
+  timezone: string;
+  feature_signer_name: number;
+  map_provider: string;
+  google_maps_region: string | null;
+  optimize_earliest_start: string;
+  optimize_latest_end: string;
+  optimize_visit_duration_margin: string;
+  pod_show_images: number;
+  pod_show_signatures: number;
+  pod_show_task_events: number;
+  pod_show_task_event_creators: number;
+  pod_show_reference: number;
+  pod_show_description: number;
+  tracker_task_popup_template: string;
   created_at: number;
   updated_at: number;
 };
@@ -27,6 +41,7 @@ export type UserRow = {
   name: string;
   is_active: number;
   default_account_id: string | null;
+  email_verified_at?: number | null;
   created_at: number;
   updated_at: number;
   role?: RoleName | null;
@@ -39,6 +54,12 @@ export type AccountRoleRow = {
   role: RoleName;
   state: RoleState;
   is_active: number;
+  show_travel_estimates: number;
+  /** JSON list of up to 3 non-negative integers; empty = unlimited. */
+  vehicle_capacity: string;
+  /** JSON Address objects with their geocoding outcome, or null. */
+  start_address: string | null;
+  end_address: string | null;
   created_at: number;
   updated_at: number;
 };
@@ -125,15 +146,8 @@ export async function listAccountsFor(env: Env, p: Principal) {
   return results;
 }
 
-export type AccountPatch = Partial<{
-  name: string;
-  api_version: string;
-  feature_allow_worker_reordering: boolean;
-  transit_active_limit: number | null;
-  failed_reasons: string[];
-  review_emails_to_assignee: boolean;
-  language: string;
-}>;
+/** Validated by the API's zod schema: its keys are columns of `accounts`. */
+export type AccountPatch = Record<string, string | number | boolean | string[] | null | undefined>;
 
 export async function updateAccount(env: Env, p: Principal, id: string, patch: AccountPatch) {
   await getAccountFor(env, p, id);
@@ -144,7 +158,7 @@ export async function updateAccount(env: Env, p: Principal, id: string, patch: A
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue;
     sets.push(`${k} = ?`);
-    params.push(k === "failed_reasons" ? JSON.stringify(v) : typeof v === "boolean" ? (v ? 1 : 0) : v);
+    params.push(Array.isArray(v) ? JSON.stringify(v) : typeof v === "boolean" ? (v ? 1 : 0) : v);
   }
   if (sets.length) {
     sets.push("updated_at = ?");
@@ -166,7 +180,7 @@ export async function roleIn(env: Env, userId: string, accountId: string): Promi
 }
 
 const USER_COLS =
-  "u.id, u.email, u.name, u.is_active, u.default_account_id, u.created_at, u.updated_at, r.role";
+  "u.id, u.email, u.name, u.is_active, u.default_account_id, u.email_verified_at, u.created_at, u.updated_at, r.role";
 
 /**
  * A user is visible when it has an accepted role in the caller's account; anything else is
@@ -307,7 +321,7 @@ async function sendInvitation(env: Env, baseUrl: string, role: AccountRoleRow, a
   });
 }
 
-async function sendActivation(
+export async function sendActivation(
   env: Env,
   baseUrl: string,
   m: { email: string; accountId: string; token: string },
@@ -408,9 +422,11 @@ export async function updateUser(
     sets.push("name = ?");
     params.push(patch.name);
   }
-  if (patch.email !== undefined) {
-    sets.push("email = ?");
-    params.push(normEmail(patch.email));
+  const newEmail = patch.email !== undefined && normEmail(patch.email) !== (await emailOf(env, userId));
+  if (newEmail) {
+    // A new address is unverified until its owner confirms it (contract §14).
+    sets.push("email = ?", "email_verified_at = NULL");
+    params.push(normEmail(patch.email!));
   }
   if (patch.is_active !== undefined) {
     sets.push("is_active = ?");
@@ -426,6 +442,14 @@ export async function updateUser(
     const stmts = [env.DB.prepare(`UPDATE users SET ${sets.join(", ")} WHERE id = ?`).bind(...params)];
     // Contract §2: a new password (or a deactivation) ends every other session and access
     // token of the user, in the same batch, so no stolen token outlives the change.
+    // Links mailed to the old address verify nothing any more.
+    if (newEmail) {
+      stmts.push(
+        env.DB.prepare(
+          "UPDATE user_tokens SET used_at = ? WHERE user_id = ? AND kind = 'email_verification' AND used_at IS NULL",
+        ).bind(Date.now(), userId),
+      );
+    }
     if (patch.password !== undefined || patch.is_active === false) {
       stmts.push(
         env.DB.prepare(
@@ -441,6 +465,13 @@ export async function updateUser(
     }
   }
   return getUserInAccount(env, p.accountId, userId);
+}
+
+async function emailOf(env: Env, userId: string) {
+  const row = await env.DB.prepare("SELECT email FROM users WHERE id = ?")
+    .bind(userId)
+    .first<{ email: string }>();
+  return row?.email ?? null;
 }
 
 export async function getRole(env: Env, accountId: string, id: string) {
@@ -467,24 +498,6 @@ export async function createRole(
   const known = await roleOf(env, p.accountId, input.userId ?? "");
   if (!known) throw fieldError("user", "Invalid hyperlink - Object does not exist.");
   throw fieldError("user", "This user already has a role in this account.");
-}
-
-export async function updateRole(
-  env: Env,
-  p: Principal,
-  id: string,
-  patch: { role?: RoleName; is_active?: boolean },
-) {
-  const row = await getRole(env, p.accountId, id);
-  if (row.user_id === p.userId && ((patch.role && patch.role !== "admin") || patch.is_active === false)) {
-    throw fieldError("role", "Admins cannot demote or deactivate themselves.");
-  }
-  await env.DB.prepare(
-    "UPDATE account_roles SET role = COALESCE(?, role), is_active = COALESCE(?, is_active), updated_at = ? WHERE id = ?",
-  )
-    .bind(patch.role ?? null, patch.is_active === undefined ? null : patch.is_active ? 1 : 0, Date.now(), id)
-    .run();
-  return getRole(env, p.accountId, id);
 }
 
 export async function deleteRole(env: Env, p: Principal, id: string) {

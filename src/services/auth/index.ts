@@ -3,7 +3,13 @@ import { getAccountFor } from "../accounts";
 import { verifyPassword } from "./passwords";
 import type { Principal } from "./principal";
 import { assertSignInAllowed, clearSignInFailures, recordSignInFailure, signInKeys } from "./sign-in-limits";
-import { issueAccessToken, issueAuthorization, issueSession, revokeToken } from "./tokens";
+import {
+  assertMayIssueTokens,
+  issueAccessToken,
+  issueAuthorization,
+  issueSession,
+  revokeToken,
+} from "./tokens";
 
 export const BAD_CREDENTIALS = "Unable to log in with provided credentials.";
 
@@ -94,6 +100,7 @@ export async function getSession(env: Env, p: Principal, id: string) {
 }
 
 export async function createNamedSession(env: Env, p: Principal, name: string) {
+  assertMayIssueTokens(p);
   const t = await issueSession(env, p.userId, name);
   return { row: await getSession(env, p, t.id), token: t.token };
 }

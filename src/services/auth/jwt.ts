@@ -36,11 +36,15 @@ export function keyring(secrets: string | undefined): Keyring {
 export async function signJwt(
   secrets: string,
   kind: JwtKind,
-  claims: { sub: string; jti: string; acc?: string },
+  claims: { sub: string; jti: string; acc?: string; act?: string },
   expiresAtSeconds: number,
 ): Promise<string> {
   const { current } = keyring(secrets);
-  const payload: JWTPayload & { acc?: string } = { acc: claims.acc };
+  // RFC 8693 §4.1: `act` names the party acting on behalf of `sub` (an admin's hijack).
+  const payload: JWTPayload & { acc?: string; act?: { sub: string } } = {
+    acc: claims.acc,
+    ...(claims.act ? { act: { sub: claims.act } } : {}),
+  };
   return new SignJWT(payload)
     .setProtectedHeader({ alg: "HS256", kid: current.kid, typ: JWT_TYP[kind] })
     .setSubject(claims.sub)
@@ -52,7 +56,14 @@ export async function signJwt(
     .sign(current.key);
 }
 
-export type VerifiedJwt = { kind: JwtKind; sub: string; jti: string; acc?: string; exp: number };
+export type VerifiedJwt = {
+  kind: JwtKind;
+  sub: string;
+  jti: string;
+  acc?: string;
+  act?: string;
+  exp: number;
+};
 
 /**
  * Verifies signature, algorithm (pinned to HS256, so `alg: none` and asymmetric
@@ -83,11 +94,17 @@ export async function verifyJwt(secrets: string, token: string): Promise<Verifie
       sub: payload.sub!,
       jti: payload.jti!,
       acc: typeof payload.acc === "string" ? payload.acc : undefined,
+      act: actorOf(payload.act),
       exp: payload.exp!,
     };
   } catch {
     return null;
   }
+}
+
+function actorOf(act: unknown): string | undefined {
+  const sub = (act as { sub?: unknown } | undefined)?.sub;
+  return typeof sub === "string" ? sub : undefined;
 }
 
 export const looksLikeJwt = (token: string) => token.split(".").length === 3;

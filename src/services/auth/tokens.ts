@@ -1,5 +1,5 @@
 import type { RoleName, TokenKind } from "../../db/schema";
-import { authenticationFailed } from "../../http/errors";
+import { authenticationFailed, permissionDenied } from "../../http/errors";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import { uuidv7 } from "../../lib/ids";
 import {
@@ -30,16 +30,20 @@ type TokenRow = {
   api_version: string | null;
   feature_allow_worker_reordering: number | null;
   transit_active_limit: number | null;
+  failed_reasons: string | null;
+  feature_signer_name: number | null;
+  actor_user_id: string | null;
   parent_revoked_at: number | null;
 };
 
 // One round trip resolves token, user, role and account: this runs on every request.
 const RESOLVE_SQL = `
-SELECT t.id, t.kind, t.user_id, t.account_id, t.parent_id, t.expires_at, t.revoked_at,
+SELECT t.id, t.kind, t.user_id, t.account_id, t.parent_id, t.expires_at, t.revoked_at, t.actor_user_id,
        u.email, u.is_active,
        COALESCE(t.account_id, u.default_account_id) AS effective_account_id,
        r.role, CASE WHEN r.state = 'active' THEN r.is_active ELSE 0 END AS role_active,
-       a.api_version, a.feature_allow_worker_reordering, a.transit_active_limit,
+       a.api_version, a.feature_allow_worker_reordering, a.transit_active_limit, a.failed_reasons,
+       a.feature_signer_name,
        p.revoked_at AS parent_revoked_at
 FROM auth_tokens t
 JOIN users u ON u.id = t.user_id
@@ -69,7 +73,12 @@ export async function resolvePrincipal(
     const jwt = await verifyJwt(env.JWT_SECRETS, token);
     if (!jwt) throw authenticationFailed("Invalid or expired token.");
     row = await loadRow(env.DB, "t.id = ?", jwt.jti);
-    if (!row || row.kind !== jwt.kind || row.user_id !== jwt.sub)
+    if (
+      !row ||
+      row.kind !== jwt.kind ||
+      row.user_id !== jwt.sub ||
+      (row.actor_user_id ?? undefined) !== jwt.act
+    )
       throw authenticationFailed("Invalid token.");
   } else if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
     row = await loadRow(env.DB, "t.token_hash = ?", await sha256Hex(token));
@@ -95,7 +104,10 @@ export async function resolvePrincipal(
       apiVersion: row.api_version ?? "",
       featureAllowWorkerReordering: Boolean(row.feature_allow_worker_reordering),
       transitActiveLimit: row.transit_active_limit,
+      failedReasons: JSON.parse(row.failed_reasons || "[]"),
+      featureSignerName: Boolean(row.feature_signer_name),
     },
+    actorUserId: row.actor_user_id,
   };
 }
 
@@ -132,6 +144,7 @@ export async function issueAccessToken(env: Env, userId: string): Promise<Issued
 
 /** Re-signs the same session with a new expiry (contract §2), or swaps an access token for a session. */
 export async function refreshToken(env: Env, p: Principal): Promise<IssuedToken> {
+  assertMayIssueTokens(p);
   if (p.tokenKind === "access") return issueSession(env, p.userId);
   const kind: JwtKind = p.tokenKind === "authorization" ? "authorization" : "session";
   const ttl = kind === "session" ? SESSION_TTL_SECONDS : AUTHORIZATION_TTL_SECONDS;
@@ -149,6 +162,7 @@ export async function refreshToken(env: Env, p: Principal): Promise<IssuedToken>
 
 /** A short-lived JWT scoped to one account, revoked together with the session it came from. */
 export async function issueAuthorization(env: Env, p: Principal, accountId: string): Promise<IssuedToken> {
+  assertMayIssueTokens(p);
   const id = uuidv7();
   const now = Date.now();
   const exp = Math.floor(now / 1000) + AUTHORIZATION_TTL_SECONDS;
@@ -163,6 +177,34 @@ export async function issueAuthorization(env: Env, p: Principal, accountId: stri
     token: await signJwt(env.JWT_SECRETS, "authorization", { sub: p.userId, jti: id, acc: accountId }, exp),
     expiresAt: exp * 1000,
   };
+}
+
+export const HIJACK_TTL_SECONDS = 3600;
+
+/**
+ * A hijack token (contract §14): a session JWT of `userId`, scoped to the admin's account, with
+ * the admin in `act` (RFC 8693) and in the row, valid one hour and revoked with the admin's own
+ * token (`parent_id`). It mints no other token (see `assertMayIssueTokens`).
+ */
+export async function issueHijackSession(env: Env, admin: Principal, userId: string): Promise<IssuedToken> {
+  const id = uuidv7();
+  const now = Date.now();
+  const exp = Math.floor(now / 1000) + HIJACK_TTL_SECONDS;
+  await env.DB.prepare(
+    "INSERT INTO auth_tokens (id, kind, user_id, account_id, parent_id, actor_user_id, name, created_at, expires_at) VALUES (?, 'session', ?, ?, ?, ?, 'hijack', ?, ?)",
+  )
+    .bind(id, userId, admin.accountId, admin.tokenId, admin.userId, now, exp * 1000)
+    .run();
+  return {
+    id,
+    token: await signJwt(env.JWT_SECRETS, "session", { sub: userId, jti: id, act: admin.userId }, exp),
+    expiresAt: exp * 1000,
+  };
+}
+
+/** A hijack token acts as its user for its hour, in its account: it cannot make tokens that outlive it. */
+export function assertMayIssueTokens(p: Principal) {
+  if (p.actorUserId) throw permissionDenied("Not allowed with a hijack token.");
 }
 
 export async function revokeToken(env: Env, tokenId: string): Promise<void> {

@@ -15,6 +15,7 @@ export const EVENT_TYPES = [
   "signature.created",
   "signature.deleted",
   "form_response.completed",
+  "user.hijacked",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

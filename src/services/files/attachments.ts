@@ -44,6 +44,8 @@ export type AttachmentInput = {
   external_id?: string | null;
   source?: string | null;
   s3_response_headers?: Record<string, unknown>;
+  /** Signatures only. */
+  signer_name?: string | null;
 };
 
 export type AttachmentPatch = {
@@ -53,6 +55,32 @@ export type AttachmentPatch = {
 };
 
 type Ctx = { baseUrl: string };
+
+/**
+ * With the account's `feature_signer_name` (contract §11), a signature names its signer, and
+ * when the task lists `signers`, one of them (compared as sent, after trimming).
+ */
+function signerNameError(p: Principal, task: TaskRow, name: string | null | undefined): string | null {
+  if (!p.account.featureSignerName) return null;
+  const given = name?.trim() ?? "";
+  if (!given) return "This field is required.";
+  const signers = parseSigners(task.signers);
+  if (signers.length && !signers.includes(given)) {
+    return `"${given}" is not one of the task's signers: ${signers.map((s) => `"${s}"`).join(", ")}.`;
+  }
+  return null;
+}
+
+function parseSigners(json: string | null): string[] {
+  try {
+    const list = JSON.parse(json ?? "[]");
+    return Array.isArray(list)
+      ? list.map((s) => (typeof s?.name === "string" ? s.name.trim() : "")).filter(Boolean)
+      : [];
+  } catch {
+    return [];
+  }
+}
 
 function addError(errors: FieldErrors, field: string, message: string) {
   const list = (errors[field] as string[] | undefined) ?? [];
@@ -179,6 +207,8 @@ export async function createAttachment(
     }
   }
   if (orderId && !o.results.length) addError(errors, "order", MSG.notExist);
+  const signerProblem = kind === "signature" && task ? signerNameError(p, task, input.signer_name) : null;
+  if (signerProblem) addError(errors, "signer_name", signerProblem);
   if (Object.keys(errors).length || !task || !upload) throw new ValidationError(errors);
 
   const now = Date.now();
@@ -206,6 +236,7 @@ export async function createAttachment(
     mimetype,
     thumbnail_key: null,
     recurrence_id: null,
+    signer_name: kind === "signature" ? (input.signer_name ?? null) : null,
     s3_response_headers: JSON.stringify(rh.headers),
     size: object.size,
     etag: object.etag,

@@ -63,6 +63,7 @@ export function serializeAttachment(r: RenderCtx, row: AttachmentRow) {
     mimetype: row.mimetype,
     thumbnail: row.thumbnail_key ? fileUrl(r.baseUrl, row.thumbnail_key) : null,
     recurrence: link(r, "recurrences", row.recurrence_id),
+    ...(row.kind === "signature" ? { signer_name: row.signer_name } : {}),
     created_at: ts(r, row.created_at),
     updated_at: ts(r, row.updated_at),
   };

@@ -37,6 +37,8 @@ export type AttachmentRow = {
   mimetype: string | null;
   thumbnail_key: string | null;
   recurrence_id: string | null;
+  /** Signatures only: who signed (contract §11). */
+  signer_name: string | null;
   /** JSON object of canonical header names to values. */
   s3_response_headers: string;
   size: number | null;

@@ -73,6 +73,7 @@ export const actorOf = (p: Principal): Actor => ({
   accountId: p.accountId,
   allowWorkerReordering: p.account.featureAllowWorkerReordering,
   transitActiveLimit: p.account.transitActiveLimit,
+  failedReasons: p.account.failedReasons,
 });
 
 /**

@@ -31,7 +31,7 @@ export const rowToInput = (r: CommandRow): CommandInput => ({
 /** The actor a command was sent by, as that user's role in the account stands now. */
 async function actorFor(env: Env, accountId: string, userId: string | null): Promise<Actor | null> {
   const row = await env.DB.prepare(
-    `SELECT r.role, a.feature_allow_worker_reordering, a.transit_active_limit
+    `SELECT r.role, a.feature_allow_worker_reordering, a.transit_active_limit, a.failed_reasons
      FROM accounts a
      JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 AND r.state = 'active'
      JOIN users u ON u.id = r.user_id AND u.is_active = 1
@@ -42,6 +42,7 @@ async function actorFor(env: Env, accountId: string, userId: string | null): Pro
       role: Actor["role"];
       feature_allow_worker_reordering: number;
       transit_active_limit: number | null;
+      failed_reasons: string;
     }>();
   if (!row) return null;
   return {
@@ -50,6 +51,7 @@ async function actorFor(env: Env, accountId: string, userId: string | null): Pro
     accountId,
     allowWorkerReordering: Boolean(row.feature_allow_worker_reordering),
     transitActiveLimit: row.transit_active_limit,
+    failedReasons: JSON.parse(row.failed_reasons || "[]"),
   };
 }
 

@@ -22,6 +22,8 @@ export type Actor = {
   accountId: string;
   allowWorkerReordering: boolean;
   transitActiveLimit: number | null;
+  /** The account's `failed_reasons` (contract §11), checked on `fail`. */
+  failedReasons: string[];
 };
 
 export type CommandRow = {

@@ -82,7 +82,8 @@ export function decisionInput(actor: Actor, task: TaskRow, cmd: CommandInput) {
     actor: { userId: actor.userId ?? "", role: actor.role },
     assigneeId: cmd.assigneeId,
     taskData: cmd.taskData as { position?: number },
-    account: { allowWorkerReordering: actor.allowWorkerReordering },
+    account: { allowWorkerReordering: actor.allowWorkerReordering, failedReasons: actor.failedReasons },
+    notes: cmd.notes,
     missingRequiredMetafields: [] as string[],
   };
 }

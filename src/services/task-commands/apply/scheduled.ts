@@ -35,6 +35,7 @@ export async function applyScheduledMove(
     accountId,
     allowWorkerReordering: true,
     transitActiveLimit: null,
+    failedReasons: [],
   };
   const applied = appliedGuard(task.id, cmd.id);
   const after: TaskRow = { ...task, state: next, version: task.version + 1, updated_at: now };

@@ -1,0 +1,67 @@
+import type { RoleName } from "../../db/schema";
+import { fieldError } from "../../http/errors";
+import { enqueueGeocodeRetries } from "../../queues/geocode/message";
+import type { Geocoder } from "../addresses/geocoding";
+import { resolveAddressWithOutcome } from "../addresses/stored";
+import type { AddressInput } from "../addresses/types";
+import type { Principal } from "../auth/principal";
+import { type AccountRoleRow, getRole } from "./index";
+
+/** `PATCH /account_roles/{id}/` (admins): the role, and the worker's vehicle and depots (contract §11). */
+export type RolePatch = {
+  role?: RoleName;
+  is_active?: boolean;
+  show_travel_estimates?: boolean;
+  vehicle_capacity?: number[];
+  start_address?: AddressInput | null;
+  end_address?: AddressInput | null;
+};
+
+export const DEPOT_COLUMNS = ["start_address", "end_address"] as const;
+
+export async function updateRole(
+  env: Env,
+  p: Principal,
+  id: string,
+  patch: RolePatch,
+  deps: { geocoder?: Geocoder } = {},
+) {
+  const row = await getRole(env, p.accountId, id);
+  if (row.user_id === p.userId && ((patch.role && patch.role !== "admin") || patch.is_active === false)) {
+    throw fieldError("role", "Admins cannot demote or deactivate themselves.");
+  }
+  const sets: string[] = [];
+  const params: unknown[] = [];
+  const set = (column: string, value: unknown) => {
+    sets.push(`${column} = ?`);
+    params.push(value);
+  };
+  if (patch.role !== undefined) set("role", patch.role);
+  if (patch.is_active !== undefined) set("is_active", patch.is_active ? 1 : 0);
+  if (patch.show_travel_estimates !== undefined)
+    set("show_travel_estimates", patch.show_travel_estimates ? 1 : 0);
+  if (patch.vehicle_capacity !== undefined) set("vehicle_capacity", JSON.stringify(patch.vehicle_capacity));
+  let retry = false;
+  for (const column of DEPOT_COLUMNS) {
+    const input = patch[column];
+    if (input === undefined) continue;
+    if (input === null) {
+      set(column, null);
+      continue;
+    }
+    // Geocoded like a task's address: inline, and from the geocode queue when that fails.
+    const resolved = await resolveAddressWithOutcome(env, input, deps.geocoder);
+    retry ||= resolved.retry;
+    set(column, JSON.stringify(resolved.address));
+  }
+  if (sets.length) {
+    set("updated_at", Date.now());
+    await env.DB.prepare(`UPDATE account_roles SET ${sets.join(", ")} WHERE id = ? AND account_id = ?`)
+      .bind(...params, id, p.accountId)
+      .run();
+  }
+  if (retry) await enqueueGeocodeRetries(env.GEOCODE_QUEUE, [{ accountId: p.accountId, accountRoleId: id }]);
+  return getRole(env, p.accountId, id);
+}
+
+export type { AccountRoleRow };
