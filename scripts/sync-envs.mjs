@@ -36,6 +36,7 @@ for (const [name, e] of Object.entries(ENVS)) {
     d1_databases: [{ ...top.d1_databases[0], database_name: e.db, database_id: dbId }],
     r2_buckets: [{ binding: top.r2_buckets[0].binding, bucket_name: e.bucket }],
     durable_objects: { bindings: top.durable_objects.bindings },
+    ...(top.send_email?.length ? { send_email: top.send_email } : {}),
     queues: {
       producers: top.queues.producers.map((p) => ({ ...p, queue: q(p.queue) })),
       consumers: top.queues.consumers.map((c) => {
