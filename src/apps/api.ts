@@ -7,6 +7,9 @@ import { mountBootstrap } from "../api/bootstrap";
 import { mountContactAddresses } from "../api/contact-addresses";
 import { mountEvents } from "../api/events";
 import { mountFileUploads } from "../api/file-uploads";
+import { mountFormFields } from "../api/form-fields";
+import { mountFormResponses } from "../api/form-responses";
+import { mountForms } from "../api/forms";
 import { mountMeta } from "../api/meta";
 import { mountOrders } from "../api/orders";
 import { mountOutbox } from "../api/outbox";
@@ -75,6 +78,9 @@ export function createApiApp() {
   mountWebhooks(app);
   mountEvents(app);
   mountOutbox(app);
+  mountForms(app);
+  mountFormFields(app);
+  mountFormResponses(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "Bearer", {
     type: "http",

@@ -33,6 +33,33 @@ const taskWebhook = {
 };
 
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  createForm: { name: "Delivery checklist", description: "Before leaving the site." },
+  partialUpdateForm: { is_active: false },
+  updateForm: { name: "Delivery checklist", description: "Before leaving the site.", is_active: true },
+  createFormField: {
+    form: `${BASE}/forms/0193a5d4-1a2b-7c3d-8e4f-5a6b7c8d9e0f/`,
+    key: "parcel_condition",
+    label: "Parcel condition",
+    field_type: "select",
+    choices: ["intact", "damaged"],
+    default: "intact",
+    required: true,
+    position: 1,
+  },
+  partialUpdateFormField: { required: false },
+  updateFormField: {
+    key: "parcel_condition",
+    label: "Parcel condition",
+    field_type: "select",
+    choices: ["intact", "damaged"],
+  },
+  createFormResponse: {
+    form: `${BASE}/forms/0193a5d4-1a2b-7c3d-8e4f-5a6b7c8d9e0f/`,
+    task: TASK,
+    data: { parcel_condition: "damaged", notes: "Corner crushed" },
+  },
+  partialUpdateFormResponse: { data: { parcel_condition: "intact" } },
+  updateFormResponse: { data: { parcel_condition: "intact", notes: "" } },
   authenticate: { username: "dispatcher@example.com", password: "correct horse battery staple" },
   authorizeSessionToken: { account: ACCOUNT },
   createSessionToken: { name: "ERP integration" },

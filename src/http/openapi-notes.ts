@@ -195,4 +195,25 @@ export const TAGS: { name: string; description: string }[] = [
       "`?after=<last processed id>` and follow `next`. An event is listed once it is a few seconds old, so " +
       "a poller never skips one that committed late.",
   },
+  {
+    name: "Forms",
+    description:
+      "Checklists and inspection forms dispatchers design (admins, managers, integrations write; every member reads). " +
+      "Deleting a form deletes its fields and draft responses; completed responses stay, readable from their snapshot.",
+  },
+  {
+    name: "Form fields",
+    description:
+      "The fields of a form, listed by `position`: `text`, `textarea`, `number`, `boolean`, `date`, `time`, `datetime`, " +
+      "`select`, `multiselect` (with `choices`), `photo` (a document of the response's task), `signature` (a signature of it) " +
+      "and `section` (no value; `collapsed` and `layout` group what follows). At most `MAX_FORM_FIELDS` (500) per form.",
+  },
+  {
+    name: "Form responses",
+    description:
+      "A form filled in, usually for a task. `data` is validated by field type on every write (unknown keys are field errors); " +
+      "`required` is checked on `complete`, which freezes the response with a `schema_snapshot` and emits `form_response.completed` " +
+      "(to webhooks with `form_response_events: true` only). Workers read and write the responses of their own tasks, without the " +
+      "fields hidden from workers.",
+  },
 ];

@@ -9,12 +9,12 @@ import { ApiError, type FieldErrors, ValidationError } from "./errors";
  * - every string (keys too) must be well-formed Unicode: a lone surrogate (`"\ud800"`) cannot be
  *   stored or sent on as UTF-8, so it is a field error rather than a 500 after a write;
  * - NUL is refused in every string, as DRF's CharField does ("Null characters are not allowed.");
- * - free-form JSON (`metafields`, at any depth) is capped per field at `JSON_FIELD_MAX_BYTES`
+ * - free-form JSON (`metafields`, a form response's `data`, `form_default_values`, at any depth) is capped per field at `JSON_FIELD_MAX_BYTES`
  *   serialized (default 64 KiB), well under what a D1 value may hold.
  */
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const FREE_FORM_FIELDS = new Set(["metafields"]);
+const FREE_FORM_FIELDS = new Set(["metafields", "data", "form_default_values"]);
 export const DEFAULT_JSON_FIELD_MAX_BYTES = 64 * 1024;
 
 export function jsonFieldMaxBytes(env: { JSON_FIELD_MAX_BYTES?: string }): number {

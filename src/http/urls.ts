@@ -22,6 +22,9 @@ export const COLLECTIONS = [
   "routes",
   "clients",
   "recurrences",
+  "forms",
+  "form_fields",
+  "form_responses",
   "task_imports",
 ] as const;
 export type Collection = (typeof COLLECTIONS)[number];

@@ -1,4 +1,5 @@
 export * from "./accounts";
 export * from "./events";
 export * from "./files";
+export * from "./forms";
 export * from "./tasks";
