@@ -11,6 +11,7 @@ import { mountFormFields } from "../api/form-fields";
 import { mountFormResponses } from "../api/form-responses";
 import { mountForms } from "../api/forms";
 import { mountMeta } from "../api/meta";
+import { mountMetafields } from "../api/metafields";
 import { mountOrders } from "../api/orders";
 import { mountOutbox } from "../api/outbox";
 import { mountTaskCommands } from "../api/task-commands";
@@ -78,6 +79,7 @@ export function createApiApp() {
   mountWebhooks(app);
   mountEvents(app);
   mountOutbox(app);
+  mountMetafields(app);
   mountForms(app);
   mountFormFields(app);
   mountFormResponses(app);

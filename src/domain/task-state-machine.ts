@@ -21,7 +21,8 @@
  *      The `system` role (scheduled-time moves) skips all of 1.
  *   2. The transition: the (state, action) pair must be in the table (`ALLOWED`), else
  *      `Cannot <action> a task in state "<state>".`
- *   3. The command's own preconditions: `assign`/`reassign` need an assignee; `fail` needs
+ *   3. The command's own preconditions: its `task_data` must be acceptable (`taskDataError`,
+ *      e.g. a metafield of the wrong type or not editable by workers); `assign`/`reassign` need an assignee; `fail` needs
  *      notes naming one of the account's `failed_reasons` (when it has any); `complete` needs
  *      every required metafield to be set.
  */
@@ -111,6 +112,8 @@ export interface DecideInput {
   notes?: string;
   /** Keys of the metafields required before completion that the task does not have yet. */
   missingRequiredMetafields?: string[];
+  /** Why the command's `task_data` cannot be applied (a metafield refused), found by the caller. */
+  taskDataError?: string | null;
 }
 
 export interface DecisionOk {
@@ -236,6 +239,7 @@ export function decide(input: DecideInput): Decision {
       return fail(`An assignee is required to ${action} a task.`);
     }
   }
+  if (input.taskDataError) return fail(input.taskDataError);
   if (action === "fail") {
     const wrong = failedReasonError(input.account.failedReasons ?? [], input.notes ?? "");
     if (wrong) return fail(wrong);

@@ -33,6 +33,15 @@ const taskWebhook = {
 };
 
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  createMetafield: {
+    key: "door_code",
+    label: "Door code",
+    applies_to: "tasks",
+    value_type: "string",
+    is_editable_by_worker: false,
+  },
+  partialUpdateMetafield: { is_required_before_complete: true },
+  updateMetafield: { key: "parcels", label: "Parcels", applies_to: "tasks", value_type: "integer" },
   createForm: { name: "Delivery checklist", description: "Before leaving the site." },
   partialUpdateForm: { is_active: false },
   updateForm: { name: "Delivery checklist", description: "Before leaving the site.", is_active: true },

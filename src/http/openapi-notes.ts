@@ -196,6 +196,14 @@ export const TAGS: { name: string; description: string }[] = [
       "a poller never skips one that committed late.",
   },
   {
+    name: "Metafields",
+    description:
+      "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +
+      "Every write of a `metafields` object is validated against them: an unknown key is `Unknown metafield.`, a wrong type or " +
+      "choice names the expected one. A task's required metafields must be set before `complete`; a worker's `update` may not " +
+      "touch one that is not editable by workers.",
+  },
+  {
     name: "Forms",
     description:
       "Checklists and inspection forms dispatchers design (admins, managers, integrations write; every member reads). " +

@@ -23,6 +23,7 @@ export const COLLECTIONS = [
   "clients",
   "recurrences",
   "forms",
+  "metafields",
   "form_fields",
   "form_responses",
   "task_imports",

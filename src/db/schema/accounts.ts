@@ -190,3 +190,30 @@ export const signInFailures = sqliteTable("sign_in_failures", {
   strikes: integer("strikes").notNull().default(0),
   blockedUntil: integer("blocked_until"),
 });
+
+/** Metafield definitions (contract §12): custom fields of tasks, orders, routes and contact addresses. */
+export const metafields = sqliteTable(
+  "metafields",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    key: text("key").notNull(),
+    label: text("label").notNull().default(""),
+    appliesTo: text("applies_to").notNull(),
+    valueType: text("value_type").notNull(),
+    choices: text("choices", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    isRequiredBeforeComplete: integer("is_required_before_complete", { mode: "boolean" })
+      .notNull()
+      .default(false),
+    isEditableByWorker: integer("is_editable_by_worker", { mode: "boolean" }).notNull().default(true),
+    hideWhenEmpty: integer("hide_when_empty", { mode: "boolean" }).notNull().default(false),
+    source: text("source").notNull().default("manual"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    // One key per account and target, enforced by the INSERT (racing creates cannot both win).
+    uniqueIndex("metafields_account_target_key_unique").on(t.accountId, t.appliesTo, t.key),
+    index("metafields_account_created_idx").on(t.accountId, t.createdAt, t.id),
+  ],
+);

@@ -8,6 +8,7 @@ import type { ContactAddressWriteBody } from "../../schemas/contact-addresses";
 import { GeocodeSession, sameAddressInput } from "../addresses/geocode-session";
 import type { Geocoder } from "../addresses/geocoding/types";
 import type { Principal } from "../auth/principal";
+import { assertMetafields } from "../metafields";
 import { addError, MSG } from "../tasks/input";
 import {
   type AddressInput,
@@ -163,6 +164,7 @@ export async function createContactAddress(
   deps: ContactAddressDeps = {},
 ) {
   const parsed = parseBody(body, p, true);
+  await assertMetafields(env.DB, p.accountId, "contact_addresses", parsed.metafields);
   const { address, retry: again } = await geocodeAddress(env, parsed.addressInput!, deps);
   const now = Date.now();
   const id = uuidv7(now);
@@ -200,6 +202,13 @@ export async function updateContactAddress(
 ) {
   const row = await getContactAddress(env.DB, p, id);
   const parsed = parseBody(body, p, mode === "put");
+  await assertMetafields(
+    env.DB,
+    p.accountId,
+    "contact_addresses",
+    parsed.metafields,
+    parseJson(row.metafields, {}),
+  );
   const sets: string[] = [];
   const params: unknown[] = [];
   const set = (column: string, value: unknown) => {

@@ -33,6 +33,7 @@ import {
   addError,
   addressColumns,
   bindRefs,
+  checkDraftMetafields,
   geocodeDrafts,
   MSG,
   RefSet,
@@ -78,6 +79,11 @@ export async function writeOrders(
     }
     for (const t of d.tasks ?? []) bindRefs(t, resolved, principal);
   }
+  await checkDraftMetafields(
+    env.DB,
+    principal.accountId,
+    drafts.flatMap((d) => d.tasks ?? []),
+  );
   throwIfInvalid(drafts, opts.isArray);
 
   const now = Date.now();

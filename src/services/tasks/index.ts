@@ -11,6 +11,7 @@ import { eventStatement } from "../events/outbox";
 import {
   addressColumns,
   bindRefs,
+  checkDraftMetafields,
   checkWindow,
   creationState,
   geocodeDrafts,
@@ -22,7 +23,7 @@ import {
 } from "./input";
 import { planTaskList, runTaskPage } from "./list";
 import { eventRender, serializeTask } from "./serialize";
-import { dbValue, TASK_COLUMNS, TASK_DEFAULTS, type TaskRow, type TaskValues } from "./types";
+import { dbValue, parseJson, TASK_COLUMNS, TASK_DEFAULTS, type TaskRow, type TaskValues } from "./types";
 import type { DeleteTaskResult, TaskChanges, UpdateTaskResult, WriteFailure } from "./write";
 
 export { serializeTask } from "./serialize";
@@ -86,6 +87,7 @@ export async function createTask(
   const refs = new RefSet();
   const draft = readTaskBody(body, { mode: "create", zone: ctx.zone, refs });
   bindRefs(draft, await resolveRefs(env.DB, principal.accountId, refs), principal);
+  await checkDraftMetafields(env.DB, principal.accountId, [draft]);
   if (hasErrors(draft.errors)) throw new ValidationError(draft.errors);
   const now = Date.now();
   await geocodeDrafts([draft], GeocodeSession.fromEnv(env, deps.geocoder), now);
@@ -166,10 +168,11 @@ export async function updateTask(
   deps: TaskDeps = {},
 ) {
   // Not found comes before "invalid" (as DRF looks the object up first).
-  await getTask(env.DB, principal, id);
+  const current = await getTask(env.DB, principal, id);
   const refs = new RefSet();
   const draft = readTaskBody(body, { mode, zone: ctx.zone, refs });
   bindRefs(draft, await resolveRefs(env.DB, principal.accountId, refs), principal);
+  await checkDraftMetafields(env.DB, principal.accountId, [draft], [parseJson(current.metafields, {})]);
   if (hasErrors(draft.errors)) throw new ValidationError(draft.errors);
   await geocodeDrafts([draft], GeocodeSession.fromEnv(env, deps.geocoder));
   const values: Partial<TaskValues> = {

@@ -1,3 +1,4 @@
+import { copiedFromContactAddress } from "../../domain/metafields";
 import type { TaskState } from "../../domain/task-state-machine";
 import type { FieldErrors } from "../../http/errors";
 import { parseTimestamp } from "../../http/timezones";
@@ -5,6 +6,7 @@ import { type Collection, parseHyperlink } from "../../http/urls";
 import type { TaskWriteBody } from "../../schemas/tasks";
 import type { GeocodeSession } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
+import { loadDefinitions, metafieldErrors } from "../metafields";
 import {
   type AddressInput,
   EMPTY_CONTACT,
@@ -49,6 +51,7 @@ export const hasErrors = (e: FieldErrors) => Object.keys(e).length > 0;
 
 /** A contact address as tasks use it (its address JSON also carries its outcome times). */
 export type ContactAddressRef = {
+  metafields?: Record<string, unknown>;
   id: string;
   external_id: string | null;
   address: StoredAddress & { geocoded_at?: number | null; geocode_failed_at?: number | null };
@@ -92,6 +95,8 @@ export type TaskDraft = {
   addressInput?: AddressInput;
   /** Resolved address: from the geocoder, or copied from a contact address. */
   address?: ResolvedAddress;
+  /** On creation: the contact address named, whose `source: contact_address` metafields are copied. */
+  contactAddressRef?: ContactAddressRef;
   /** PATCH only: what a contact address may fill, if the stored task turns out to lack it. */
   fill?: { contact?: StoredContact };
 };
@@ -233,7 +238,7 @@ export async function resolveRefs(db: D1Database, accountId: string, refs: RefSe
     jobs.push(
       db
         .prepare(
-          "SELECT id, external_id, address, contact FROM contact_addresses WHERE account_id = ? AND " +
+          "SELECT id, external_id, address, contact, metafields FROM contact_addresses WHERE account_id = ? AND " +
             "(id IN (SELECT value FROM json_each(?)) OR external_id IN (SELECT value FROM json_each(?)))",
         )
         .bind(
@@ -241,7 +246,13 @@ export async function resolveRefs(db: D1Database, accountId: string, refs: RefSe
           JSON.stringify([...refs.contactAddresses]),
           JSON.stringify([...refs.contactAddressExternalIds]),
         )
-        .all<{ id: string; external_id: string | null; address: string; contact: string }>()
+        .all<{
+          id: string;
+          external_id: string | null;
+          address: string;
+          contact: string;
+          metafields: string;
+        }>()
         .then(({ results }) => {
           for (const r of results) {
             const ca: ContactAddressRef = {
@@ -249,6 +260,7 @@ export async function resolveRefs(db: D1Database, accountId: string, refs: RefSe
               external_id: r.external_id,
               address: JSON.parse(r.address || "{}"),
               contact: { ...EMPTY_CONTACT, ...JSON.parse(r.contact || "{}") },
+              metafields: JSON.parse(r.metafields || "{}"),
             };
             out.contactAddressesById.set(r.id, ca);
             if (r.external_id) out.contactAddressesByExternalId.set(r.external_id, ca);
@@ -309,6 +321,7 @@ export function bindRefs(d: TaskDraft, refs: ResolvedRefs, principal: Principal)
     v.contact_address_external_id = ca?.external_id ?? null;
   }
 
+  if (ca && d.mode !== "patch") d.contactAddressRef = ca;
   if (ca) {
     const sentAddress = d.addressInput !== undefined || d.errors.address !== undefined;
     const sentContact = d.present.has("contact") && v.contact !== undefined;
@@ -400,4 +413,38 @@ export function checkWindow(
   if (v.complete_after !== null && v.complete_before !== null && v.complete_before < v.complete_after) {
     addError(errors, "complete_before", MSG.window);
   }
+}
+
+/**
+ * Checks the `metafields` of task drafts against the account's task definitions (contract §12),
+ * adding the errors under `metafields`. `stored` (PATCH/PUT) lets values of deleted definitions
+ * be sent back unchanged.
+ */
+export async function checkDraftMetafields(
+  db: D1Database,
+  accountId: string,
+  drafts: TaskDraft[],
+  stored: Record<string, unknown>[] = [],
+) {
+  const copying = drafts.some((d) => d.contactAddressRef?.metafields);
+  const sending = drafts.some((d) => d.values.metafields !== undefined);
+  if (!copying && !sending) return;
+  const definitions = await loadDefinitions(db, accountId, "tasks");
+  for (const d of drafts) {
+    // A new task takes `source: contact_address` values its body does not set itself.
+    if (!d.contactAddressRef?.metafields) continue;
+    const copied = copiedFromContactAddress(d.contactAddressRef.metafields, definitions);
+    if (!Object.keys(copied).length) continue;
+    const own = (d.values.metafields as Record<string, unknown> | undefined) ?? {};
+    d.values.metafields = { ...copied, ...own };
+  }
+  const sent = drafts.flatMap((d, i) =>
+    d.values.metafields !== undefined && !d.errors.metafields
+      ? [{ d, metafields: d.values.metafields as Record<string, unknown>, stored: stored[i] }]
+      : [],
+  );
+  const errors = await metafieldErrors(db, accountId, "tasks", sent, definitions);
+  sent.forEach((s, i) => {
+    if (Object.keys(errors[i]).length) s.d.errors.metafields = errors[i];
+  });
 }

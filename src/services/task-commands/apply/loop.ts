@@ -13,12 +13,14 @@
  * 2 nor 3 writes anything and the command is decided again on the fresh task.
  */
 
+import { userIdOf } from "../../../domain/metafields";
 import { decide } from "../../../domain/task-state-machine";
 import { enqueueGeocodeRetries } from "../../../queues/geocode/message";
+import { definitionOf, type MetafieldRow } from "../../metafields";
 import type { TaskRow } from "../../tasks/types";
 import { storedCommands } from "../store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "../types";
-import { decisionInput, planRun, project } from "./plan";
+import { decisionInput, type MetafieldContext, NO_METAFIELDS, planRun, project } from "./plan";
 import {
   appliedGuard,
   contactAddressUpdate,
@@ -94,7 +96,7 @@ export async function applyToTask(
 ): Promise<AppliedTask> {
   const db = env.DB;
   const pending = !!opts.pending;
-  const [firstRead, storedRows] = await Promise.all([
+  const [firstRead, storedRows, mf] = await Promise.all([
     opts.task !== undefined ? opts.task : loadTask(db, actor.accountId, taskId),
     pending
       ? storedCommands(
@@ -103,6 +105,7 @@ export async function applyToTask(
           commands.map((c) => c.externalId),
         )
       : [],
+    loadMetafieldContext(db, actor.accountId, commands),
   ]);
   let task: TaskRow | null = firstRead;
   const stored = new Map(storedRows.map((r) => [r.external_id, r]));
@@ -118,7 +121,7 @@ export async function applyToTask(
   while (next < commands.length) {
     // A run of commands that cannot meet the transit/active limit goes as one coalesced write.
     if (!pending && task && !forceSlow && chunkSize > 1) {
-      const run = planRun(actor, task, commands, next, chunkSize);
+      const run = planRun(actor, task, commands, next, chunkSize, Date.now, mf);
       if (run.length >= 2) {
         const r = await writeRun(db, actor, task, run, opts.baseUrl);
         if (r === "applied") {
@@ -171,7 +174,7 @@ export async function applyToTask(
         sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
         params: [taskId, predicted.version],
       };
-      const decision = decide(decisionInput(actor, predicted, cmd));
+      const decision = decide(decisionInput(actor, predicted, cmd, mf));
       if (!decision.ok) {
         const row = rowOf(actor, cmd, "rejected", decision.error, now, createdAt);
         plan.push({
@@ -398,4 +401,39 @@ async function replayOnConflict(
   const row = await loadCommand(db, actor.accountId, cmd.externalId);
   if (!row) throw err;
   return row;
+}
+
+/**
+ * What the metafield checks of these commands need (contract §12), read beside the task: the
+ * account's task definitions when a command completes or updates metafields, and which users
+ * named by `assignee` metafield values belong to the account.
+ */
+async function loadMetafieldContext(
+  db: D1Database,
+  accountId: string,
+  commands: CommandInput[],
+): Promise<MetafieldContext> {
+  const sent = commands.flatMap((c) => {
+    const m = c.action === "update" ? (c.taskData as Record<string, unknown>).metafields : undefined;
+    return m && typeof m === "object" ? [m as Record<string, unknown>] : [];
+  });
+  if (!sent.length && !commands.some((c) => c.action === "complete")) return NO_METAFIELDS;
+  const [defs, users] = await db.batch([
+    db.prepare("SELECT * FROM metafields WHERE account_id = ? AND applies_to = 'tasks'").bind(accountId),
+    db
+      .prepare(
+        "SELECT user_id FROM account_roles WHERE account_id = ? AND state = 'active' AND user_id IN (SELECT value FROM json_each(?))",
+      )
+      .bind(accountId, JSON.stringify(sent.flatMap((m) => Object.values(m).flatMap(userIdsIn)))),
+  ]);
+  return {
+    definitions: (defs.results as MetafieldRow[]).map(definitionOf),
+    accountUsers: new Set((users.results as { user_id: string }[]).map((r) => r.user_id)),
+  };
+}
+
+/** User ids a metafield value may name (a user URL or UUID); checked against definitions later. */
+function userIdsIn(value: unknown): string[] {
+  const id = typeof value === "string" ? userIdOf(value) : null;
+  return id ? [id] : [];
 }

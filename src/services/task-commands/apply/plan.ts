@@ -4,6 +4,12 @@
  * written together (`planRun`). No I/O: the statements and the loop that sends them are in
  * statements.ts and loop.ts.
  */
+import {
+  checkMetafields,
+  type MetafieldDefinition,
+  missingBeforeComplete,
+  notEditableByWorker,
+} from "../../../domain/metafields";
 import { decide, type TaskState } from "../../../domain/task-state-machine";
 import { addressOf, type TaskRow } from "../../tasks/types";
 import type { Actor, CommandInput } from "../types";
@@ -74,8 +80,43 @@ export function contactAddressInput(td: Record<string, any> | undefined) {
   return a && typeof a === "object" ? (a as { raw_address?: string; location?: unknown }) : undefined;
 }
 
+/**
+ * The account's task metafield definitions (contract §12) and which of the users that
+ * `assignee` metafields of the commands name belong to the account: read with the task, so
+ * the checks below see the definitions as they are when the command is applied.
+ */
+export type MetafieldContext = {
+  definitions: readonly MetafieldDefinition[];
+  accountUsers: ReadonlySet<string>;
+};
+export const NO_METAFIELDS: MetafieldContext = { definitions: [], accountUsers: new Set() };
+
+/** Why an `update` command's `task_data.metafields` cannot be applied, or null. */
+export function metafieldProblem(actor: Actor, task: TaskRow, cmd: CommandInput, mf: MetafieldContext) {
+  if (cmd.action !== "update") return null;
+  const sent = (cmd.taskData as Record<string, unknown>).metafields;
+  if (!sent || typeof sent !== "object" || Array.isArray(sent)) return null;
+  const input = sent as Record<string, unknown>;
+  if (actor.role === "worker") {
+    const locked = notEditableByWorker(input, mf.definitions);
+    if (locked.length) return `Metafield "${locked[0]}" is not editable.`;
+  }
+  const check = checkMetafields(input, mf.definitions, JSON.parse(task.metafields || "{}"));
+  const first = Object.entries(check.errors)[0];
+  if (first) return `Metafield "${first[0]}": ${first[1][0]}`;
+  for (const [key, id] of check.userIds) {
+    if (!mf.accountUsers.has(id)) return `Metafield "${key}": Expected a user of this account.`;
+  }
+  return null;
+}
+
 /** The state machine's input for `cmd` on `task` as `actor` (one builder for every path). */
-export function decisionInput(actor: Actor, task: TaskRow, cmd: CommandInput) {
+export function decisionInput(
+  actor: Actor,
+  task: TaskRow,
+  cmd: CommandInput,
+  mf: MetafieldContext = NO_METAFIELDS,
+) {
   return {
     task: { state: task.state, assigneeId: task.assignee_id },
     action: cmd.action,
@@ -84,7 +125,11 @@ export function decisionInput(actor: Actor, task: TaskRow, cmd: CommandInput) {
     taskData: cmd.taskData as { position?: number },
     account: { allowWorkerReordering: actor.allowWorkerReordering, failedReasons: actor.failedReasons },
     notes: cmd.notes,
-    missingRequiredMetafields: [] as string[],
+    taskDataError: metafieldProblem(actor, task, cmd, mf),
+    missingRequiredMetafields:
+      cmd.action === "complete"
+        ? missingBeforeComplete(JSON.parse(task.metafields || "{}"), mf.definitions)
+        : [],
   };
 }
 
@@ -112,13 +157,14 @@ export function planRun(
   from: number,
   max: number,
   clock: () => number = Date.now,
+  mf: MetafieldContext = NO_METAFIELDS,
 ): RunEntry[] {
   const run: RunEntry[] = [];
   let task = start;
   for (let k = from; k < commands.length && run.length < max; k++) {
     const cmd = commands[k];
     const now = clock();
-    const decision = decide(decisionInput(actor, task, cmd));
+    const decision = decide(decisionInput(actor, task, cmd, mf));
     if (!decision.ok) {
       run.push({
         cmd,
