@@ -81,3 +81,18 @@ export async function addUser(
   expectStatus(r, 201);
   return signIn(email, password);
 }
+
+/** Defines metafields of `appliesTo` (contract §12): writes of undefined keys are refused. */
+export async function defineMetafields(
+  acc: TestAccount,
+  appliesTo: "tasks" | "orders" | "routes" | "contact_addresses",
+  types: Record<string, string>,
+) {
+  for (const [key, value_type] of Object.entries(types)) {
+    const r = await call("/metafields/", {
+      token: acc.admin.token,
+      body: { key, applies_to: appliesTo, value_type },
+    });
+    expectStatus(r, 201);
+  }
+}

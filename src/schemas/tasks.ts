@@ -164,38 +164,57 @@ export const TaskSchema = z
 const filter = (description: string) => z.string().optional().openapi({ description });
 
 /** Query of GET /tasks/ (interface §4.6, contract §4). Strict: unknown parameters are 400. */
-export const TaskListQuery = z
-  .object({
-    ...paginationQuery,
-    state: filter("Task state; several separated by commas."),
-    assignee: filter("User URL or UUID."),
-    category: filter("pick_up, drop_off or service; several separated by commas."),
-    complete_after__gte: filter("complete_after at or after this time."),
-    complete_before__lte: filter("complete_before at or before this time."),
-    order: filter("Order URL or UUID."),
-    contact_address: filter("Contact address URL or UUID."),
-    contact_address__external_id: filter("External id of the contact address the task was linked with."),
-    task_import: filter("Task import UUID (or URL)."),
-    address__geocoded_at: filter("Exact geocoding time."),
-    address__geocoded_at__gte: filter("Geocoded at or after."),
-    address__geocoded_at__lte: filter("Geocoded at or before."),
-    address__geocoded_at__isnull: filter("`true`: not geocoded (yet); `false`: geocoded."),
-    address__geocode_failed_at: filter("Exact time of the last geocoding failure."),
-    address__geocode_failed_at__gte: filter("Geocoding failed at or after."),
-    address__geocode_failed_at__lte: filter("Geocoding failed at or before."),
-    address__geocode_failed_at__isnull: filter("`false`: geocoding failed; `true`: it did not."),
-    updated_at__gt: filter("Updated strictly after."),
-    updated_at__gte: filter("Updated at or after."),
-    updated_at_delay_latest: filter(
-      "`true`: leave out tasks updated in the last UPDATED_AT_SETTLE_SECONDS (default 5 s), so a sync by `updated_at__gt` + `ordering=updated_at` never skips a late commit.",
-    ),
-    ordering: filter(
-      "created_at (default), updated_at, complete_after, complete_before, position; `-` for descending. Tasks without a value come last either way.",
-    ),
-    expand: filter("`routes`: the task's routes inline."),
-  })
-  .strict();
+/** `metafields__<key>`: a task metafield filter (the key as metafield keys are spelled). */
+export const METAFIELD_FILTER_RE = /^metafields__([a-z][a-z0-9_]{0,63})$/;
+const CUSTOM_ISSUE = "custom" as const;
 
-export type TaskListQueryInput = z.infer<typeof TaskListQuery>;
+const TASK_LIST_FILTERS = {
+  ...paginationQuery,
+  state: filter("Task state; several separated by commas."),
+  assignee: filter("User URL or UUID."),
+  category: filter("pick_up, drop_off or service; several separated by commas."),
+  complete_after__gte: filter("complete_after at or after this time."),
+  complete_before__lte: filter("complete_before at or before this time."),
+  order: filter("Order URL or UUID."),
+  contact_address: filter("Contact address URL or UUID."),
+  contact_address__external_id: filter("External id of the contact address the task was linked with."),
+  task_import: filter("Task import UUID (or URL)."),
+  address__geocoded_at: filter("Exact geocoding time."),
+  address__geocoded_at__gte: filter("Geocoded at or after."),
+  address__geocoded_at__lte: filter("Geocoded at or before."),
+  address__geocoded_at__isnull: filter("`true`: not geocoded (yet); `false`: geocoded."),
+  address__geocode_failed_at: filter("Exact time of the last geocoding failure."),
+  address__geocode_failed_at__gte: filter("Geocoding failed at or after."),
+  address__geocode_failed_at__lte: filter("Geocoding failed at or before."),
+  address__geocode_failed_at__isnull: filter("`false`: geocoding failed; `true`: it did not."),
+  updated_at__gt: filter("Updated strictly after."),
+  updated_at__gte: filter("Updated at or after."),
+  updated_at_delay_latest: filter(
+    "`true`: leave out tasks updated in the last UPDATED_AT_SETTLE_SECONDS (default 5 s), so a sync by `updated_at__gt` + `ordering=updated_at` never skips a late commit.",
+  ),
+  ordering: filter(
+    "created_at (default), updated_at, complete_after, complete_before, position; `-` for descending. Tasks without a value come last either way.",
+  ),
+  expand: filter("`routes`: the task's routes inline."),
+  client: filter("Client URL or UUID."),
+};
+
+export const TaskListQuery = z
+  .object(TASK_LIST_FILTERS)
+  // `metafields__<key>=<value>` (contract §12) names keys the schema cannot list; any other
+  // unknown parameter is still refused, as `.strict()` would.
+  .catchall(z.any())
+  .superRefine((q, ctx) => {
+    for (const key of Object.keys(q)) {
+      if (!(key in TASK_LIST_FILTERS) && !METAFIELD_FILTER_RE.test(key)) {
+        ctx.addIssue({ code: CUSTOM_ISSUE, message: "Unknown query parameter.", path: [key] });
+      }
+    }
+  });
+
+const TaskListQueryShape = z.object(TASK_LIST_FILTERS);
+export type TaskListQueryInput = z.infer<typeof TaskListQueryShape> & {
+  [key: `metafields__${string}`]: string | undefined;
+};
 
 export const TaskExpandQuery = z.object({ expand: filter("`routes`: the task's routes inline.") }).strict();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addUser, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { addUser, defineMetafields, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { api, createTask } from "../tasks/helpers";
 
 const DUPLICATE = { external_id: ["contact address with this external id already exists."] };
@@ -13,6 +13,7 @@ async function createCa(acc: TestAccount, body: Record<string, unknown>) {
 describe("/contact_addresses/", () => {
   it("creates a geocoded contact address and reads it back", async () => {
     const acc = await newAccount();
+    await defineMetafields(acc, "contact_addresses", { hours: "string" });
     const ca = await createCa(acc, {
       external_id: "store-1",
       address: { raw_address: "Tartu, Estonia" },

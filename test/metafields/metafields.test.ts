@@ -281,3 +281,50 @@ describe("metafields in task commands", () => {
     expect(own.body.metafields).toEqual({ gate: "C1" });
   });
 });
+
+describe("GET /tasks/?metafields__<key>=", () => {
+  it("filters by a value, kept current by every write path (create, PATCH, command, delete)", async () => {
+    const acc = await newAccount();
+    await define(acc, { key: "gate", value_type: "string" });
+    await define(acc, { key: "pallets", value_type: "integer" });
+    await define(acc, { key: "fragile", value_type: "boolean" });
+    await define(acc, { key: "zones", value_type: "multiselect", choices: ["north", "south"] });
+    const mk = async (metafields: Record<string, unknown>) =>
+      (await call("/tasks/", { token: acc.admin.token, body: taskBody(acc, { metafields }) })).body;
+    const a = await mk({ gate: "B4", pallets: 3, fragile: true, zones: ["north", "south"] });
+    const b = await mk({ gate: "C1", pallets: 30 });
+    const ids = async (query: string) =>
+      (await call(`/tasks/?${query}`, { token: acc.admin.token })).body.results.map((t: any) => t.id).sort();
+    expect(await ids("metafields__gate=B4")).toEqual([a.id]);
+    expect(await ids("metafields__pallets=3")).toEqual([a.id]);
+    expect(await ids("metafields__pallets=3.0")).toEqual([a.id]);
+    expect(await ids("metafields__fragile=true")).toEqual([a.id]);
+    expect(await ids("metafields__zones=south")).toEqual([a.id]);
+    expect(await ids("metafields__gate=B4&metafields__pallets=30")).toEqual([]);
+    expect(await ids("metafields__gate=nowhere")).toEqual([]);
+    await call(`/tasks/${b.id}/`, {
+      method: "PATCH",
+      token: acc.admin.token,
+      body: { metafields: { gate: "B4" } },
+    });
+    expect(await ids("metafields__gate=B4")).toEqual([a.id, b.id].sort());
+    expect(await ids("metafields__pallets=30")).toEqual([]);
+    await command(acc.admin.token, a, "update", { metafields: { gate: "A1" } });
+    expect(await ids("metafields__gate=B4")).toEqual([b.id]);
+    expect(await ids("metafields__gate=A1")).toEqual([a.id]);
+    await call(`/tasks/${a.id}/`, { method: "DELETE", token: acc.admin.token });
+    expect(await ids("metafields__gate=A1")).toEqual([]);
+    // Another account's equal values are not seen.
+    const other = await newAccount();
+    await define(other, { key: "gate", value_type: "string" });
+    await call("/tasks/", {
+      token: other.admin.token,
+      body: taskBody(other, { metafields: { gate: "B4" } }),
+    });
+    expect(await ids("metafields__gate=B4")).toEqual([b.id]);
+    // A misspelt parameter is still refused.
+    const bad = await call("/tasks/?metafield__gate=B4", { token: acc.admin.token });
+    expectStatus(bad, 400);
+    expect(bad.body).toEqual({ metafield__gate: ["Unknown query parameter."] });
+  });
+});

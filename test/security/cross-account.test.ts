@@ -47,6 +47,23 @@ async function populated() {
     },
   });
   expect(cmd.status).toBeLessThan(300);
+  const metafield = await call("/metafields/", {
+    token: t,
+    body: { key: "door", applies_to: "tasks", value_type: "string" },
+  });
+  expectStatus(metafield, 201);
+  const form = await call("/forms/", { token: t, body: { name: "Checklist" } });
+  expectStatus(form, 201);
+  const field = await call("/form_fields/", {
+    token: t,
+    body: { form: form.body.url, key: "ok", field_type: "boolean" },
+  });
+  expectStatus(field, 201);
+  const response = await call("/form_responses/", {
+    token: t,
+    body: { form: form.body.url, task: task.body.url },
+  });
+  expectStatus(response, 201);
   const sessions = await call("/session_tokens/", { token: t });
   const roles = await call("/account_roles/", { token: t });
   const event = await env.DB.prepare("SELECT id FROM events WHERE account_id = ? LIMIT 1")
@@ -68,6 +85,10 @@ async function populated() {
     documents: doc.body.id,
     signatures: sig.body.id,
     webhooks: hook.body.id,
+    metafields: metafield.body.id,
+    forms: form.body.id,
+    form_fields: field.body.id,
+    form_responses: response.body.id,
     events: event!.id,
     delivery: delivery?.id ?? crypto.randomUUID(),
   };
@@ -79,6 +100,11 @@ function bodyFor(b: TestAccount, collection: string, method: string): unknown {
   if (method === "put" && collection === "tasks") return sampleTask(b);
   if (method === "put" && collection === "contact_addresses") return { address: { raw_address: "Tartu" } };
   if (method === "put" && collection === "webhooks") return { url: "https://example.com/other" };
+  if (method === "put" && collection === "metafields")
+    return { key: "gate", applies_to: "tasks", value_type: "text" };
+  if (method === "put" && collection === "forms") return { name: "taken" };
+  if (method === "put" && collection === "form_fields") return { key: "taken", field_type: "text" };
+  if (method === "put" && collection === "form_responses") return { data: {} };
   if (method === "patch" && collection === "users") return { password: "taken over by B" };
   if (method === "patch" && collection === "accounts") return { name: "owned" };
   return method === "get" || method === "delete" ? undefined : {};
@@ -115,6 +141,10 @@ describe("another account's objects and users (cross-account matrix)", () => {
       "tasks",
       "orders",
       "contact_addresses",
+      "metafields",
+      "forms",
+      "form_fields",
+      "form_responses",
       "documents",
       "signatures",
       "webhooks",

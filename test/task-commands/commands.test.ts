@@ -11,7 +11,7 @@ import { taskStub } from "../../src/durable-objects/task/client";
 import { handleCommandBatch } from "../../src/queues/task-commands/handler";
 import { rearmOverdueSchedules } from "../../src/services/task-commands";
 import { insertTask, taskRow } from "../factories";
-import { addUser, call, expectStatus, newAccount } from "../helpers";
+import { addUser, call, defineMetafields, expectStatus, newAccount } from "../helpers";
 
 let n = 0;
 const ext = () => `ext-${Date.now()}-${n++}-${crypto.randomUUID().slice(0, 6)}`;
@@ -146,6 +146,7 @@ describe("task commands: the interface's cases", () => {
 
   it("applies task_data on update: position, scheduled_time, duration, metafields", async () => {
     const acc = await newAccount();
+    await defineMetafields(acc, "tasks", { door: "string" });
     const task = await insertTask(acc.account.id, { state: "unassigned" });
     const r = await call("/task_commands/", {
       token: acc.admin.token,

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { insertTask, taskRow } from "../factories";
-import { call, expectStatus, newAccount } from "../helpers";
+import { call, defineMetafields, expectStatus, newAccount } from "../helpers";
 
 // A model written from the contract's table (§5), independent of src/domain: the admin
 // assigns tasks to itself, so it is the assignee for accept/unaccept/reject too.
@@ -65,6 +65,7 @@ function model(start: { state: string; assigned: boolean }, actions: string[]) {
 describe("task commands: property", () => {
   it("random command sequences through the API end where the model says, each with exactly one outcome", async () => {
     const acc = await newAccount();
+    await defineMetafields(acc, "tasks", { n: "integer" });
     // Every run's task is the admin's: with the default limit of 1, tasks left in transit by
     // earlier runs would (rightly) block later ones. The limit has its own tests.
     await call(`/accounts/${acc.account.id}/`, {

@@ -2,7 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../src/durable-objects/task/client";
-import { addUser, expectStatus, newAccount } from "../helpers";
+import { addUser, defineMetafields, expectStatus, newAccount } from "../helpers";
 import { api, createTask, sampleTask } from "./helpers";
 
 const NOT_EXIST = ["Invalid hyperlink - Object does not exist."];
@@ -143,6 +143,7 @@ describe("POST /tasks/ (interface §4.4)", () => {
 
   it("keeps every field of interface §2.4", async () => {
     const acc = await newAccount();
+    await defineMetafields(acc, "tasks", { floor: "integer", gate: "string" });
     const t = await createTask(acc, {
       category: "service",
       scheduled_time: "2030-06-01T10:00:00+03:00",

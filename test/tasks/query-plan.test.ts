@@ -58,6 +58,9 @@ const FILTERS: TaskListQueryInput[] = [
   { updated_at__gte: TIME },
   { updated_at_delay_latest: "true" },
   { updated_at__gt: TIME, updated_at_delay_latest: "true" },
+  { metafields__door_code: "B4" },
+  { metafields__pallets: "3", state: "assigned" },
+  { metafields__a: "x", metafields__b: "true" },
   {
     state: "assigned",
     assignee: ID,
@@ -71,6 +74,26 @@ const FILTERS: TaskListQueryInput[] = [
 const CURSORS = [null, { v: 1_900_000_000_000, id: ID, back: false }, { v: null, id: ID, back: false }];
 
 describe("task list query plans", () => {
+  it("serves metafields__<key> from the task_metafield_values index (contract §12)", async () => {
+    const plan = planTaskList(
+      { metafields__door_code: "B4" },
+      { principal: principal("admin"), zone: null, settleSeconds: 5 },
+    );
+    const [st] = pageStatements(plan, null, 51);
+    const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${st.sql}`)
+      .bind(...st.params)
+      .all<{ detail: string }>();
+    const details = results.map((r) => r.detail);
+    expect(
+      details.some((d) => /SEARCH task_metafield_values USING (COVERING )?INDEX|PRIMARY KEY/.test(d)),
+      details.join(" | "),
+    ).toBe(true);
+    expect(
+      details.some((d) => /\bSCAN (tasks|task_metafield_values)\b/.test(d)),
+      details.join(" | "),
+    ).toBe(false);
+  });
+
   it("recognizes a full scan (the check below is not vacuous)", async () => {
     const { results } = await env.DB.prepare("EXPLAIN QUERY PLAN SELECT * FROM tasks WHERE description = ?")
       .bind("x")

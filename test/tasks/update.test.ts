@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { addUser, expectStatus, newAccount } from "../helpers";
+import { addUser, defineMetafields, expectStatus, newAccount } from "../helpers";
 import { api, createTask, sampleTask } from "./helpers";
 
 const version = async (id: string) =>
@@ -17,6 +17,7 @@ const eventTypes = async (id: string) =>
 describe("PATCH /tasks/{id}/ (interface §4.5)", () => {
   it("changes the fields sent, keeps the others, and records task.updated", async () => {
     const acc = await newAccount();
+    await defineMetafields(acc, "tasks", { a: "integer" });
     const t = await createTask(acc);
     const r = await api(t.url, {
       method: "PATCH",
@@ -97,6 +98,11 @@ describe("PATCH /tasks/{id}/ (interface §4.5)", () => {
 
   it("serializes concurrent writes to one task through its Durable Object: none is lost", async () => {
     const acc = await newAccount();
+    await defineMetafields(
+      acc,
+      "tasks",
+      Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`k${i}`, "integer"])),
+    );
     const t = await createTask(acc);
     const replies = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
@@ -159,6 +165,7 @@ describe("PATCH /tasks/{id}/ (interface §4.5)", () => {
 describe("PUT /tasks/{id}/", () => {
   it("replaces the writable fields: what is left out takes its default; state is ignored", async () => {
     const acc = await newAccount();
+    await defineMetafields(acc, "tasks", { a: "integer" });
     const t = await createTask(acc, { position: 3, metafields: { a: 1 } });
     const r = await api(t.url, {
       method: "PUT",

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Every index leads with account_id: each list is one account's, so no query needs a scan
 // of the whole table, and the second column serves the filter or the ordering.
@@ -142,5 +142,24 @@ export const taskCommands = sqliteTable(
     // The cron's sweep of stale pending commands spans accounts; partial, so it holds only
     // the few rows still pending and costs writes nothing once a command is applied.
     index("task_commands_pending_idx").on(t.createdAt, t.id).where(sql`state = 'pending'`),
+  ],
+);
+
+/**
+ * An index of task metafield values for `GET /tasks/?metafields__<key>=` (contract §12): one row
+ * per scalar value, and per item of a list value. Kept by triggers on `tasks` (migration
+ * 0010), so every write path updates it in the statement that writes the task.
+ */
+export const taskMetafieldValues = sqliteTable(
+  "task_metafield_values",
+  {
+    accountId: text("account_id").notNull(),
+    key: text("key").notNull(),
+    value: text("value").notNull(),
+    taskId: text("task_id").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.key, t.value, t.taskId] }),
+    index("task_metafield_values_task_idx").on(t.taskId),
   ],
 );

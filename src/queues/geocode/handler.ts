@@ -124,7 +124,7 @@ async function geocodeTask(env: Env, geocoder: Geocoder, m: GeocodeMessage): Pro
     ),
     casUpdateStatement(env.DB, next, row.version),
   ]);
-  return update.meta.changes === 1 ? "done" : "retry";
+  return update.meta.changes > 0 ? "done" : "retry";
 }
 
 /**

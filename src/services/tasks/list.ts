@@ -5,7 +5,7 @@ import { parseTimestamp } from "../../http/timezones";
 import { type Collection, parseHyperlink } from "../../http/urls";
 import { base64url, fromBase64url } from "../../lib/crypto";
 import { isUuid } from "../../lib/ids";
-import type { TaskListQueryInput } from "../../schemas/tasks";
+import { METAFIELD_FILTER_RE, type TaskListQueryInput } from "../../schemas/tasks";
 import { isDispatcher, type Principal } from "../auth/principal";
 import { addError } from "./input";
 import { TASK_CATEGORIES, type TaskRow } from "./types";
@@ -137,6 +137,22 @@ export function planTaskList(
       const b = boolParam(errors, `${prefix}__isnull`, isNull);
       if (b !== undefined) where.push(`${col} IS ${b ? "" : "NOT "}NULL`);
     }
+  }
+  for (const [param, value] of Object.entries(q)) {
+    const m = METAFIELD_FILTER_RE.exec(param);
+    if (!m || typeof value !== "string") continue;
+    // Served by the task_metafield_values index (kept by triggers): an index SEARCH on
+    // (account, key, value) whatever the account's size. A number matches however it is
+    // written ("3" and "3.0"); a list value matches when one of its items does.
+    const values = [value];
+    const n = Number(value);
+    if (value.trim() !== "" && Number.isFinite(n) && String(n) !== value) values.push(String(n));
+    cond(
+      `id IN (SELECT task_id FROM task_metafield_values WHERE account_id = ? AND key = ? AND value IN (${values.map(() => "?").join(", ")}))`,
+      ctx.principal.accountId,
+      m[1],
+      ...values,
+    );
   }
   time("updated_at__gt", q.updated_at__gt, "updated_at > ?");
   time("updated_at__gte", q.updated_at__gte, "updated_at >= ?");

@@ -209,7 +209,8 @@ export async function updateTaskInPlace(env: Env, args: UpdateTaskArgs): Promise
       ),
       casUpdateStatement(env.DB, nextRow, row.version),
     ]);
-    if (update.meta.changes === 1) {
+    // `changes` counts the rows the metafield-index triggers write too: > 0 is "the task was written".
+    if (update.meta.changes > 0) {
       return {
         ok: true,
         task: serializeTask(render, nextRow),
@@ -244,7 +245,7 @@ export async function deleteTaskInPlace(env: Env, args: DeleteTaskArgs): Promise
       ),
       env.DB.prepare("DELETE FROM tasks WHERE id = ? AND version = ?").bind(id, row.version),
     ]);
-    if (del.meta.changes === 1) return { ok: true };
+    if (del.meta.changes > 0) return { ok: true };
   }
   return CONFLICT;
 }

@@ -294,7 +294,7 @@ export async function applyToTask(
           break;
         }
         outcomes.push({ row: rowOf(actor, p.cmd, "rejected", p.error!, p.now, p.createdAt), replay: false });
-      } else if (results[p.updateAt!].meta.changes === 1) {
+      } else if (results[p.updateAt!].meta.changes > 0) {
         task = p.after!;
         geocode ||= !!p.geocode;
         if (p.contactAddressId) contactAddresses.push(p.contactAddressId);
