@@ -85,7 +85,7 @@ export async function addUser(
 /** Defines metafields of `appliesTo` (contract §12): writes of undefined keys are refused. */
 export async function defineMetafields(
   acc: TestAccount,
-  appliesTo: "tasks" | "orders" | "routes" | "contact_addresses",
+  appliesTo: "tasks" | "orders" | "routes" | "contact_addresses" | "clients",
   types: Record<string, string>,
 ) {
   for (const [key, value_type] of Object.entries(types)) {

@@ -4,6 +4,7 @@ import { mountAccounts } from "../api/accounts";
 import { mountAttachments } from "../api/attachments";
 import { mountAuth } from "../api/auth";
 import { mountBootstrap } from "../api/bootstrap";
+import { mountClients } from "../api/clients";
 import { mountContactAddresses } from "../api/contact-addresses";
 import { mountEvents } from "../api/events";
 import { mountFileUploads } from "../api/file-uploads";
@@ -80,6 +81,7 @@ export function createApiApp() {
   mountEvents(app);
   mountOutbox(app);
   mountMetafields(app);
+  mountClients(app);
   mountForms(app);
   mountFormFields(app);
   mountFormResponses(app);

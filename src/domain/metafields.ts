@@ -5,7 +5,8 @@
  */
 
 export const METAFIELD_KEY_RE = /^[a-z][a-z0-9_]{0,63}$/;
-export const METAFIELD_TARGETS = ["tasks", "orders", "routes", "contact_addresses"] as const;
+// `clients` is this service's addition to contract §12's list (clients carry metafields too, §13).
+export const METAFIELD_TARGETS = ["tasks", "orders", "routes", "contact_addresses", "clients"] as const;
 export const METAFIELD_VALUE_TYPES = [
   "string",
   "text",

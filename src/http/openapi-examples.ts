@@ -33,6 +33,15 @@ const taskWebhook = {
 };
 
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
+  createClient: {
+    name: "Kahvila Aalto",
+    external_id: "CRM-1042",
+    emails: ["orders@aalto.example"],
+    phones: ["+358401234567"],
+    notes: "Deliveries before 10:00.",
+  },
+  partialUpdateClient: { notes: "Deliveries before 11:00." },
+  updateClient: { name: "Kahvila Aalto", external_id: "CRM-1042" },
   createMetafield: {
     key: "door_code",
     label: "Door code",
@@ -193,6 +202,7 @@ const task = {
   description: "Two parcels; ring the bell at the side door.",
   assignee: WORKER,
   order: ORDER,
+  client: null,
   position: null,
   created_by: ADMIN,
   scheduled_time: null,

@@ -196,6 +196,12 @@ export const TAGS: { name: string; description: string }[] = [
       "a poller never skips one that committed late.",
   },
   {
+    name: "Clients",
+    description:
+      "The customers orders and tasks are for (dispatchers only). `external_id` is unique in the account; a POST with a known " +
+      "one updates that client. Orders and tasks carry `client` and filter by it (`?client=`).",
+  },
+  {
     name: "Metafields",
     description:
       "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +

@@ -94,6 +94,7 @@ export const OrderListQuery = z
   .object({
     ...paginationQuery,
     external_id: z.string().optional().openapi({ description: "Exact external id." }),
+    client: z.string().optional().openapi({ description: "Client URL or UUID." }),
     expand: z.string().optional().openapi({ description: "`documents`: the order's documents inline." }),
   })
   .strict();

@@ -88,6 +88,9 @@ export const TaskWriteSchema = z
         "On create only: the task starts `assigned`. Afterwards assignment changes are task commands.",
     }),
     order: hyperlink("order"),
+    client: hyperlink("client of the account").openapi({
+      description: "Client URL (contract §13), or null.",
+    }),
     position: z.number().nullable().optional().openapi({ description: "Lower values come first." }),
     duration: z
       .string()
@@ -143,6 +146,7 @@ export const TaskSchema = z
     description: z.string(),
     assignee: z.string().url().nullable(),
     order: z.string().url().nullable(),
+    client: z.string().url().nullable(),
     position: z.number().nullable(),
     created_by: z.string().url().nullable(),
     scheduled_time: dateTime().nullable(),

@@ -52,6 +52,8 @@ async function populated() {
     body: { key: "door", applies_to: "tasks", value_type: "string" },
   });
   expectStatus(metafield, 201);
+  const client = await call("/clients/", { token: t, body: { name: "Victim's customer" } });
+  expectStatus(client, 201);
   const form = await call("/forms/", { token: t, body: { name: "Checklist" } });
   expectStatus(form, 201);
   const field = await call("/form_fields/", {
@@ -86,6 +88,7 @@ async function populated() {
     signatures: sig.body.id,
     webhooks: hook.body.id,
     metafields: metafield.body.id,
+    clients: client.body.id,
     forms: form.body.id,
     form_fields: field.body.id,
     form_responses: response.body.id,
@@ -103,6 +106,7 @@ function bodyFor(b: TestAccount, collection: string, method: string): unknown {
   if (method === "put" && collection === "metafields")
     return { key: "gate", applies_to: "tasks", value_type: "text" };
   if (method === "put" && collection === "forms") return { name: "taken" };
+  if (method === "put" && collection === "clients") return { name: "taken" };
   if (method === "put" && collection === "form_fields") return { key: "taken", field_type: "text" };
   if (method === "put" && collection === "form_responses") return { data: {} };
   if (method === "patch" && collection === "users") return { password: "taken over by B" };
@@ -142,6 +146,7 @@ describe("another account's objects and users (cross-account matrix)", () => {
       "orders",
       "contact_addresses",
       "metafields",
+      "clients",
       "forms",
       "form_fields",
       "form_responses",

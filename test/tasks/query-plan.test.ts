@@ -42,6 +42,8 @@ const FILTERS: TaskListQueryInput[] = [
   { complete_before__lte: TIME },
   { complete_after__gte: TIME, complete_before__lte: TIME },
   { order: ID },
+  { client: ID },
+  { client: ID, state: "assigned" },
   { contact_address: ID },
   { contact_address__external_id: "ext" },
   { task_import: ID },

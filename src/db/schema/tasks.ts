@@ -44,6 +44,29 @@ export const orders = sqliteTable(
     uniqueIndex("orders_external_id_unique").on(t.accountId, t.externalId),
     index("orders_account_created_idx").on(t.accountId, t.createdAt, t.id),
     index("orders_account_updated_idx").on(t.accountId, t.updatedAt, t.id),
+    index("orders_account_client_idx").on(t.accountId, t.clientId, t.createdAt, t.id),
+  ],
+);
+
+/** Clients (contract §13): the customers orders and tasks are for. */
+export const clients = sqliteTable(
+  "clients",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    name: text("name").notNull(),
+    /** Unique per account: a POST with a known one updates that client (as orders do). */
+    externalId: text("external_id"),
+    emails: text("emails", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    phones: text("phones", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    notes: text("notes").notNull().default(""),
+    metafields: text("metafields", { mode: "json" }).notNull().default(sql`'{}'`),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("clients_external_id_unique").on(t.accountId, t.externalId),
+    index("clients_account_created_idx").on(t.accountId, t.createdAt, t.id),
   ],
 );
 
@@ -78,6 +101,8 @@ export const tasks = sqliteTable(
     calendarTime: text("calendar_time", { mode: "json" }),
     contactAddressId: text("contact_address_id"),
     contactAddressExternalId: text("contact_address_external_id"),
+    /** The task's client (contract §13); on deletion of the client, set to null. */
+    clientId: text("client_id"),
     taskImportId: text("task_import_id"),
     /** Incremented on every write: a cheap change counter for the TaskDO and for ETags. */
     version: integer("version").notNull().default(1),
@@ -107,6 +132,7 @@ export const tasks = sqliteTable(
     index("tasks_account_category_idx").on(t.accountId, t.category, t.createdAt, t.id),
     index("tasks_account_contact_address_idx").on(t.accountId, t.contactAddressId),
     index("tasks_account_contact_address_ext_idx").on(t.accountId, t.contactAddressExternalId),
+    index("tasks_account_client_idx").on(t.accountId, t.clientId, t.createdAt, t.id),
     index("tasks_account_import_idx").on(t.accountId, t.taskImportId),
     index("tasks_account_geocoded_idx").on(t.accountId, t.geocodedAt),
     index("tasks_account_geocode_failed_idx").on(t.accountId, t.geocodeFailedAt),

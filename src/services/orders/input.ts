@@ -48,6 +48,7 @@ export type OrderDraft = {
   errors: FieldErrors;
   cols: Partial<OrderCols>;
   assignee?: string | null;
+  client?: string | null;
   accountId?: string | null;
   tasks?: TaskDraft[];
   taskValues?: TaskValues[];
@@ -75,10 +76,7 @@ export function readOrderBody(
   if (body.external_id !== undefined) d.cols.external_id = body.external_id || null;
   if (body.reference !== undefined) d.cols.reference = body.reference;
   if (body.description !== undefined) d.cols.description = body.description;
-  const client = readLink(d.errors, "client", body.client, "clients");
-  // Clients are not a resource yet, so no client URL can name an existing one.
-  if (client) addError(d.errors, "client", MSG.notExist);
-  else if (client === null) d.cols.client_id = null;
+  d.client = readLink(d.errors, "client", body.client, "clients", refs.clients);
   if (body.orderer !== undefined)
     d.cols.orderer = body.orderer ? JSON.stringify({ name: body.orderer.name }) : null;
   d.assignee = readLink(d.errors, "assignee", body.assignee, "users", refs.users);

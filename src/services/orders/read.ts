@@ -1,7 +1,8 @@
 /** Reading orders: one, a page, their tasks and documents, and rendering. */
-import { notFound } from "../../http/errors";
+import { fieldError, notFound } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import type { RenderCtx } from "../../http/serialize";
+import { parseHyperlink } from "../../http/urls";
 import type { Principal } from "../auth/principal";
 import type { TaskRow } from "../tasks/types";
 import type { OrderWriteResult } from "./input";
@@ -78,7 +79,7 @@ export async function getOrder(db: D1Database, principal: Principal, id: string)
 export async function listOrders(
   db: D1Database,
   principal: Principal,
-  q: { external_id?: string; cursor?: string; page_size?: number },
+  q: { external_id?: string; client?: string; cursor?: string; page_size?: number },
   url: string,
 ) {
   const where = ["account_id = ?"];
@@ -86,6 +87,12 @@ export async function listOrders(
   if (q.external_id !== undefined) {
     where.push("external_id = ?");
     params.push(q.external_id);
+  }
+  if (q.client !== undefined) {
+    const clientId = parseHyperlink(q.client, "clients");
+    if (!clientId) throw fieldError("client", "Invalid hyperlink - No URL match.");
+    where.push("client_id = ?");
+    params.push(clientId);
   }
   const page = await paginateByCreation<OrderRow>({
     db,

@@ -77,6 +77,10 @@ export async function writeOrders(
       if (d.assignee && !resolved.users.has(d.assignee)) addError(d.errors, "assignee", MSG.notExist);
       else d.cols.assignee_id = d.assignee;
     }
+    if (d.client !== undefined) {
+      if (d.client && !resolved.clients.has(d.client)) addError(d.errors, "client", MSG.notExist);
+      else d.cols.client_id = d.client;
+    }
     for (const t of d.tasks ?? []) bindRefs(t, resolved, principal);
   }
   await checkDraftMetafields(
@@ -195,7 +199,7 @@ async function writeOne(
         external_id: d.cols.external_id ?? null,
         reference: d.cols.reference ?? "",
         description: d.cols.description ?? "",
-        client_id: null,
+        client_id: d.cols.client_id ?? null,
         orderer: d.cols.orderer ?? null,
         assignee_id: d.cols.assignee_id ?? null,
         auto_assign: d.cols.auto_assign ?? 0,

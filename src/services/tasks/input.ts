@@ -62,6 +62,7 @@ export type ContactAddressRef = {
 export class RefSet {
   readonly users = new Set<string>();
   readonly orders = new Set<string>();
+  readonly clients = new Set<string>();
   readonly contactAddresses = new Set<string>();
   readonly contactAddressExternalIds = new Set<string>();
 }
@@ -69,6 +70,7 @@ export class RefSet {
 export type ResolvedRefs = {
   users: Set<string>;
   orders: Set<string>;
+  clients: Set<string>;
   contactAddressesById: Map<string, ContactAddressRef>;
   contactAddressesByExternalId: Map<string, ContactAddressRef>;
 };
@@ -88,6 +90,7 @@ export type TaskDraft = {
   /** Parsed ids of hyperlink fields: undefined = not sent, null = sent as null. */
   assignee?: string | null;
   order?: string | null;
+  client?: string | null;
   route?: string | null;
   contactAddress?: string | null;
   contactAddressExternalId?: string | null;
@@ -185,6 +188,7 @@ export function readTaskBody(
 
   d.assignee = readLink(d.errors, "assignee", body.assignee, "users", refs.users);
   d.order = readLink(d.errors, "order", body.order, "orders", refs.orders);
+  d.client = readLink(d.errors, "client", body.client, "clients", refs.clients);
   d.route = readLink(d.errors, "route", body.route, "routes");
   d.contactAddress = readLink(
     d.errors,
@@ -205,6 +209,7 @@ export async function resolveRefs(db: D1Database, accountId: string, refs: RefSe
   const out: ResolvedRefs = {
     users: new Set(),
     orders: new Set(),
+    clients: new Set(),
     contactAddressesById: new Map(),
     contactAddressesByExternalId: new Map(),
   };
@@ -220,6 +225,17 @@ export async function resolveRefs(db: D1Database, accountId: string, refs: RefSe
         .all<{ id: string }>()
         .then(({ results }) => {
           for (const r of results) out.users.add(r.id);
+        }),
+    );
+  }
+  if (refs.clients.size) {
+    jobs.push(
+      db
+        .prepare("SELECT id FROM clients WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))")
+        .bind(accountId, JSON.stringify([...refs.clients]))
+        .all<{ id: string }>()
+        .then(({ results }) => {
+          for (const r of results) out.clients.add(r.id);
         }),
     );
   }
@@ -283,6 +299,10 @@ export function bindRefs(d: TaskDraft, refs: ResolvedRefs, principal: Principal)
   if (d.order !== undefined) {
     if (d.order && !refs.orders.has(d.order)) addError(d.errors, "order", MSG.notExist);
     else v.order_id = d.order;
+  }
+  if (d.client !== undefined) {
+    if (d.client && !refs.clients.has(d.client)) addError(d.errors, "client", MSG.notExist);
+    else v.client_id = d.client;
   }
   if (d.route !== undefined) {
     // Routes are not a resource yet, so no route URL can name an existing one.

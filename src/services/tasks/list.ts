@@ -112,6 +112,7 @@ export function planTaskList(
     inList("category", listParam(errors, "category", q.category, TASK_CATEGORIES));
   if (q.assignee !== undefined) cond("assignee_id = ?", idParam(errors, "assignee", q.assignee, "users"));
   if (q.order !== undefined) cond("order_id = ?", idParam(errors, "order", q.order, "orders"));
+  if (q.client !== undefined) cond("client_id = ?", idParam(errors, "client", q.client, "clients"));
   if (q.contact_address !== undefined) {
     cond(
       "contact_address_id = ?",

@@ -31,6 +31,7 @@ export function serializeTask(r: RenderCtx, t: TaskRow, opts: { expand?: Readonl
     description: t.description,
     assignee: link(r, "users", t.assignee_id),
     order: link(r, "orders", t.order_id),
+    client: link(r, "clients", t.client_id),
     position: t.position,
     created_by: link(r, "users", t.created_by),
     scheduled_time: ts(r, t.scheduled_time),

@@ -31,6 +31,7 @@ export type TaskRow = {
   calendar_time: string | null;
   contact_address_id: string | null;
   contact_address_external_id: string | null;
+  client_id: string | null;
   task_import_id: string | null;
   version: number;
   /** The command that last moved the task: a command's outcome rows are guarded by it. */
@@ -67,6 +68,7 @@ export type TaskValues = {
   form_default_values: Record<string, unknown>;
   contact_address_id: string | null;
   contact_address_external_id: string | null;
+  client_id: string | null;
 };
 
 export const JSON_COLUMNS = new Set([
@@ -106,6 +108,7 @@ export const TASK_COLUMNS = [
   "calendar_time",
   "contact_address_id",
   "contact_address_external_id",
+  "client_id",
   "task_import_id",
   "version",
   "last_command_id",
@@ -135,6 +138,7 @@ export const TASK_DEFAULTS: Omit<TaskValues, "state" | "category" | "address"> =
   form_default_values: {},
   contact_address_id: null,
   contact_address_external_id: null,
+  client_id: null,
 };
 
 /** States in which a task has not started: an order upsert may still cancel it (contract §7). */

@@ -121,6 +121,7 @@ export function valuesOf(row: TaskRow): TaskValues {
     form_default_values: parseJson(row.form_default_values, {}) ?? {},
     contact_address_id: row.contact_address_id,
     contact_address_external_id: row.contact_address_external_id,
+    client_id: row.client_id,
   };
 }
 

@@ -62,6 +62,7 @@ function row(t: {
     metafields: "{}",
     route_id: null,
     signers: null,
+    client_id: null,
     form_default_values: null,
     recurrence_id: null,
     calendar_time: null,
