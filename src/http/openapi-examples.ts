@@ -243,6 +243,7 @@ const order = {
   external_id: "ERP-2026-0042",
   reference: "PO 42",
   client: null,
+  metafields: {},
   orderer: { name: "Kahvila Aalto" },
   tasks: [`${BASE}/tasks/0193a5d2-9a40-7c55-8e21-6f3b0c4d2a16/`, TASK],
   assignee: null,

@@ -33,8 +33,13 @@ export const OrderWriteSchema = z
     reference: z.string().max(255).optional(),
     description: z.string().max(10_000).optional(),
     client: z.string().nullable().optional().openapi({
-      description: "Client URL. Clients are not a resource yet: only null is accepted.",
+      description: "Client URL (contract §13), or null.",
     }),
+    metafields: z
+      .record(z.string(), z.any())
+      .nullable()
+      .optional()
+      .openapi({ description: "Validated against the metafields defined with `applies_to: orders`." }),
     orderer: z
       .object({ name: z.string().max(255) })
       .nullable()
@@ -62,6 +67,7 @@ export const OrderSchema = z
     external_id: z.string().nullable(),
     reference: z.string(),
     client: z.string().url().nullable(),
+    metafields: z.record(z.string(), z.any()),
     orderer: z.object({ name: z.string() }).nullable(),
     tasks: z.array(z.string().url()),
     assignee: z.string().url().nullable(),

@@ -154,6 +154,28 @@ describe("metafields validated on every write", () => {
     });
     expectStatus(order, 400);
     expect(order.body.tasks_data).toEqual([{}, { metafields: { nope: ["Unknown metafield."] } }]);
+    const orderOwn = await call("/orders/", {
+      token: acc.admin.token,
+      body: { account: acc.account.url, metafields: { nope: 1 } },
+    });
+    expectStatus(orderOwn, 400);
+    expect(orderOwn.body).toEqual({ metafields: { nope: ["Unknown metafield."] } });
+    await call("/metafields/", {
+      token: acc.admin.token,
+      body: { key: "po", applies_to: "orders", value_type: "integer" },
+    });
+    const upsert = async (po: unknown) =>
+      call("/orders/", {
+        token: acc.admin.token,
+        body: { account: acc.account.url, external_id: "ext-po", metafields: { po } },
+      });
+    expectStatus(await upsert(7), 201);
+    const wrong = await upsert("seven");
+    expectStatus(wrong, 400);
+    expect(Object.keys(wrong.body.metafields)).toEqual(["po"]);
+    const ok = await upsert(8);
+    expectStatus(ok, 200);
+    expect(ok.body.metafields).toEqual({ po: 8 });
     const ca = await call("/contact_addresses/", {
       token: acc.admin.token,
       body: { address: { raw_address: "Tartu" }, metafields: { owner: acc.admin.user } },

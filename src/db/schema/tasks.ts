@@ -33,6 +33,8 @@ export const orders = sqliteTable(
     description: text("description").notNull().default(""),
     clientId: text("client_id"),
     orderer: text("orderer", { mode: "json" }),
+    /** Custom fields (contract §12), validated against the `orders` definitions. */
+    metafields: text("metafields", { mode: "json" }).notNull().default(sql`'{}'`),
     assigneeId: text("assignee_id"),
     autoAssign: integer("auto_assign", { mode: "boolean" }).notNull().default(false),
     createdBy: text("created_by"),

@@ -39,6 +39,7 @@ export type OrderCols = {
   reference: string;
   description: string;
   client_id: string | null;
+  metafields: string;
   orderer: string | null;
   assignee_id: string | null;
   auto_assign: number;
@@ -77,6 +78,7 @@ export function readOrderBody(
   if (body.reference !== undefined) d.cols.reference = body.reference;
   if (body.description !== undefined) d.cols.description = body.description;
   d.client = readLink(d.errors, "client", body.client, "clients", refs.clients);
+  if (body.metafields !== undefined) d.cols.metafields = JSON.stringify(body.metafields ?? {});
   if (body.orderer !== undefined)
     d.cols.orderer = body.orderer ? JSON.stringify({ name: body.orderer.name }) : null;
   d.assignee = readLink(d.errors, "assignee", body.assignee, "users", refs.users);

@@ -10,6 +10,7 @@ export type OrderRow = {
   reference: string;
   description: string;
   client_id: string | null;
+  metafields: string;
   orderer: string | null;
   assignee_id: string | null;
   auto_assign: number;
@@ -35,6 +36,7 @@ export function serializeOrder(
     external_id: o.external_id,
     reference: o.reference,
     client: link(r, "clients", o.client_id),
+    metafields: parseJson<Record<string, unknown>>(o.metafields, {}),
     orderer: parseJson<{ name: string } | null>(o.orderer, null),
     tasks: related.taskIds.map((id) => link(r, "tasks", id)),
     assignee: link(r, "users", o.assignee_id),

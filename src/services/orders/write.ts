@@ -21,12 +21,14 @@
  * tasks is a handful of statements, not a thousand (D1 bounds queries per invocation and
  * parameters per query).
  */
+
 import { notFound, ValidationError } from "../../http/errors";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueGeocodeRetries, type GeocodeMessage } from "../../queues/geocode/message";
 import type { OrderWriteBody } from "../../schemas/orders";
 import { GeocodeSession } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
+import { metafieldErrors } from "../metafields";
 import { armSchedule, creationValues, newTaskRow, type TaskDeps } from "../tasks";
 import { bulkEvents, type EventItem, guardedEvent } from "../tasks/events";
 import {
@@ -88,6 +90,17 @@ export async function writeOrders(
     principal.accountId,
     drafts.flatMap((d) => d.tasks ?? []),
   );
+  // The orders' own metafields, against the `orders` definitions (contract §12).
+  const withMetafields = drafts.filter((d) => d.cols.metafields !== undefined);
+  const orderErrors = await metafieldErrors(
+    env.DB,
+    principal.accountId,
+    "orders",
+    withMetafields.map((d) => ({ metafields: JSON.parse(d.cols.metafields!) })),
+  );
+  withMetafields.forEach((d, i) => {
+    if (Object.keys(orderErrors[i]).length) d.errors.metafields = orderErrors[i];
+  });
   throwIfInvalid(drafts, opts.isArray);
 
   const now = Date.now();
@@ -200,6 +213,7 @@ async function writeOne(
         reference: d.cols.reference ?? "",
         description: d.cols.description ?? "",
         client_id: d.cols.client_id ?? null,
+        metafields: d.cols.metafields ?? "{}",
         orderer: d.cols.orderer ?? null,
         assignee_id: d.cols.assignee_id ?? null,
         auto_assign: d.cols.auto_assign ?? 0,
@@ -350,6 +364,7 @@ function orderStatement(
     "reference",
     "description",
     "client_id",
+    "metafields",
     "orderer",
     "assignee_id",
     "auto_assign",

@@ -1,0 +1,1 @@
+ALTER TABLE `orders` ADD `metafields` text DEFAULT '{}' NOT NULL;
