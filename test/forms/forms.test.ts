@@ -203,6 +203,17 @@ describe("form responses", () => {
     expect(after.body.data.photo).toBe(doc.body.url);
   });
 
+  it("refuses data over the JSON field limit, and stores nothing", async () => {
+    const acc = await newAccount();
+    const form = await inspectionForm(acc);
+    await newField(acc, form, { key: "notes", field_type: "textarea" });
+    const r = await respond(acc.admin.token, { form: form.url, data: { notes: "x".repeat(70 * 1024) } });
+    expectStatus(r, 400);
+    expect(Object.keys(r.body)).toEqual(["data"]);
+    const list = await call(`/form_responses/?form=${form.id}`, { token: acc.admin.token });
+    expect(list.body.results).toEqual([]);
+  });
+
   it("refuses fields of another form, other accounts' forms and tasks, inactive forms", async () => {
     const acc = await newAccount();
     const form = await inspectionForm(acc);
