@@ -2,8 +2,10 @@
 // CI: the layout rules of the README's "Layout" section, checked on the import graph of src/:
 //   - nothing under src/services, src/domain, src/solver, src/render or src/formats imports
 //     the HTTP API layer (src/api), so imports and cron jobs call the same verbs as the API;
-//   - src/domain, src/solver, src/render and src/formats import no bindings-bound code
-//     (they are pure: no services, queues, durable objects);
+//   - src/domain, src/solver, src/solver-check, src/render and src/formats import no
+//     bindings-bound code (they are pure: no services, queues, durable objects);
+//   - src/solver imports nothing outside itself, and src/solver-check nothing outside itself
+//     (the feasibility checker shares no code with the solver);
 //   - no import circle anywhere in src/;
 //   - no hand-written file over 600 lines (generated data excepted).
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -55,10 +57,15 @@ for (const file of files) {
       problems.push(`${rel} imports the API layer (${relative(ROOT, dep)})`);
     }
     if (
-      ["domain", "solver", "render", "formats"].includes(area) &&
+      ["domain", "solver", "solver-check", "render", "formats"].includes(area) &&
       ["services", "queues", "durable-objects", "api"].includes(depArea)
     ) {
       problems.push(`${rel} is pure but imports ${relative(ROOT, dep)}`);
+    }
+    // The solver is self-contained (instance in, solution out), and its checker shares no code with it.
+    if (area === "solver" && depArea !== "solver") problems.push(`${rel}: the solver imports ${relative(ROOT, dep)}`);
+    if (area === "solver-check" && depArea !== "solver-check") {
+      problems.push(`${rel}: the checker imports ${relative(ROOT, dep)} (it must share no code with the solver)`);
     }
   }
 }

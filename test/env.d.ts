@@ -5,3 +5,9 @@ declare namespace Cloudflare {
     EMPTY_DB: D1Database;
   }
 }
+
+// Vite's `?raw` imports (the Solomon fixtures of test/solver): the file's text.
+declare module "*?raw" {
+  const text: string;
+  export default text;
+}

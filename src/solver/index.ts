@@ -1,0 +1,158 @@
+/**
+ * The VRP solver (contract §16): capacitated VRP with time windows, shifts, start/end depots,
+ * multi-dimensional capacities, service times and pick-up/drop-off pairs. Instance in, solution
+ * out: no I/O, no clock; the same instance, seed and iteration budget give the same solution.
+ */
+import { compile, leg, type Model, NONE } from "./model";
+import { Random } from "./random";
+import { penalty, recreate, ruin, State, totalCost } from "./search";
+import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
+
+export type * from "./types";
+
+export const DEFAULT_ITERATIONS = 20_000;
+
+/**
+ * Solves `instance`. The budget is in iterations, not seconds: a deployed Worker's clock does
+ * not advance during pure computation, and a budget in iterations makes the result
+ * reproducible. `onProgress` (optional) is called every 1,000 iterations with the best cost.
+ */
+export function solve(
+  instance: Instance,
+  options: SolveOptions = {},
+  onProgress?: (iteration: number, bestCost: number) => void,
+): Solution {
+  const m = compile(instance);
+  const rnd = new Random(options.seed ?? 1);
+  const iterations = Math.max(0, Math.floor(options.iterations ?? DEFAULT_ITERATIONS));
+  const cBar = options.averageRemoved ?? 10;
+  const lMax = options.maxStringLength ?? 10;
+  const unassignedPenalty = penalty(m);
+
+  // Initial construction: every job by cheapest insertion, the ones far from the depot first.
+  let current = new State(m);
+  for (const r of current.routes) r.update(m);
+  const order = Array.from({ length: m.J }, (_, j) => j);
+  const start0 = m.vStart[0];
+  if (start0 !== NONE)
+    order.sort((a, b) => m.dist[start0 * m.L + m.loc[b]] - m.dist[start0 * m.L + m.loc[a]] || a - b);
+  recreate(m, current, order, null);
+  current.cost = totalCost(m, current, unassignedPenalty);
+  const initialCost = current.cost;
+  let best = current;
+
+  // §5: T0 = 100 and Tf = 1 for instances in Solomon's units, scaled to the instance's legs.
+  const scale = legScale(m);
+  const t0 = 100 * scale;
+  const tf = 1 * scale;
+  for (let it = 0; it < iterations; it++) {
+    const temperature = t0 * (tf / t0) ** (it / iterations);
+    const cand = current.clone(m);
+    const { removed } = ruin(m, cand, rnd, cBar, lMax);
+    const again = cand.unassigned;
+    cand.unassigned = [];
+    recreate(m, cand, [...removed, ...again], rnd);
+    cand.cost = totalCost(m, cand, unassignedPenalty);
+    if (cand.cost < current.cost - temperature * Math.log(rnd.next() || Number.MIN_VALUE)) current = cand;
+    if (cand.cost < best.cost) best = cand;
+    if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
+  }
+  return output(m, instance, best, { iterations, initialCost, cost: best.cost });
+}
+
+/** The mean leg to a job's nearest neighbours over 10 (Solomon instances come out near 1). */
+function legScale(m: Model): number {
+  let sum = 0;
+  let count = 0;
+  for (let j = 0; j < m.J; j++) {
+    const near = m.neighbours[j];
+    for (let k = 0; k < Math.min(10, near.length); k++) {
+      const c = m.cost[m.loc[j] * m.L + m.loc[near[k]]];
+      if (Number.isFinite(c)) {
+        sum += c;
+        count++;
+      }
+    }
+  }
+  return count ? Math.max(sum / count / 10, 1e-6) : 1;
+}
+
+function output(m: Model, inst: Instance, s: State, stats: Solution["stats"]): Solution {
+  const routes: RouteSolution[] = [];
+  let distance = 0;
+  let duration = 0;
+  for (const r of s.routes) {
+    if (!r.seq.length) continue;
+    const v = r.v;
+    // Leave as late as the first stop allows: no waiting at it (its start stays the earliest).
+    const first = r.seq[0];
+    const leave = Math.max(m.vShiftA[v], r.es[0] - leg(m, m.time, m.vStart[v], m.loc[first]));
+    let prev = m.vStart[v];
+    let t = leave;
+    let dist = 0;
+    const stops = r.seq.map((j) => {
+      const l = m.loc[j];
+      const legDistance = leg(m, m.dist, prev, l);
+      const legDuration = leg(m, m.time, prev, l);
+      const arrival = t + legDuration;
+      const start = Math.max(arrival, m.twA[j]);
+      const departure = start + m.svc[j];
+      dist += legDistance;
+      t = departure;
+      prev = l;
+      return { job: m.ids[j], arrival, start, departure, distance: legDistance, duration: legDuration };
+    });
+    dist += leg(m, m.dist, prev, m.vEnd[v]);
+    const end = t + leg(m, m.time, prev, m.vEnd[v]);
+    routes.push({ vehicle: m.vIds[v], stops, distance: dist, duration: end - leave });
+    distance += dist;
+    duration += end - leave;
+  }
+  const unassigned = s.unassigned
+    .slice()
+    .sort((a, b) => a - b)
+    .map((j) => ({ job: m.ids[j], reason: reasonFor(m, j) }));
+  return { routes, unassigned, distance, duration, stats };
+}
+
+/**
+ * Why a job is left out, the first that holds (contract §16): no path; a demand above every
+ * vehicle's capacity; alone on any vehicle it cannot start in its window; else the shifts.
+ */
+export function reasonFor(m: Model, j: number): UnassignedReason {
+  const jobs = m.partner[j] === NONE ? [j] : [Math.min(j, m.partner[j]), Math.max(j, m.partner[j])];
+  const reachable = Array.from({ length: m.V }, (_, v) =>
+    jobs.every((x) => {
+      const l = m.loc[x];
+      return (
+        l !== NONE &&
+        Number.isFinite(leg(m, m.time, m.vStart[v], l)) &&
+        Number.isFinite(leg(m, m.time, l, m.vEnd[v]))
+      );
+    }),
+  );
+  if (!reachable.some(Boolean)) return "unreachable";
+  const fits = (v: number) =>
+    Array.from({ length: m.D }, (_, d) => m.dem[jobs[0] * m.D + d]).every(
+      (x, d) => Math.abs(x) <= m.vCap[v * m.D + d] + 1e-9,
+    );
+  if (!Array.from({ length: m.V }, (_, v) => reachable[v] && fits(v)).some(Boolean)) return "capacity";
+  // Alone on a vehicle: can each job start inside its window, counting travel from the start?
+  const inWindow = (v: number) => startsInWindow(m, v, jobs);
+  const windowOk = Array.from({ length: m.V }, (_, v) => reachable[v] && fits(v) && inWindow(v));
+  if (!windowOk.some(Boolean)) return "time_window";
+  return "shift";
+}
+
+/** Alone on vehicle `v` from its shift start, each job (a pair: pick-up first) starts in its window. */
+function startsInWindow(m: Model, v: number, jobs: number[]): boolean {
+  let t = m.vShiftA[v];
+  let prev = m.vStart[v];
+  for (const j of jobs) {
+    const start = Math.max(t + leg(m, m.time, prev, m.loc[j]), m.twA[j]);
+    if (start > m.twB[j]) return false;
+    t = start + m.svc[j];
+    prev = m.loc[j];
+  }
+  return true;
+}

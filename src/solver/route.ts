@@ -1,0 +1,176 @@
+/**
+ * One vehicle's route and the caches that make insertion checks constant-time (Savelsbergh's
+ * forward/backward time slack): `es[i]`, the earliest service start at stop i given the stops
+ * before it, and `ls[i]`, the latest start at stop i that keeps every later stop and the shift
+ * end feasible; `pt`, the load after each stop, and `pm`, its prefix maximum.
+ */
+import { DELIVERY, leg, type Model, NONE, PICKUP, VISIT } from "./model";
+
+export class Route {
+  seq: number[] = [];
+  es: number[] = [];
+  ls: number[] = [];
+  /** Load after i stops, per dimension: `(n + 1) × D` (index 0 = leaving the start). */
+  pt: Float64Array = new Float64Array(0);
+  pm: Float64Array = new Float64Array(0);
+  cost = 0;
+  duration = 0;
+  feasible = true;
+
+  constructor(readonly v: number) {}
+
+  clone(): Route {
+    const r = new Route(this.v);
+    r.seq = this.seq.slice();
+    r.es = this.es.slice();
+    r.ls = this.ls.slice();
+    r.pt = this.pt.slice();
+    r.pm = this.pm.slice();
+    r.cost = this.cost;
+    r.duration = this.duration;
+    r.feasible = this.feasible;
+    return r;
+  }
+
+  /** Recomputes every cache from `seq`. */
+  update(m: Model): void {
+    const n = this.seq.length;
+    const D = m.D;
+    const v = this.v;
+    this.es.length = n;
+    this.ls.length = n;
+    let t = m.vShiftA[v];
+    let prev = m.vStart[v];
+    let cost = 0;
+    let ok = true;
+    for (let i = 0; i < n; i++) {
+      const j = this.seq[i];
+      const l = m.loc[j];
+      cost += leg(m, m.cost, prev, l);
+      const arr = t + leg(m, m.time, prev, l);
+      const start = arr > m.twA[j] ? arr : m.twA[j];
+      if (start > m.twB[j]) ok = false;
+      this.es[i] = start;
+      t = start + m.svc[j];
+      prev = l;
+    }
+    cost += leg(m, m.cost, prev, m.vEnd[v]);
+    const endArrival = t + leg(m, m.time, prev, m.vEnd[v]);
+    if (endArrival > m.vShiftB[v]) ok = false;
+    this.cost = n ? cost : 0;
+    this.duration = n ? endArrival - m.vShiftA[v] : 0;
+    let latest = m.vShiftB[v];
+    let next = m.vEnd[v];
+    for (let i = n - 1; i >= 0; i--) {
+      const j = this.seq[i];
+      const l = m.loc[j];
+      const byNext = latest - leg(m, m.time, l, next) - m.svc[j];
+      this.ls[i] = byNext < m.twB[j] ? byNext : m.twB[j];
+      latest = this.ls[i];
+      next = l;
+    }
+    const size = (n + 1) * D;
+    if (this.pt.length !== size) {
+      this.pt = new Float64Array(size);
+      this.pm = new Float64Array(size);
+    }
+    for (let d = 0; d < D; d++) {
+      let load = 0;
+      for (let i = 0; i < n; i++) {
+        const j = this.seq[i];
+        if (m.kind[j] === VISIT) load += m.dem[j * D + d];
+      }
+      this.pt[d] = load;
+      for (let i = 0; i < n; i++) {
+        const j = this.seq[i];
+        const change = m.kind[j] === VISIT ? -m.dem[j * D + d] : m.dem[j * D + d];
+        load += change;
+        this.pt[(i + 1) * D + d] = load;
+      }
+      let max = Number.NEGATIVE_INFINITY;
+      for (let i = 0; i <= n; i++) {
+        const x = this.pt[i * D + d];
+        if (x > max) max = x;
+        this.pm[i * D + d] = max;
+        if (x > m.vCap[v * D + d] + 1e-9) ok = false;
+      }
+    }
+    this.feasible = ok;
+  }
+
+  /**
+   * The added cost of visit `u` before position `p` (0..n), or Infinity when the visit does not
+   * fit there (window, shift or capacity): O(D).
+   */
+  insertionCost(m: Model, u: number, p: number): number {
+    const v = this.v;
+    const n = this.seq.length;
+    const D = m.D;
+    for (let d = 0; d < D; d++) {
+      if (this.pm[p * D + d] + m.dem[u * D + d] > m.vCap[v * D + d] + 1e-9) return Number.POSITIVE_INFINITY;
+    }
+    const prevLoc = p === 0 ? m.vStart[v] : m.loc[this.seq[p - 1]];
+    const prevDep = p === 0 ? m.vShiftA[v] : this.es[p - 1] + m.svc[this.seq[p - 1]];
+    const nextLoc = p === n ? m.vEnd[v] : m.loc[this.seq[p]];
+    const latestNext = p === n ? m.vShiftB[v] : this.ls[p];
+    const ul = m.loc[u];
+    const arr = prevDep + leg(m, m.time, prevLoc, ul);
+    const start = arr > m.twA[u] ? arr : m.twA[u];
+    if (start > m.twB[u]) return Number.POSITIVE_INFINITY;
+    if (start + m.svc[u] + leg(m, m.time, ul, nextLoc) > latestNext) return Number.POSITIVE_INFINITY;
+    // An empty route pays its legs from the start and back to the end, and replaces none.
+    return (
+      leg(m, m.cost, prevLoc, ul) +
+      leg(m, m.cost, ul, nextLoc) -
+      (n === 0 ? 0 : leg(m, m.cost, prevLoc, nextLoc))
+    );
+  }
+
+  /**
+   * The added cost of a pick-up `p` and its drop-off `q` inserted before positions `a` and `b`
+   * of the current sequence (a ≤ b), or Infinity: checked by simulating the stretch from `a`.
+   */
+  pairCost(m: Model, p: number, q: number, a: number, b: number): number {
+    const v = this.v;
+    const n = this.seq.length;
+    const D = m.D;
+    for (let d = 0; d < D; d++) {
+      let max = Number.NEGATIVE_INFINITY;
+      for (let i = a; i <= b; i++) if (this.pt[i * D + d] > max) max = this.pt[i * D + d];
+      if (max + m.dem[p * D + d] > m.vCap[v * D + d] + 1e-9) return Number.POSITIVE_INFINITY;
+    }
+    let prevLoc = a === 0 ? m.vStart[v] : m.loc[this.seq[a - 1]];
+    let t = a === 0 ? m.vShiftA[v] : this.es[a - 1] + m.svc[this.seq[a - 1]];
+    let delta = 0;
+    const visit = (j: number) => {
+      const l = m.loc[j];
+      delta += leg(m, m.cost, prevLoc, l);
+      const arr = t + leg(m, m.time, prevLoc, l);
+      const start = arr > m.twA[j] ? arr : m.twA[j];
+      t = start + m.svc[j];
+      prevLoc = l;
+      return start <= m.twB[j];
+    };
+    let i = a;
+    if (!visit(p)) return Number.POSITIVE_INFINITY;
+    for (; i < b; i++) if (!visit(this.seq[i])) return Number.POSITIVE_INFINITY;
+    if (!visit(q)) return Number.POSITIVE_INFINITY;
+    const nextLoc = b === n ? m.vEnd[v] : m.loc[this.seq[b]];
+    delta += leg(m, m.cost, prevLoc, nextLoc);
+    if (b < n) {
+      if (t + leg(m, m.time, prevLoc, nextLoc) > this.ls[b]) return Number.POSITIVE_INFINITY;
+    } else if (t + leg(m, m.time, prevLoc, nextLoc) > m.vShiftB[v]) return Number.POSITIVE_INFINITY;
+    // Subtract the legs the stretch replaced.
+    let old = 0;
+    let pl = a === 0 ? m.vStart[v] : m.loc[this.seq[a - 1]];
+    for (let k = a; k < b; k++) {
+      old += leg(m, m.cost, pl, m.loc[this.seq[k]]);
+      pl = m.loc[this.seq[k]];
+    }
+    old += n === 0 ? 0 : leg(m, m.cost, pl, nextLoc);
+    return delta - old;
+  }
+}
+
+export const isPaired = (m: Model, j: number) => m.kind[j] === PICKUP || m.kind[j] === DELIVERY;
+export { NONE };

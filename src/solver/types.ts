@@ -1,0 +1,84 @@
+/**
+ * The route-optimization problem and its answer (contract §16), as plain data: no I/O, no
+ * clock, no randomness but the seeded one. Times and distances are numbers in the units of
+ * the matrices (the service uses seconds and metres; Solomon's instances use one unit for both).
+ */
+
+export type Objective = "distance" | "duration" | "balance";
+
+export type Vehicle = {
+  id: string;
+  /** Location index where the route starts; undefined: at its first stop (no leg to it). */
+  start?: number;
+  /** Location index where the route ends; undefined: at its last stop. */
+  end?: number;
+  shiftStart: number;
+  shiftEnd: number;
+  /** Up to 3 dimensions; empty = unlimited. */
+  capacity: number[];
+};
+
+export type Job = {
+  id: string;
+  location: number;
+  /** Service duration at the stop. */
+  service: number;
+  /** [earliest start, latest start]; undefined: any time in the shift. */
+  timeWindow?: [number, number];
+  /** Per capacity dimension; missing dimensions are 0. */
+  demand: number[];
+};
+
+/** A pick-up and its drop-off: same vehicle, pick-up first; the demand rides between them. */
+export type Shipment = { pickup: Job; delivery: Job; demand: number[] };
+
+export type Instance = {
+  /** Row-major `locations × locations` travel distances and durations; non-finite = no path. */
+  distances: ArrayLike<number>;
+  durations: ArrayLike<number>;
+  locations: number;
+  vehicles: Vehicle[];
+  jobs: Job[];
+  shipments?: Shipment[];
+  objective?: Objective;
+};
+
+export type SolveOptions = {
+  /** Seed of the PRNG: the same instance, seed and budget give the same solution. */
+  seed?: number;
+  /** Ruin-and-recreate iterations (the budget; a Worker's clock does not advance while it computes). */
+  iterations?: number;
+  /** Jobs removed per ruin, on average (SISR's c̄). */
+  averageRemoved?: number;
+  /** Longest string removed (SISR's L_max). */
+  maxStringLength?: number;
+};
+
+export type UnassignedReason = "unreachable" | "capacity" | "time_window" | "shift";
+
+export type Stop = {
+  job: string;
+  arrival: number;
+  start: number;
+  departure: number;
+  /** Of the leg that reaches this stop. */
+  distance: number;
+  duration: number;
+};
+
+export type RouteSolution = {
+  vehicle: string;
+  stops: Stop[];
+  /** Including the leg to the end location. */
+  distance: number;
+  duration: number;
+};
+
+export type Solution = {
+  routes: RouteSolution[];
+  unassigned: { job: string; reason: UnassignedReason }[];
+  distance: number;
+  duration: number;
+  /** What the search did: iterations run and the cost of the initial construction and of the result. */
+  stats: { iterations: number; initialCost: number; cost: number };
+};
