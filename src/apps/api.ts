@@ -15,6 +15,7 @@ import { mountMeta } from "../api/meta";
 import { mountMetafields } from "../api/metafields";
 import { mountOrders } from "../api/orders";
 import { mountOutbox } from "../api/outbox";
+import { mountRoutes } from "../api/routes";
 import { mountTaskCommands } from "../api/task-commands";
 import { mountTasks } from "../api/tasks";
 import { mountUsers } from "../api/users";
@@ -82,6 +83,7 @@ export function createApiApp() {
   mountOutbox(app);
   mountMetafields(app);
   mountClients(app);
+  mountRoutes(app);
   mountForms(app);
   mountFormFields(app);
   mountFormResponses(app);

@@ -42,6 +42,9 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   },
   partialUpdateClient: { notes: "Deliveries before 11:00." },
   updateClient: { name: "Kahvila Aalto", external_id: "CRM-1042" },
+  createRoute: { name: "North, Monday", assignee: WORKER, date: "2026-03-02", objective: "distance" },
+  partialUpdateRoute: { name: "North, Monday (2)" },
+  updateRoute: { name: "North, Monday", assignee: WORKER, date: "2026-03-02" },
   createMetafield: {
     key: "door_code",
     label: "Door code",

@@ -202,6 +202,13 @@ export const TAGS: { name: string; description: string }[] = [
       "one updates that client. Orders and tasks carry `client` and filter by it (`?client=`).",
   },
   {
+    name: "Routes",
+    description:
+      "One worker's ordered stops on a date. A task joins a route through its `route` field (and `position`). States: `draft` on " +
+      "creation, `active` (`activate` needs an assignee and a task, and assigns the route's waiting tasks to the assignee with " +
+      "commands), `archived` (read-only). `start_address`/`end_address` default to the assignee's account-role addresses.",
+  },
+  {
     name: "Metafields",
     description:
       "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +

@@ -154,7 +154,7 @@ export const TaskSchema = z
     metafields: z.record(z.string(), z.any()),
     route: z.string().url().nullable(),
     routes: z.array(z.any()).optional().openapi({
-      description: "Only with `?expand=routes`: the task's routes inline (empty until routes exist).",
+      description: "Only with `?expand=routes`: the task's route inline (a list of one, or empty).",
     }),
     signers: z.any(),
     recurrence: z.string().url().nullable(),
@@ -201,6 +201,7 @@ const TASK_LIST_FILTERS = {
   ),
   expand: filter("`routes`: the task's routes inline."),
   client: filter("Client URL or UUID."),
+  route: filter("Route URL or UUID."),
 };
 
 export const TaskListQuery = z

@@ -54,6 +54,8 @@ async function populated() {
   expectStatus(metafield, 201);
   const client = await call("/clients/", { token: t, body: { name: "Victim's customer" } });
   expectStatus(client, 201);
+  const route = await call("/routes/", { token: t, body: { name: "Victim's route" } });
+  expectStatus(route, 201);
   const form = await call("/forms/", { token: t, body: { name: "Checklist" } });
   expectStatus(form, 201);
   const field = await call("/form_fields/", {
@@ -89,6 +91,7 @@ async function populated() {
     webhooks: hook.body.id,
     metafields: metafield.body.id,
     clients: client.body.id,
+    routes: route.body.id,
     forms: form.body.id,
     form_fields: field.body.id,
     form_responses: response.body.id,
@@ -107,6 +110,7 @@ function bodyFor(b: TestAccount, collection: string, method: string): unknown {
     return { key: "gate", applies_to: "tasks", value_type: "text" };
   if (method === "put" && collection === "forms") return { name: "taken" };
   if (method === "put" && collection === "clients") return { name: "taken" };
+  if (method === "put" && collection === "routes") return { name: "taken" };
   if (method === "put" && collection === "form_fields") return { key: "taken", field_type: "text" };
   if (method === "put" && collection === "form_responses") return { data: {} };
   if (method === "patch" && collection === "users") return { password: "taken over by B" };
@@ -147,6 +151,7 @@ describe("another account's objects and users (cross-account matrix)", () => {
       "contact_addresses",
       "metafields",
       "clients",
+      "routes",
       "forms",
       "form_fields",
       "form_responses",

@@ -43,6 +43,7 @@ const FILTERS: TaskListQueryInput[] = [
   { complete_after__gte: TIME, complete_before__lte: TIME },
   { order: ID },
   { client: ID },
+  { route: ID },
   { client: ID, state: "assigned" },
   { contact_address: ID },
   { contact_address__external_id: "ext" },

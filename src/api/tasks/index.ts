@@ -21,6 +21,7 @@ import {
 } from "../../schemas/tasks";
 import { createTask, deleteTask, getTask, listTasks, serializeTask, updateTask } from "../../services/tasks";
 import { planTaskList } from "../../services/tasks/list";
+import { routesOf } from "../../services/tasks/serialize";
 
 const tags = ["Tasks"];
 const DISPATCHERS = ["admin", "manager", "integration"] as const;
@@ -106,7 +107,8 @@ export function mountTasks(app: Router) {
     const q = c.req.valid("query");
     const { page, expand } = await listTasks(c.env, p, q, { zone: c.get("timeZone"), url: c.req.url });
     const r = renderCtx(c);
-    return c.json(mapPage(page, (t) => serializeTask(r, t, { expand })));
+    const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, page.results) : undefined;
+    return c.json(mapPage(page, (t) => serializeTask(r, t, { expand, routes })));
   });
 
   defineRoute(app, retrieveTaskRoute, async (c) => {
@@ -117,7 +119,8 @@ export function mountTasks(app: Router) {
       { principal: p, zone: null, settleSeconds: 0 },
     );
     const row = await getTask(c.env.DB, p, pathId(c));
-    return c.json(serializeTask(renderCtx(c), row, { expand }));
+    const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, [row]) : undefined;
+    return c.json(serializeTask(renderCtx(c), row, { expand, routes }));
   });
 
   for (const method of ["patch", "put"] as const) {

@@ -135,6 +135,7 @@ export const tasks = sqliteTable(
     index("tasks_account_contact_address_idx").on(t.accountId, t.contactAddressId),
     index("tasks_account_contact_address_ext_idx").on(t.accountId, t.contactAddressExternalId),
     index("tasks_account_client_idx").on(t.accountId, t.clientId, t.createdAt, t.id),
+    index("tasks_account_route_idx").on(t.accountId, t.routeId, t.position, t.id),
     index("tasks_account_import_idx").on(t.accountId, t.taskImportId),
     index("tasks_account_geocoded_idx").on(t.accountId, t.geocodedAt),
     index("tasks_account_geocode_failed_idx").on(t.accountId, t.geocodeFailedAt),
@@ -190,4 +191,49 @@ export const taskMetafieldValues = sqliteTable(
     primaryKey({ columns: [t.accountId, t.key, t.value, t.taskId] }),
     index("task_metafield_values_task_idx").on(t.taskId),
   ],
+);
+
+/** Routes (contract §16): one worker's ordered stops on a date. */
+export const routes = sqliteTable(
+  "routes",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    name: text("name").notNull().default(""),
+    assigneeId: text("assignee_id"),
+    /** `YYYY-MM-DD` in the account's time zone. */
+    date: text("date"),
+    state: text("state").notNull().default("draft"),
+    objective: text("objective").notNull().default("distance"),
+    startAddress: text("start_address", { mode: "json" }),
+    endAddress: text("end_address", { mode: "json" }),
+    metafields: text("metafields", { mode: "json" }).notNull().default(sql`'{}'`),
+    distanceM: real("distance_m"),
+    durationS: real("duration_s"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("routes_account_created_idx").on(t.accountId, t.createdAt, t.id)],
+);
+
+/** Route optimizations (contract §16): a job solved from the fd-route-optimizations queue. */
+export const routeOptimizations = sqliteTable(
+  "route_optimizations",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    state: text("state").notNull().default("queued"),
+    /** JSON lists of route and task ids taking part. */
+    routeIds: text("route_ids", { mode: "json" }).notNull(),
+    taskIds: text("task_ids", { mode: "json" }).notNull(),
+    ignoreTimeWindows: integer("ignore_time_windows", { mode: "boolean" }).notNull().default(false),
+    objective: text("objective"),
+    apply: integer("apply", { mode: "boolean" }).notNull().default(true),
+    result: text("result", { mode: "json" }),
+    errorMessage: text("error_message").notNull().default(""),
+    createdBy: text("created_by"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [index("route_optimizations_account_created_idx").on(t.accountId, t.createdAt, t.id)],
 );

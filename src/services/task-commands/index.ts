@@ -18,6 +18,7 @@ import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 export const MAX_COMMANDS_PER_REQUEST = 500;
 const DOES_NOT_EXIST = "Invalid hyperlink - Object does not exist.";
 const NO_MATCH = "Invalid hyperlink - No URL match.";
+const ROUTE_ARCHIVED = "This route is archived: its stops cannot change.";
 
 const Point = z
   .object({
@@ -87,6 +88,7 @@ function toCommands(
   times: number[],
   stored: Map<string, CommandRow>,
   timeZone: string | null,
+  routeIds: (string | null | undefined)[],
 ): CommandInput[] {
   return items.map((it, i) => {
     const td: Record<string, unknown> = { ...(it.task_data ?? {}) };
@@ -100,7 +102,7 @@ function toCommands(
       time: times[i],
       assigneeId: assigneeIds[i],
       taskData: td,
-      routeId: it.task_data && "route" in it.task_data ? null : undefined,
+      routeId: routeIds[i],
       notes: it.notes ?? "",
       location: it.location ?? null,
     };
@@ -148,21 +150,31 @@ async function resolve(
         scheduled_time: ["Datetime has wrong format. Use ISO 8601 with Z or an offset."],
       };
     }
-    if (it.task_data?.route) errors[i].task_data = { route: [DOES_NOT_EXIST] };
+  });
+  // task_data.route (interface §2.7): a route URL of the account (checked with the lookups), or null.
+  const routeIds = items.map((it, i) => {
+    if (!it.task_data || !("route" in it.task_data)) return undefined;
+    const value = (it.task_data as Record<string, unknown>).route;
+    if (value === null || value === undefined) return null;
+    const id = parseHyperlink(value, "routes");
+    if (!id) errors[i].task_data = { ...(errors[i].task_data as object), route: [NO_MATCH] };
+    return id ?? null;
   });
 
   if (!opts.lookups) {
     // The task's object checks the task and the idempotency key itself (applyOne).
     if (errors.some((e) => Object.keys(e).length)) return { errors };
     return {
-      commands: toCommands(items, taskIds, assigneeIds, times, new Map(), timeZone),
+      commands: toCommands(items, taskIds, assigneeIds, times, new Map(), timeZone, routeIds),
       stored: new Map<string, CommandRow>(),
       tasks: new Map<string, TaskRow>(),
     };
   }
   const notNull = <T>(xs: (T | null)[]) => xs.filter((x): x is T => x !== null);
-  // The three lookups in one batch: one round trip.
-  const [tasksRes, usersRes, existingRes] = await env.DB.batch<TaskRow & CommandRow>([
+  // The lookups in one batch: one round trip.
+  const [tasksRes, usersRes, existingRes, routesRes] = await env.DB.batch<
+    TaskRow & CommandRow & { state: string }
+  >([
     inStatement(
       env.DB,
       // Whole rows: each is handed to its task's object as a hint (saves it a read).
@@ -182,7 +194,24 @@ async function resolve(
       [p.accountId],
       items.map((it) => it.external_id),
     ),
+    inStatement(
+      env.DB,
+      "SELECT id, state FROM routes WHERE account_id = ? AND id IN (IN_LIST)",
+      [p.accountId],
+      routeIds.filter((x): x is string => typeof x === "string"),
+    ),
   ]);
+  const routeStates = new Map(
+    (routesRes.results as { id: string; state: string }[]).map((r) => [r.id, r.state]),
+  );
+  routeIds.forEach((id, i) => {
+    if (!id) return;
+    const state = routeStates.get(id);
+    if (state === undefined)
+      errors[i].task_data = { ...(errors[i].task_data as object), route: [DOES_NOT_EXIST] };
+    else if (state === "archived")
+      errors[i].task_data = { ...(errors[i].task_data as object), route: [ROUTE_ARCHIVED] };
+  });
   const tasks = new Map((tasksRes.results as TaskRow[]).map((t) => [t.id, t]));
   const users = usersRes.results;
   const existing = existingRes.results as CommandRow[];
@@ -204,7 +233,7 @@ async function resolve(
   });
   if (errors.some((e) => Object.keys(e).length)) return { errors };
 
-  const commands = toCommands(items, taskIds, assigneeIds, times, stored, timeZone);
+  const commands = toCommands(items, taskIds, assigneeIds, times, stored, timeZone, routeIds);
   return { commands, stored, tasks };
 }
 
@@ -233,7 +262,7 @@ export async function submitCommands(
     });
   }
   // One command without an assignee to look up: the task's object checks it (one round trip).
-  const single = items.length === 1 && !items[0].assignee;
+  const single = items.length === 1 && !items[0].assignee && !items[0].task_data?.route;
   const r = await resolve(env, p, items, opts.timeZone, { lookups: !single });
   if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
   const actor = actorOf(p);

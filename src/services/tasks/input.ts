@@ -63,6 +63,7 @@ export class RefSet {
   readonly users = new Set<string>();
   readonly orders = new Set<string>();
   readonly clients = new Set<string>();
+  readonly routes = new Set<string>();
   readonly contactAddresses = new Set<string>();
   readonly contactAddressExternalIds = new Set<string>();
 }
@@ -71,6 +72,8 @@ export type ResolvedRefs = {
   users: Set<string>;
   orders: Set<string>;
   clients: Set<string>;
+  /** Route id → state. */
+  routes: Map<string, string>;
   contactAddressesById: Map<string, ContactAddressRef>;
   contactAddressesByExternalId: Map<string, ContactAddressRef>;
 };
@@ -189,7 +192,7 @@ export function readTaskBody(
   d.assignee = readLink(d.errors, "assignee", body.assignee, "users", refs.users);
   d.order = readLink(d.errors, "order", body.order, "orders", refs.orders);
   d.client = readLink(d.errors, "client", body.client, "clients", refs.clients);
-  d.route = readLink(d.errors, "route", body.route, "routes");
+  d.route = readLink(d.errors, "route", body.route, "routes", refs.routes);
   d.contactAddress = readLink(
     d.errors,
     "contact_address",
@@ -210,6 +213,7 @@ export async function resolveRefs(db: D1Database, accountId: string, refs: RefSe
     users: new Set(),
     orders: new Set(),
     clients: new Set(),
+    routes: new Map(),
     contactAddressesById: new Map(),
     contactAddressesByExternalId: new Map(),
   };
@@ -225,6 +229,19 @@ export async function resolveRefs(db: D1Database, accountId: string, refs: RefSe
         .all<{ id: string }>()
         .then(({ results }) => {
           for (const r of results) out.users.add(r.id);
+        }),
+    );
+  }
+  if (refs.routes.size) {
+    jobs.push(
+      db
+        .prepare(
+          "SELECT id, state FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+        )
+        .bind(accountId, JSON.stringify([...refs.routes]))
+        .all<{ id: string; state: string }>()
+        .then(({ results }) => {
+          for (const r of results) out.routes.set(r.id, r.state);
         }),
     );
   }
@@ -305,9 +322,11 @@ export function bindRefs(d: TaskDraft, refs: ResolvedRefs, principal: Principal)
     else v.client_id = d.client;
   }
   if (d.route !== undefined) {
-    // Routes are not a resource yet, so no route URL can name an existing one.
-    if (d.route) addError(d.errors, "route", MSG.notExist);
-    else v.route_id = null;
+    const state = d.route ? refs.routes.get(d.route) : null;
+    if (state === undefined) addError(d.errors, "route", MSG.notExist);
+    else if (state === "archived")
+      addError(d.errors, "route", "This route is archived: its stops cannot change.");
+    else v.route_id = d.route;
   }
 
   // undefined: neither field sent; null: the link is cleared.

@@ -113,6 +113,7 @@ export function planTaskList(
   if (q.assignee !== undefined) cond("assignee_id = ?", idParam(errors, "assignee", q.assignee, "users"));
   if (q.order !== undefined) cond("order_id = ?", idParam(errors, "order", q.order, "orders"));
   if (q.client !== undefined) cond("client_id = ?", idParam(errors, "client", q.client, "clients"));
+  if (q.route !== undefined) cond("route_id = ?", idParam(errors, "route", q.route, "routes"));
   if (q.contact_address !== undefined) {
     cond(
       "contact_address_id = ?",

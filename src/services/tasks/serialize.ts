@@ -9,7 +9,38 @@ import { addressOf, contactOf, formatDuration, parseJson, type TaskRow } from ".
  * Write-only fields (`contact_address`, `contact_address_external_id`) are never rendered.
  * `routes` appears only with `?expand=routes`: routes do not exist yet, so it is `[]`.
  */
-export function serializeTask(r: RenderCtx, t: TaskRow, opts: { expand?: ReadonlySet<string> } = {}) {
+/** The route fields a task renders inline with `?expand=routes`. */
+export type InlineRoute = {
+  id: string;
+  name: string;
+  assignee_id: string | null;
+  date: string | null;
+  state: string;
+  objective: string;
+  distance_m: number | null;
+  duration_s: number | null;
+};
+
+/** The routes of some tasks, for `?expand=routes` (one query). */
+export async function routesOf(db: D1Database, accountId: string, tasks: TaskRow[]) {
+  const ids = [...new Set(tasks.map((t) => t.route_id).filter((x): x is string => !!x))];
+  const out = new Map<string, InlineRoute>();
+  if (!ids.length) return out;
+  const { results } = await db
+    .prepare(
+      "SELECT id, name, assignee_id, date, state, objective, distance_m, duration_s FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+    )
+    .bind(accountId, JSON.stringify(ids))
+    .all<InlineRoute>();
+  for (const r of results) out.set(r.id, r);
+  return out;
+}
+
+export function serializeTask(
+  r: RenderCtx,
+  t: TaskRow,
+  opts: { expand?: ReadonlySet<string>; routes?: ReadonlyMap<string, InlineRoute> } = {},
+) {
   const address = addressOf(t);
   const out: Record<string, unknown> = {
     id: t.id,
@@ -46,8 +77,23 @@ export function serializeTask(r: RenderCtx, t: TaskRow, opts: { expand?: Readonl
     updated_at: ts(r, t.updated_at),
   };
   if (opts.expand?.has("routes")) {
-    // Routes are not a resource yet; once they are, this renders the task's route inline.
-    out.routes = [];
+    // The task's route inline (its own fields; its task list is the route's URL away).
+    const route = t.route_id ? opts.routes?.get(t.route_id) : undefined;
+    out.routes = route
+      ? [
+          {
+            id: route.id,
+            url: link(r, "routes", route.id),
+            name: route.name,
+            assignee: link(r, "users", route.assignee_id),
+            date: route.date,
+            state: route.state,
+            objective: route.objective,
+            distance_m: route.distance_m,
+            duration_s: route.duration_s,
+          },
+        ]
+      : [];
   }
   return out;
 }
