@@ -63,9 +63,12 @@ for (const file of files) {
       problems.push(`${rel} is pure but imports ${relative(ROOT, dep)}`);
     }
     // The solver is self-contained (instance in, solution out), and its checker shares no code with it.
-    if (area === "solver" && depArea !== "solver") problems.push(`${rel}: the solver imports ${relative(ROOT, dep)}`);
+    if (area === "solver" && depArea !== "solver")
+      problems.push(`${rel}: the solver imports ${relative(ROOT, dep)}`);
     if (area === "solver-check" && depArea !== "solver-check") {
-      problems.push(`${rel}: the checker imports ${relative(ROOT, dep)} (it must share no code with the solver)`);
+      problems.push(
+        `${rel}: the checker imports ${relative(ROOT, dep)} (it must share no code with the solver)`,
+      );
     }
   }
 }

@@ -57,7 +57,7 @@ export function solve(
     if (cand.cost < best.cost) best = cand;
     if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
   }
-  return output(m, instance, best, { iterations, initialCost, cost: best.cost });
+  return output(m, best, { iterations, initialCost, cost: best.cost });
 }
 
 /** The mean leg to a job's nearest neighbours over 10 (Solomon instances come out near 1). */
@@ -77,7 +77,7 @@ function legScale(m: Model): number {
   return count ? Math.max(sum / count / 10, 1e-6) : 1;
 }
 
-function output(m: Model, inst: Instance, s: State, stats: Solution["stats"]): Solution {
+function output(m: Model, s: State, stats: Solution["stats"]): Solution {
   const routes: RouteSolution[] = [];
   let distance = 0;
   let duration = 0;

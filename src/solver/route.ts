@@ -48,7 +48,7 @@ export class Route {
       const l = m.loc[j];
       cost += leg(m, m.cost, prev, l);
       const arr = t + leg(m, m.time, prev, l);
-      const start = arr > m.twA[j] ? arr : m.twA[j];
+      const start = Math.max(arr, m.twA[j]);
       if (start > m.twB[j]) ok = false;
       this.es[i] = start;
       t = start + m.svc[j];
@@ -65,7 +65,7 @@ export class Route {
       const j = this.seq[i];
       const l = m.loc[j];
       const byNext = latest - leg(m, m.time, l, next) - m.svc[j];
-      this.ls[i] = byNext < m.twB[j] ? byNext : m.twB[j];
+      this.ls[i] = Math.min(byNext, m.twB[j]);
       latest = this.ls[i];
       next = l;
     }
@@ -115,7 +115,7 @@ export class Route {
     const latestNext = p === n ? m.vShiftB[v] : this.ls[p];
     const ul = m.loc[u];
     const arr = prevDep + leg(m, m.time, prevLoc, ul);
-    const start = arr > m.twA[u] ? arr : m.twA[u];
+    const start = Math.max(arr, m.twA[u]);
     if (start > m.twB[u]) return Number.POSITIVE_INFINITY;
     if (start + m.svc[u] + leg(m, m.time, ul, nextLoc) > latestNext) return Number.POSITIVE_INFINITY;
     // An empty route pays its legs from the start and back to the end, and replaces none.
@@ -146,7 +146,7 @@ export class Route {
       const l = m.loc[j];
       delta += leg(m, m.cost, prevLoc, l);
       const arr = t + leg(m, m.time, prevLoc, l);
-      const start = arr > m.twA[j] ? arr : m.twA[j];
+      const start = Math.max(arr, m.twA[j]);
       t = start + m.svc[j];
       prevLoc = l;
       return start <= m.twB[j];

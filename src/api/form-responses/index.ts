@@ -10,7 +10,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { mapPage, pageSchema } from "../../http/pagination";
+import { pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
   FormResponseListQuery,
