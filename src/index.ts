@@ -4,6 +4,7 @@ import { DEAD_LETTER_SOURCES, handleDeadLetterBatch } from "./queues/dead-letter
 import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
 import { baseQueueName } from "./queues/names";
+import { handleOptimizationBatch } from "./queues/route-optimizations/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
 import { handleWebhookBatch } from "./queues/webhooks/handler";
 import { sweepWebhooks } from "./services/events/dispatch";
@@ -21,6 +22,7 @@ const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<
   "fd-geocode": handleGeocodeBatch,
   "fd-files": handleFilesBatch,
   "fd-webhooks": handleWebhookBatch,
+  "fd-route-optimizations": handleOptimizationBatch,
   ...Object.fromEntries(Object.keys(DEAD_LETTER_SOURCES).map((q) => [q, handleDeadLetterBatch])),
 };
 

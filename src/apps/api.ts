@@ -15,6 +15,7 @@ import { mountMeta } from "../api/meta";
 import { mountMetafields } from "../api/metafields";
 import { mountOrders } from "../api/orders";
 import { mountOutbox } from "../api/outbox";
+import { mountRouteOptimizations } from "../api/route-optimizations";
 import { mountRoutes } from "../api/routes";
 import { mountTaskCommands } from "../api/task-commands";
 import { mountTasks } from "../api/tasks";
@@ -84,6 +85,7 @@ export function createApiApp() {
   mountMetafields(app);
   mountClients(app);
   mountRoutes(app);
+  mountRouteOptimizations(app);
   mountForms(app);
   mountFormFields(app);
   mountFormResponses(app);

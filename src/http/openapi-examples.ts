@@ -45,6 +45,13 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   createRoute: { name: "North, Monday", assignee: WORKER, date: "2026-03-02", objective: "distance" },
   partialUpdateRoute: { name: "North, Monday (2)" },
   updateRoute: { name: "North, Monday", assignee: WORKER, date: "2026-03-02" },
+  createRouteOptimization: {
+    routes: [`${BASE}/routes/0193a5d5-2b3c-7d4e-8f50-6a7b8c9d0e1f/`],
+    tasks: [TASK],
+    ignore_time_windows: false,
+    objective: null,
+    apply: true,
+  },
   createMetafield: {
     key: "door_code",
     label: "Door code",

@@ -209,6 +209,13 @@ export const TAGS: { name: string; description: string }[] = [
       "commands), `archived` (read-only). `start_address`/`end_address` default to the assignee's account-role addresses.",
   },
   {
+    name: "Route optimizations",
+    description:
+      "Solving routes: POST answers 202 `queued`; a queue consumer solves with the service's own solver (SISR) on a travel matrix " +
+      "(offline great-circle × 1.3, or an OSRM `/table` service) and writes `result`; with `apply`, each task's `route`, " +
+      "`position` and assignee are written through task commands recorded for the caller.",
+  },
+  {
     name: "Metafields",
     description:
       "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +

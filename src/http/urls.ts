@@ -20,6 +20,7 @@ export const COLLECTIONS = [
   "webhooks",
   "events",
   "routes",
+  "route_optimizations",
   "clients",
   "recurrences",
   "forms",

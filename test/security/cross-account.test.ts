@@ -92,6 +92,7 @@ async function populated() {
     metafields: metafield.body.id,
     clients: client.body.id,
     routes: route.body.id,
+    route_optimizations: crypto.randomUUID(),
     forms: form.body.id,
     form_fields: field.body.id,
     form_responses: response.body.id,

@@ -10,6 +10,7 @@ export const DEAD_LETTER_SOURCES: Record<string, string> = {
   "fd-webhooks-dlq": "fd-webhooks",
   "fd-files-dlq": "fd-files",
   "fd-geocode-dlq": "fd-geocode",
+  "fd-route-optimizations-dlq": "fd-route-optimizations",
 };
 
 const BODY_LIMIT = 16 * 1024;

@@ -1,0 +1,146 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { pathId, requireRole } from "../../http/guards";
+import {
+  dateTime,
+  defineRoute,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  type Router,
+  security,
+  uuidParam,
+} from "../../http/openapi";
+import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
+import { renderCtx } from "../../http/serialize";
+import {
+  createOptimization,
+  getOptimization,
+  listOptimizations,
+  serializeOptimization,
+} from "../../services/route-optimizations";
+import { optimizationReport } from "../../services/route-optimizations/report";
+
+const tags = ["Route optimizations"];
+const PLANNERS = ["admin", "manager", "integration"] as const;
+
+export const RouteOptimizationSchema = z
+  .object({
+    id: z.string().uuid(),
+    url: z.string().url(),
+    account: z.string().url(),
+    routes: z.array(z.string().url()),
+    tasks: z
+      .array(z.string().url())
+      .openapi({ description: "Every task taking part (the routes' own and the ones listed)." }),
+    ignore_time_windows: z.boolean(),
+    objective: z.enum(["distance", "duration", "balance"]).nullable(),
+    apply: z.boolean(),
+    state: z.enum(["queued", "running", "completed", "failed"]),
+    result: z.any().nullable().openapi({
+      description:
+        '`{"routes": [{"route", "stops": [{"task", "arrival", "start", "departure", "distance_m", "duration_s"}], "distance_m", "duration_s"}], "unassigned": [{"task", "reason"}], "distance_m", "duration_s"}`; null until completed.',
+    }),
+    error_message: z.string(),
+    created_by: z.string().url().nullable(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
+  })
+  .openapi("RouteOptimization");
+
+const RouteOptimizationWriteSchema = z
+  .object({
+    routes: z.array(z.string()).min(1).openapi({ description: "Route URLs (their tasks always take part)." }),
+    tasks: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "More task URLs: unrouted ones, or on the routes given." }),
+    ignore_time_windows: z.boolean().optional(),
+    objective: z.enum(["distance", "duration", "balance"]).nullable().optional().openapi({
+      description: "Default (null): each route's own.",
+    }),
+    apply: z
+      .boolean()
+      .optional()
+      .openapi({ description: "Default true: write `route`, `position` and the assignee when completed." }),
+  })
+  .openapi("RouteOptimizationWrite");
+
+export const createRouteOptimizationRoute = createRoute({
+  method: "post",
+  path: "/route_optimizations/",
+  tags,
+  security,
+  summary: "Optimize routes (solved from a queue)",
+  description:
+    "202 with `state` `queued`; poll the optimization for `running`, `completed` (`result`) or `failed` (`error_message`).",
+  request: jsonBody(RouteOptimizationWriteSchema),
+  responses: { 202: jsonResponse(RouteOptimizationSchema, "Queued."), ...errorResponses },
+});
+
+export const listRouteOptimizationsRoute = createRoute({
+  method: "get",
+  path: "/route_optimizations/",
+  tags,
+  security,
+  summary: "List route optimizations, newest first",
+  request: { query: z.object(paginationQuery).strict() },
+  responses: { 200: jsonResponse(pageSchema(RouteOptimizationSchema), "A page."), ...errorResponses },
+});
+
+export const retrieveRouteOptimizationRoute = createRoute({
+  method: "get",
+  path: "/route_optimizations/{id}/",
+  tags,
+  security,
+  summary: "Read a route optimization",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(RouteOptimizationSchema, "The optimization."), ...errorResponses },
+});
+
+export const reportRouteOptimizationRoute = createRoute({
+  method: "get",
+  path: "/route_optimizations/{id}/report/",
+  operationId: "reportRouteOptimization",
+  tags,
+  security,
+  summary: "The result as a readable page",
+  description:
+    "HTML, readable on a phone: per route its stops and times, distances, and the unassigned tasks with reasons. 400 until completed.",
+  request: {
+    params: uuidParam,
+    query: z.object({ format: z.enum(["html"]).optional() }).strict(),
+  },
+  responses: {
+    200: { description: "The report.", content: { "text/html": { schema: z.string() } } },
+    ...errorResponses,
+  },
+});
+
+export function mountRouteOptimizations(app: Router) {
+  defineRoute(app, createRouteOptimizationRoute, async (c) => {
+    const p = requireRole(c, ...PLANNERS);
+    const row = await createOptimization(c.env, p, c.req.valid("json"), c.get("baseUrl"));
+    return c.json(serializeOptimization(renderCtx(c), row), 202);
+  });
+
+  defineRoute(app, listRouteOptimizationsRoute, async (c) => {
+    const p = requireRole(c, ...PLANNERS);
+    const page = await listOptimizations(c.env.DB, p, c.req.valid("query"), c.req.url);
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (x) => serializeOptimization(r, x)));
+  });
+
+  defineRoute(app, retrieveRouteOptimizationRoute, async (c) => {
+    const p = requireRole(c, ...PLANNERS);
+    return c.json(serializeOptimization(renderCtx(c), await getOptimization(c.env.DB, p, pathId(c))));
+  });
+
+  defineRoute(app, reportRouteOptimizationRoute, async (c) => {
+    const p = requireRole(c, ...PLANNERS);
+    const html = await optimizationReport(c.env.DB, p, pathId(c), c.get("baseUrl"));
+    return c.body(html, 200, {
+      "Content-Type": "text/html; charset=utf-8",
+      "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    });
+  });
+}

@@ -1,0 +1,175 @@
+/**
+ * The solver's instance from routes and tasks (contract §16): each route is a vehicle (its
+ * assignee's shift on the route's date in the account's time zone, its start/end addresses, the
+ * assignee's `vehicle_capacity`); each task a visit of `duration` + the account's margin within
+ * `complete_after`/`complete_before` (unless ignored), with its metafield `demand`. An order's
+ * single pick-up and single drop-off travel together, pick-up first. Pure: rows in, instance out.
+ */
+import { parseTimestamp } from "../../http/timezones";
+import type { Instance, Job, Shipment, Vehicle } from "../../solver/types";
+import type { RouteRow } from "../routes";
+import type { Matrix, Point } from "../routing";
+import { parseJson, type TaskRow } from "../tasks/types";
+
+export type AccountShift = {
+  timezone: string;
+  optimize_earliest_start: string;
+  optimize_latest_end: string;
+  optimize_visit_duration_margin: string;
+};
+export type Assignee = { vehicle_capacity: string };
+
+const seconds = (hms: string) => {
+  const [h, m, s] = hms.split(":").map(Number);
+  return h * 3600 + m * 60 + (s || 0);
+};
+
+/** Epoch seconds of `HH:MM:SS` on `date` in `zone`. */
+function at(date: string, hms: string, zone: string): number {
+  const ms =
+    parseTimestamp(`${date}T${hms}`, zone === "UTC" ? null : zone) ?? parseTimestamp(`${date}T${hms}Z`, null);
+  return (ms ?? 0) / 1000;
+}
+
+/** The day of `ms` in `zone`, `YYYY-MM-DD`. */
+export function dayIn(ms: number, zone: string): string {
+  return new Intl.DateTimeFormat("en-CA", {
+    timeZone: zone,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+  }).format(ms);
+}
+
+const pointOf = (json: string | null): Point | null => {
+  const a = parseJson<{ location?: { coordinates?: [number, number] } | null } | null>(json, null);
+  const c = a?.location?.coordinates;
+  return c && Number.isFinite(c[0]) && Number.isFinite(c[1]) ? [c[0], c[1]] : null;
+};
+
+export function demandOf(task: TaskRow): number[] {
+  const d = parseJson<Record<string, unknown>>(task.metafields, {}).demand;
+  if (typeof d === "number" && Number.isFinite(d)) return [Math.max(0, d)];
+  if (Array.isArray(d))
+    return d.map((x) => (typeof x === "number" && Number.isFinite(x) ? Math.max(0, x) : 0)).slice(0, 3);
+  return [];
+}
+
+export type Built = {
+  instance: Instance;
+  points: Point[];
+  /** Tasks left out before solving (no location): reason `unreachable`. */
+  noLocation: TaskRow[];
+};
+
+/** Points of the routes' depots and the tasks, deduplicated; what the matrix is asked for. */
+export function collectPoints(
+  routes: RouteRow[],
+  tasks: TaskRow[],
+): { points: Point[]; index: Map<string, number> } {
+  const points: Point[] = [];
+  const index = new Map<string, number>();
+  const add = (p: Point | null) => {
+    if (!p) return;
+    const key = `${p[0]},${p[1]}`;
+    if (!index.has(key)) {
+      index.set(key, points.length);
+      points.push(p);
+    }
+  };
+  for (const r of routes) {
+    add(pointOf(r.start_address));
+    add(pointOf(r.end_address));
+  }
+  for (const t of tasks) add(pointOf(t.address));
+  return { points, index };
+}
+
+export function buildInstance(args: {
+  routes: RouteRow[];
+  tasks: TaskRow[];
+  account: AccountShift;
+  assignees: Map<string, Assignee>;
+  matrix: Matrix;
+  points: { points: Point[]; index: Map<string, number> };
+  ignoreTimeWindows: boolean;
+  objective: Instance["objective"];
+  today: string;
+}): Built {
+  const { routes, tasks, account, assignees, matrix, points } = args;
+  const locOf = (json: string | null) => {
+    const p = pointOf(json);
+    return p ? points.index.get(`${p[0]},${p[1]}`) : undefined;
+  };
+  const margin = seconds(account.optimize_visit_duration_margin || "00:00:00");
+  const vehicles: Vehicle[] = routes.map((r) => {
+    const date = r.date ?? args.today;
+    const capacity = r.assignee_id
+      ? parseJson<number[]>(assignees.get(r.assignee_id)?.vehicle_capacity ?? "[]", [])
+      : [];
+    return {
+      id: r.id,
+      start: locOf(r.start_address),
+      end: locOf(r.end_address),
+      shiftStart: at(date, account.optimize_earliest_start, account.timezone),
+      shiftEnd: at(date, account.optimize_latest_end, account.timezone),
+      capacity,
+    };
+  });
+  const noLocation: TaskRow[] = [];
+  const located = tasks.filter((t) => {
+    if (locOf(t.address) === undefined) noLocation.push(t);
+    return locOf(t.address) !== undefined;
+  });
+  const job = (t: TaskRow): Job => ({
+    id: t.id,
+    location: locOf(t.address)!,
+    service: (t.duration_seconds ?? 0) + margin,
+    timeWindow:
+      args.ignoreTimeWindows || (t.complete_after === null && t.complete_before === null)
+        ? undefined
+        : [
+            t.complete_after === null ? Number.NEGATIVE_INFINITY : t.complete_after / 1000,
+            t.complete_before === null ? Number.POSITIVE_INFINITY : t.complete_before / 1000,
+          ],
+    demand: demandOf(t),
+  });
+  // An order with exactly one pick-up and one drop-off here: a shipment (same route, pick-up first).
+  const byOrder = new Map<string, TaskRow[]>();
+  for (const t of located) if (t.order_id) byOrder.set(t.order_id, [...(byOrder.get(t.order_id) ?? []), t]);
+  const shipments: Shipment[] = [];
+  const paired = new Set<string>();
+  for (const group of byOrder.values()) {
+    const ups = group.filter((t) => t.category === "pick_up");
+    const downs = group.filter((t) => t.category === "drop_off");
+    if (ups.length === 1 && downs.length === 1) {
+      const demand = demandOf(downs[0]).length ? demandOf(downs[0]) : demandOf(ups[0]);
+      shipments.push({
+        pickup: { ...job(ups[0]), demand: [] },
+        delivery: { ...job(downs[0]), demand: [] },
+        demand,
+      });
+      paired.add(ups[0].id).add(downs[0].id);
+    }
+  }
+  const n = points.points.length;
+  const flat = (m: number[][]) => {
+    const out = new Float64Array(n * n);
+    for (let a = 0; a < n; a++)
+      for (let b = 0; b < n; b++) out[a * n + b] = m[a]?.[b] ?? Number.POSITIVE_INFINITY;
+    return out;
+  };
+  return {
+    instance: {
+      locations: n,
+      distances: flat(matrix.distances),
+      durations: flat(matrix.durations),
+      vehicles,
+      jobs: located.filter((t) => !paired.has(t.id)).map(job),
+      shipments,
+      objective: args.objective,
+    },
+    points: points.points,
+    noLocation,
+  };
+}

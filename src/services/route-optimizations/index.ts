@@ -1,0 +1,168 @@
+/**
+ * Route optimizations (contract §16): `POST` checks the routes and tasks and queues the job
+ * (202, `queued`); the fd-route-optimizations consumer solves it (`running`, then `completed`
+ * with `result`, or `failed` with `error_message`) and, with `apply`, writes each task's route
+ * and position, and its assignee, through task commands.
+ */
+import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
+import { paginateByCreation } from "../../http/pagination";
+import { link, type RenderCtx, ts } from "../../http/serialize";
+import { parseHyperlink } from "../../http/urls";
+import { uuidv7 } from "../../lib/ids";
+import type { OptimizationMessage } from "../../queues/route-optimizations/message";
+import type { Principal } from "../auth/principal";
+import { parseJson } from "../tasks/types";
+
+export const FINAL_TASK_STATES = ["completed", "failed", "cancelled"];
+
+export type OptimizationRow = {
+  id: string;
+  account_id: string;
+  state: "queued" | "running" | "completed" | "failed";
+  route_ids: string;
+  task_ids: string;
+  ignore_time_windows: number;
+  objective: string | null;
+  apply: number;
+  result: string | null;
+  error_message: string;
+  created_by: string | null;
+  created_at: number;
+  updated_at: number;
+};
+
+export type OptimizationInput = {
+  routes: string[];
+  tasks?: string[];
+  ignore_time_windows?: boolean;
+  objective?: "distance" | "duration" | "balance" | null;
+  apply?: boolean;
+};
+
+const limit = (value: string | undefined, fallback: number) => {
+  const n = Number(value);
+  return Number.isInteger(n) && n > 0 ? n : fallback;
+};
+
+export function serializeOptimization(r: RenderCtx, row: OptimizationRow) {
+  return {
+    id: row.id,
+    url: link(r, "route_optimizations", row.id),
+    account: link(r, "accounts", row.account_id),
+    routes: parseJson<string[]>(row.route_ids, []).map((id) => link(r, "routes", id)),
+    tasks: parseJson<string[]>(row.task_ids, []).map((id) => link(r, "tasks", id)),
+    ignore_time_windows: Boolean(row.ignore_time_windows),
+    objective: row.objective,
+    apply: Boolean(row.apply),
+    state: row.state,
+    result: parseJson<unknown>(row.result, null),
+    error_message: row.error_message,
+    created_by: link(r, "users", row.created_by),
+    created_at: ts(r, row.created_at),
+    updated_at: ts(r, row.updated_at),
+  };
+}
+
+export async function getOptimization(db: D1Database, p: Principal, id: string) {
+  const row = await db
+    .prepare("SELECT * FROM route_optimizations WHERE id = ? AND account_id = ?")
+    .bind(id, p.accountId)
+    .first<OptimizationRow>();
+  if (!row) throw notFound();
+  return row;
+}
+
+export function listOptimizations(
+  db: D1Database,
+  p: Principal,
+  q: { cursor?: string; page_size?: number },
+  url: string,
+) {
+  return paginateByCreation<OptimizationRow>({
+    db,
+    select: "SELECT * FROM route_optimizations",
+    where: ["account_id = ?"],
+    params: [p.accountId],
+    cursor: q.cursor,
+    pageSize: q.page_size,
+    url,
+    desc: true,
+  });
+}
+
+/**
+ * Checks and queues an optimization. The routes must be the account's and not archived; the
+ * listed tasks the account's, not in a final state, and on no route outside the ones given;
+ * at most MAX_OPTIMIZATION_VISITS visits and MAX_OPTIMIZATION_ROUTES routes (contract §22).
+ */
+export async function createOptimization(env: Env, p: Principal, input: OptimizationInput, baseUrl: string) {
+  const errors: FieldErrors = {};
+  const maxRoutes = limit(env.MAX_OPTIMIZATION_ROUTES, 200);
+  const maxVisits = limit(env.MAX_OPTIMIZATION_VISITS, 2000);
+  const routeIds = [...new Set(input.routes.map((u) => parseHyperlink(u, "routes")))];
+  if (routeIds.includes(null)) errors.routes = ["Invalid hyperlink - No URL match."];
+  if (!input.routes.length) errors.routes = ["This list may not be empty."];
+  if (routeIds.length > maxRoutes) errors.routes = [`Too many routes: at most ${maxRoutes}.`];
+  const listed = [...new Set((input.tasks ?? []).map((u) => parseHyperlink(u, "tasks")))];
+  if (listed.includes(null)) errors.tasks = ["Invalid hyperlink - No URL match."];
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  const ids = routeIds as string[];
+  const [routes, onRoutes, extra] = await env.DB.batch([
+    env.DB.prepare(
+      "SELECT id, state FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+    ).bind(p.accountId, JSON.stringify(ids)),
+    env.DB.prepare(
+      "SELECT id, state FROM tasks WHERE account_id = ? AND route_id IN (SELECT value FROM json_each(?))",
+    ).bind(p.accountId, JSON.stringify(ids)),
+    env.DB.prepare(
+      "SELECT id, state, route_id FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+    ).bind(p.accountId, JSON.stringify(listed)),
+  ]);
+  const found = new Map((routes.results as { id: string; state: string }[]).map((r) => [r.id, r.state]));
+  const missing = ids.filter((id) => !found.has(id));
+  if (missing.length) errors.routes = ["Invalid hyperlink - Object does not exist."];
+  else if (ids.some((id) => found.get(id) === "archived"))
+    errors.routes = ["An archived route cannot be optimized."];
+  const extraRows = extra.results as { id: string; state: string; route_id: string | null }[];
+  const taskErrors: string[] = [];
+  if (extraRows.length !== listed.length) taskErrors.push("Invalid hyperlink - Object does not exist.");
+  if (extraRows.some((t) => t.route_id && !ids.includes(t.route_id))) {
+    taskErrors.push("A listed task is on a route that is not part of this optimization.");
+  }
+  if (extraRows.some((t) => FINAL_TASK_STATES.includes(t.state))) {
+    taskErrors.push("A listed task is completed, failed or cancelled.");
+  }
+  if (taskErrors.length) errors.tasks = taskErrors;
+  // The routes' own tasks take part unless they are finished.
+  const taking = new Set<string>();
+  for (const t of onRoutes.results as { id: string; state: string }[])
+    if (!FINAL_TASK_STATES.includes(t.state)) taking.add(t.id);
+  for (const t of extraRows) taking.add(t.id);
+  if (taking.size > maxVisits) errors.tasks = [`Too many visits: at most ${maxVisits}.`];
+  if (Object.keys(errors).length) throw new ValidationError(errors);
+  const now = Date.now();
+  const row: OptimizationRow = {
+    id: uuidv7(now),
+    account_id: p.accountId,
+    state: "queued",
+    route_ids: JSON.stringify(ids),
+    task_ids: JSON.stringify([...taking]),
+    ignore_time_windows: input.ignore_time_windows ? 1 : 0,
+    objective: input.objective ?? null,
+    apply: input.apply === false ? 0 : 1,
+    result: null,
+    error_message: "",
+    created_by: p.userId,
+    created_at: now,
+    updated_at: now,
+  };
+  const keys = Object.keys(row) as (keyof OptimizationRow)[];
+  await env.DB.prepare(
+    `INSERT INTO route_optimizations (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`,
+  )
+    .bind(...keys.map((k) => row[k]))
+    .run();
+  const message: OptimizationMessage = { accountId: p.accountId, optimizationId: row.id, baseUrl };
+  await env.OPTIMIZATIONS_QUEUE.send(message);
+  return row;
+}

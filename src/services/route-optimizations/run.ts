@@ -1,0 +1,227 @@
+/**
+ * The fd-route-optimizations job (contract §16). Re-running it after a crash is safe: the solve
+ * is deterministic (the seed is derived from the optimization's id), and the tasks are written
+ * through task commands whose `external_id`s are derived from the optimization and the task,
+ * so a command applied before the crash is answered from what is stored, never applied twice.
+ */
+import type { RoleName } from "../../db/schema";
+import { link } from "../../http/serialize";
+import type { OptimizationMessage } from "../../queues/route-optimizations/message";
+import { solve } from "../../solver";
+import type { Solution } from "../../solver/types";
+import type { Principal } from "../auth/principal";
+import type { RouteRow } from "../routes";
+import { type MatrixProvider, matrixFromEnv } from "../routing";
+import { MAX_COMMANDS_PER_REQUEST, submitCommands } from "../task-commands";
+import { eventRender } from "../tasks/serialize";
+import type { TaskRow } from "../tasks/types";
+import { type AccountShift, type Assignee, buildInstance, collectPoints, dayIn } from "./build";
+import { FINAL_TASK_STATES, type OptimizationRow } from "./index";
+
+const seedOf = (id: string) => {
+  let h = 2166136261;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 16777619);
+  return h >>> 0;
+};
+
+export async function runOptimization(
+  env: Env,
+  msg: OptimizationMessage,
+  deps: { matrix?: MatrixProvider } = {},
+): Promise<void> {
+  const db = env.DB;
+  const row = await db
+    .prepare("SELECT * FROM route_optimizations WHERE id = ? AND account_id = ?")
+    .bind(msg.optimizationId, msg.accountId)
+    .first<OptimizationRow>();
+  if (!row || row.state === "completed" || row.state === "failed") return;
+  await db
+    .prepare(
+      "UPDATE route_optimizations SET state = 'running', updated_at = ? WHERE id = ? AND state IN ('queued', 'running')",
+    )
+    .bind(Date.now(), row.id)
+    .run();
+  const routeIds: string[] = JSON.parse(row.route_ids);
+  const taskIds: string[] = JSON.parse(row.task_ids);
+  const [routesRes, tasksRes, accountRes] = await db.batch([
+    db
+      .prepare("SELECT * FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))")
+      .bind(row.account_id, row.route_ids),
+    db
+      .prepare("SELECT * FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))")
+      .bind(row.account_id, row.task_ids),
+    db
+      .prepare(
+        "SELECT timezone, optimize_earliest_start, optimize_latest_end, optimize_visit_duration_margin FROM accounts WHERE id = ?",
+      )
+      .bind(row.account_id),
+  ]);
+  const routes = routeIds
+    .map((id) => (routesRes.results as RouteRow[]).find((r) => r.id === id))
+    .filter((r): r is RouteRow => !!r);
+  const tasks = (tasksRes.results as TaskRow[]).filter((t) => !FINAL_TASK_STATES.includes(t.state));
+  const account = accountRes.results[0] as AccountShift;
+  const assigneeIds = [...new Set(routes.map((r) => r.assignee_id).filter((x): x is string => !!x))];
+  const { results: roles } = await db
+    .prepare(
+      "SELECT user_id, vehicle_capacity FROM account_roles WHERE account_id = ? AND user_id IN (SELECT value FROM json_each(?))",
+    )
+    .bind(row.account_id, JSON.stringify(assigneeIds))
+    .all<{ user_id: string } & Assignee>();
+  const points = collectPoints(routes, tasks);
+  const matrix = points.points.length
+    ? await (deps.matrix ?? matrixFromEnv(env)).table(points.points)
+    : { distances: [], durations: [] };
+  const built = buildInstance({
+    routes,
+    tasks,
+    account,
+    assignees: new Map(roles.map((r) => [r.user_id, r])),
+    matrix,
+    points,
+    ignoreTimeWindows: Boolean(row.ignore_time_windows),
+    objective: (row.objective ?? routes[0]?.objective ?? "distance") as "distance",
+    today: dayIn(row.created_at, account.timezone),
+  });
+  const iterations = Number(env.ROUTE_OPTIMIZATION_ITERATIONS) || 20_000;
+  const solution = solve(built.instance, { seed: seedOf(row.id), iterations });
+  const result = resultOf(msg.baseUrl, solution, built.noLocation);
+  if (row.apply) await applySolution(env, row, routes, tasks, solution, msg.baseUrl);
+  const now = Date.now();
+  const statements = [
+    db
+      .prepare(
+        "UPDATE route_optimizations SET state = 'completed', result = ?, updated_at = ? WHERE id = ? AND state = 'running'",
+      )
+      .bind(JSON.stringify(result), now, row.id),
+  ];
+  if (row.apply) {
+    for (const r of routes) {
+      const solved = solution.routes.find((x) => x.vehicle === r.id);
+      statements.push(
+        db
+          .prepare("UPDATE routes SET distance_m = ?, duration_s = ?, updated_at = ? WHERE id = ?")
+          .bind(solved?.distance ?? 0, solved?.duration ?? 0, now, r.id),
+      );
+    }
+  }
+  await db.batch(statements);
+}
+
+/** Marks an optimization failed (the consumer's last retry, or a job that cannot run). */
+export async function failOptimization(env: Env, msg: OptimizationMessage, error: string) {
+  await env.DB.prepare(
+    "UPDATE route_optimizations SET state = 'failed', error_message = ?, updated_at = ? WHERE id = ? AND state IN ('queued', 'running')",
+  )
+    .bind(error.slice(0, 1000), Date.now(), msg.optimizationId)
+    .run();
+}
+
+const iso = (s: number) => new Date(s * 1000).toISOString();
+
+/** The `result` of contract §16: URLs, date-times, metres and seconds. */
+export function resultOf(baseUrl: string, s: Solution, noLocation: TaskRow[]) {
+  const r = eventRender(baseUrl);
+  return {
+    routes: s.routes.map((route) => ({
+      route: link(r, "routes", route.vehicle),
+      stops: route.stops.map((x) => ({
+        task: link(r, "tasks", x.job),
+        arrival: iso(x.arrival),
+        start: iso(x.start),
+        departure: iso(x.departure),
+        distance_m: x.distance,
+        duration_s: x.duration,
+      })),
+      distance_m: route.distance,
+      duration_s: route.duration,
+    })),
+    unassigned: [
+      ...noLocation.map((t) => ({ task: link(r, "tasks", t.id), reason: "unreachable" })),
+      ...s.unassigned.map((u) => ({ task: link(r, "tasks", u.job), reason: u.reason })),
+    ],
+    distance_m: s.distance,
+    duration_s: s.duration,
+  };
+}
+
+/** The creator, acting again: the commands are recorded as theirs (contract §16). */
+async function creator(env: Env, row: OptimizationRow): Promise<Principal> {
+  const r = await env.DB.prepare(
+    `SELECT ro.role, u.email, a.api_version, a.feature_allow_worker_reordering, a.transit_active_limit, a.failed_reasons, a.feature_signer_name
+     FROM account_roles ro JOIN users u ON u.id = ro.user_id JOIN accounts a ON a.id = ro.account_id
+     WHERE ro.account_id = ? AND ro.user_id = ? AND ro.state = 'active' AND ro.is_active = 1 AND u.is_active = 1`,
+  )
+    .bind(row.account_id, row.created_by)
+    .first<{
+      role: RoleName;
+      email: string;
+      api_version: string;
+      feature_allow_worker_reordering: number;
+      transit_active_limit: number | null;
+      failed_reasons: string;
+      feature_signer_name: number;
+    }>();
+  if (!r) throw new Error("The user who created this optimization no longer has a role in the account.");
+  return {
+    userId: row.created_by!,
+    email: r.email,
+    accountId: row.account_id,
+    role: r.role,
+    tokenId: "",
+    tokenKind: "session",
+    account: {
+      apiVersion: r.api_version,
+      featureAllowWorkerReordering: Boolean(r.feature_allow_worker_reordering),
+      transitActiveLimit: r.transit_active_limit,
+      failedReasons: JSON.parse(r.failed_reasons || "[]"),
+      featureSignerName: Boolean(r.feature_signer_name),
+    },
+    actorUserId: null,
+  };
+}
+
+async function applySolution(
+  env: Env,
+  row: OptimizationRow,
+  routes: RouteRow[],
+  tasks: TaskRow[],
+  s: Solution,
+  baseUrl: string,
+) {
+  const p = await creator(env, row);
+  const r = eventRender(baseUrl);
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const items: Parameters<typeof submitCommands>[2] = [];
+  const now = new Date().toISOString();
+  for (const solved of s.routes) {
+    const route = routes.find((x) => x.id === solved.vehicle)!;
+    solved.stops.forEach((stop, i) => {
+      const task = byId.get(stop.job)!;
+      items.push({
+        task: link(r, "tasks", task.id)!,
+        external_id: `opt:${row.id}:${task.id}:place`,
+        time: now,
+        action: "update",
+        task_data: { route: link(r, "routes", route.id), position: i + 1 },
+      });
+      if (route.assignee_id && task.assignee_id !== route.assignee_id) {
+        const fresh = ["draft", "scheduled", "unassigned"].includes(task.state);
+        items.push({
+          task: link(r, "tasks", task.id)!,
+          external_id: `opt:${row.id}:${task.id}:assign`,
+          time: now,
+          action: fresh ? "assign" : "reassign",
+          assignee: link(r, "users", route.assignee_id)!,
+        });
+      }
+    });
+  }
+  for (let i = 0; i < items.length; i += MAX_COMMANDS_PER_REQUEST) {
+    await submitCommands(env, p, items.slice(i, i + MAX_COMMANDS_PER_REQUEST), {
+      timeZone: null,
+      isArray: true,
+      baseUrl,
+    });
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Travel times and distances between points (contract §16), behind one interface with two
+ * providers, as geocoding has: `offline` (the default: great-circle distance × 1.3 at a settable
+ * speed, no network) and `osrm` (an OSRM-compatible `/table` service at `ROUTING_URL`).
+ */
+export type Point = [lon: number, lat: number];
+export type Matrix = { distances: number[][]; durations: number[][] };
+
+export interface MatrixProvider {
+  readonly name: string;
+  /** Metres and seconds from every point to every point; Infinity where there is no path. */
+  table(points: Point[]): Promise<Matrix>;
+}
+
+export class RoutingUnavailableError extends Error {}
+
+export type RoutingEnv = { ROUTING_URL?: string; ROUTING_SPEED_KMH?: string };
+
+/** Great-circle distance in metres (haversine, mean Earth radius 6,371,008.8 m). */
+export function greatCircleMetres(a: Point, b: Point): number {
+  const rad = Math.PI / 180;
+  const dLat = (b[1] - a[1]) * rad;
+  const dLon = (b[0] - a[0]) * rad;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a[1] * rad) * Math.cos(b[1] * rad) * Math.sin(dLon / 2) ** 2;
+  return 2 * 6_371_008.8 * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+/** Roads are longer than the crow flies: × 1.3 (a common detour factor for cities). */
+export const DETOUR = 1.3;
+
+export class OfflineMatrix implements MatrixProvider {
+  readonly name = "offline";
+  constructor(private readonly speedKmh = 40) {}
+
+  async table(points: Point[]): Promise<Matrix> {
+    const metresPerSecond = (this.speedKmh * 1000) / 3600;
+    const distances = points.map((a) => points.map((b) => greatCircleMetres(a, b) * DETOUR));
+    return { distances, durations: distances.map((row) => row.map((d) => d / metresPerSecond)) };
+  }
+}
+
+/**
+ * OSRM's table service (`GET /table/v1/driving/{lon,lat;...}?annotations=duration,distance`):
+ * `durations` in seconds and `distances` in metres, `null` where no route was found.
+ */
+export class OsrmMatrix implements MatrixProvider {
+  readonly name = "osrm";
+  constructor(
+    private readonly baseUrl: string,
+    private readonly fetchImpl: typeof fetch = fetch,
+    private readonly timeoutMs = 30_000,
+  ) {}
+
+  async table(points: Point[]): Promise<Matrix> {
+    const coords = points.map(([lon, lat]) => `${lon.toFixed(6)},${lat.toFixed(6)}`).join(";");
+    const url = `${this.baseUrl.replace(/\/+$/, "")}/table/v1/driving/${coords}?annotations=duration,distance`;
+    let res: Response;
+    try {
+      res = await this.fetchImpl(url, {
+        signal: AbortSignal.timeout(this.timeoutMs),
+        headers: { Accept: "application/json" },
+      });
+    } catch (err) {
+      throw new RoutingUnavailableError(`routing service unreachable: ${String(err)}`);
+    }
+    if (res.status >= 500 || res.status === 429)
+      throw new RoutingUnavailableError(`routing service answered ${res.status}`);
+    const body = (await res.json().catch(() => null)) as {
+      code?: string;
+      message?: string;
+      durations?: (number | null)[][];
+      distances?: (number | null)[][];
+    } | null;
+    if (!res.ok || body?.code !== "Ok" || !body.durations || !body.distances) {
+      throw new Error(
+        `routing service refused the table: ${body?.code ?? res.status} ${body?.message ?? ""}`.trim(),
+      );
+    }
+    const fill = (m: (number | null)[][]) =>
+      m.map((row) => row.map((x) => (x === null ? Number.POSITIVE_INFINITY : x)));
+    return { durations: fill(body.durations), distances: fill(body.distances) };
+  }
+}
+
+export function matrixFromEnv(env: RoutingEnv, fetchImpl?: typeof fetch): MatrixProvider {
+  if (env.ROUTING_URL) return new OsrmMatrix(env.ROUTING_URL, fetchImpl);
+  const speed = Number(env.ROUTING_SPEED_KMH);
+  return new OfflineMatrix(Number.isFinite(speed) && speed > 0 ? speed : 40);
+}
