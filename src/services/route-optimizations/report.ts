@@ -37,7 +37,8 @@ export async function optimizationReport(db: D1Database, p: Principal, id: strin
       return [t.id, a.formatted_address || a.raw_address || t.description || t.id];
     }),
   );
-  const taskLabel = (url: string | null) => taskName.get(parseHyperlink(url ?? "", "tasks") ?? "") ?? url ?? "";
+  const taskLabel = (url: string | null) =>
+    taskName.get(parseHyperlink(url ?? "", "tasks") ?? "") ?? url ?? "";
   const data: ReportData = {
     title: `Route optimization ${row.id.slice(0, 8)}`,
     state: row.state,

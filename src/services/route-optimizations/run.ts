@@ -42,7 +42,6 @@ export async function runOptimization(
     .bind(Date.now(), row.id)
     .run();
   const routeIds: string[] = JSON.parse(row.route_ids);
-  const taskIds: string[] = JSON.parse(row.task_ids);
   const [routesRes, tasksRes, accountRes] = await db.batch([
     db
       .prepare("SELECT * FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))")
