@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // CI: the deployable bundle stays within its budget, and the Worker's start-up stays far under
 // the platform's limit. Prints both figures.
-//   BUNDLE_BUDGET_KIB (default 2048): gzip size `wrangler deploy --dry-run` reports. Workers
-//     Free accepts 3 MiB compressed and Paid 10 MiB; the budget leaves room for Part two's
-//     libraries while catching an accidental heavy import. Today's largest parts: the offline
+//   BUNDLE_BUDGET_KIB (default 2560): gzip size `wrangler deploy --dry-run` reports. Workers
+//     Free accepts 3 MiB compressed and Paid 10 MiB; the budget stays under Free's limit with
+//     room for the rest of Part two, while catching an accidental heavy import. Today's largest
+//     parts: @cantoo/pdf-lib (~340 KiB gzipped: the route report's PDF, later proofs of delivery), the offline
 //     gazetteer (~1.3 MiB before compression, src/services/addresses/geocoding/data), zod with its
 //     locale files (zod's `z` namespace re-exports every locale, so the bundler keeps them),
 //     the photon image library (WebAssembly, a separate module).
@@ -14,7 +15,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-const bundleBudget = Number(process.env.BUNDLE_BUDGET_KIB ?? 2048);
+const bundleBudget = Number(process.env.BUNDLE_BUDGET_KIB ?? 2560);
 const startupBudget = Number(process.env.STARTUP_BUDGET_MS ?? 200);
 const dir = mkdtempSync(join(tmpdir(), "fd-bundle-"));
 let failed = false;

@@ -1,4 +1,5 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
+import { PDFDocument } from "@cantoo/pdf-lib";
 import { describe, expect, it } from "vitest";
 import { runOptimization } from "../../src/services/route-optimizations/run";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
@@ -53,6 +54,28 @@ async function planned(acc: TestAccount, opts: { windows?: boolean } = {}) {
   return { worker, route: route.body, tasks };
 }
 
+/** Every stream of a PDF, inflated when it is FlateDecode (ISO 32000-1 §7.4.4), as latin1 text. */
+async function pdfText(bytes: Uint8Array): Promise<string> {
+  const raw = new TextDecoder("latin1").decode(bytes);
+  let out = raw;
+  for (const m of raw.matchAll(/stream\r?\n/g)) {
+    const start = m.index! + m[0].length;
+    let end = raw.indexOf("endstream", start);
+    // The EOL before `endstream` is not part of the data (§7.3.8.1).
+    while (end > start && (raw[end - 1] === "\n" || raw[end - 1] === "\r")) end--;
+    const dict = raw.slice(raw.lastIndexOf("<<", m.index), m.index);
+    if (!/FlateDecode/.test(dict)) continue;
+    const data = bytes.slice(start, end);
+    const inflated = await new Response(
+      new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate")),
+    )
+      .arrayBuffer()
+      .catch(() => new ArrayBuffer(0));
+    out += new TextDecoder("latin1").decode(inflated);
+  }
+  return out;
+}
+
 async function finished(acc: TestAccount, id: string) {
   for (let i = 0; i < 100; i++) {
     const r = await call(`/route_optimizations/${id}/`, { token: acc.admin.token });
@@ -103,6 +126,28 @@ describe("/route_optimizations/ (contract §16)", () => {
     expect(report.headers.get("Content-Type")).toMatch(/^text\/html/);
     expect(report.text).toContain("Tallinn");
     expect(report.text).toContain("Unassigned");
+    // The PDF: by Accept or ?format=pdf; it parses back, and its text holds the route's name.
+    for (const [query, headers] of [
+      ["?format=pdf", {}],
+      ["", { Accept: "application/pdf" }],
+    ] as const) {
+      const res = await exports.default.fetch(
+        new Request(`https://api.test/route_optimizations/${r.body.id}/report/${query}`, {
+          headers: { Authorization: `Bearer ${acc.admin.token}`, ...headers },
+        }),
+      );
+      expect(res.status).toBe(200);
+      expect(res.headers.get("Content-Type")).toBe("application/pdf");
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      expect(new TextDecoder().decode(bytes.slice(0, 5))).toBe("%PDF-");
+      const doc = await PDFDocument.load(bytes);
+      expect(doc.getPageCount()).toBeGreaterThanOrEqual(1);
+      expect(doc.getTitle()).toMatch(/^Route optimization /);
+      const hex = [...new TextEncoder().encode("Tallinn")]
+        .map((b) => b.toString(16).toUpperCase().padStart(2, "0"))
+        .join("");
+      expect(await pdfText(bytes)).toContain(hex);
+    }
     // A redelivered message after completion changes nothing; a crashed run re-applies nothing twice.
     await runOptimization(env, {
       accountId: acc.account.id,

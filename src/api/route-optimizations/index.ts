@@ -103,15 +103,22 @@ export const reportRouteOptimizationRoute = createRoute({
   operationId: "reportRouteOptimization",
   tags,
   security,
-  summary: "The result as a readable page",
+  summary: "The result as a readable page, or a PDF",
   description:
-    "HTML, readable on a phone: per route its stops and times, distances, and the unassigned tasks with reasons. 400 until completed.",
+    "HTML readable on a phone, or a PDF with `Accept: application/pdf` or `?format=pdf`: per route its stops and times, " +
+    "distances, and the unassigned tasks with reasons. 400 until completed.",
   request: {
     params: uuidParam,
-    query: z.object({ format: z.enum(["html"]).optional() }).strict(),
+    query: z.object({ format: z.enum(["html", "pdf"]).optional() }).strict(),
   },
   responses: {
-    200: { description: "The report.", content: { "text/html": { schema: z.string() } } },
+    200: {
+      description: "The report.",
+      content: {
+        "text/html": { schema: z.string() },
+        "application/pdf": { schema: z.string().openapi({ format: "binary" }) },
+      },
+    },
     ...errorResponses,
   },
 });
@@ -137,8 +144,18 @@ export function mountRouteOptimizations(app: Router) {
 
   defineRoute(app, reportRouteOptimizationRoute, async (c) => {
     const p = requireRole(c, ...PLANNERS);
-    const html = await optimizationReport(c.env.DB, p, pathId(c), c.get("baseUrl"));
-    return c.body(html, 200, {
+    const q = c.req.valid("query").format;
+    // `?format=` wins; else the Accept header asks for a PDF (RFC 9110 §12.5.1, without q-values).
+    const pdf =
+      q === "pdf" || (q === undefined && /\bapplication\/pdf\b/i.test(c.req.header("Accept") ?? ""));
+    const body = await optimizationReport(c.env.DB, p, pathId(c), pdf ? "pdf" : "html");
+    if (typeof body !== "string") {
+      return c.body(new Uint8Array(body), 200, {
+        "Content-Type": "application/pdf",
+        "Content-Disposition": `inline; filename="route-optimization-${pathId(c)}.pdf"`,
+      });
+    }
+    return c.body(body, 200, {
       "Content-Type": "text/html; charset=utf-8",
       "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
     });

@@ -1,6 +1,7 @@
 import { nonFieldError } from "../../http/errors";
 import { parseHyperlink } from "../../http/urls";
 import { type ReportData, renderRouteReportHtml } from "../../render/route-report";
+import { renderRouteReportPdf } from "../../render/route-report-pdf";
 import type { Principal } from "../auth/principal";
 import { parseJson } from "../tasks/types";
 import { getOptimization } from "./index";
@@ -9,7 +10,7 @@ import type { resultOf } from "./run";
 type Result = ReturnType<typeof resultOf>;
 
 /** The report's data: the result with routes and tasks named as people know them. */
-export async function optimizationReport(db: D1Database, p: Principal, id: string, _baseUrl: string) {
+export async function optimizationReport(db: D1Database, p: Principal, id: string, format: "html" | "pdf") {
   const row = await getOptimization(db, p, id);
   const result = parseJson<Result | null>(row.result, null);
   if (row.state !== "completed" || !result)
@@ -53,5 +54,5 @@ export async function optimizationReport(db: D1Database, p: Principal, id: strin
     distance_m: result.distance_m,
     duration_s: result.duration_s,
   };
-  return renderRouteReportHtml(data);
+  return format === "pdf" ? renderRouteReportPdf(data) : renderRouteReportHtml(data);
 }
