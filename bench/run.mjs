@@ -20,7 +20,8 @@ const MAX_IN_FLIGHT = 256;
 const CONNECTIONS = Math.max(1, Math.min(MAX_IN_FLIGHT, Number(process.env.BENCH_CONNECTIONS || 10)));
 const BIG_TASKS = Number(process.env.BENCH_BIG_TASKS || 100_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
-// BENCH_ONLY=1,6 runs only those sections (1 read, 2 command, 3 batch, 4 orders, 5 list, 6 upload, 7 webhooks).
+// BENCH_ONLY=1,6 runs only those sections (1 read, 2 command, 3 batch, 4 orders, 5 list, 6 upload, 7 webhooks,
+// 8 route optimization).
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map(Number)) : null;
 const section = (n) => !ONLY || ONLY.has(n);
 const SVC_PORT = 8790;
@@ -578,6 +579,68 @@ async function main() {
       figure("1,000 webhook events delivered to a local receiver", s, "s", "all delivered", received >= 1000);
     } else figure("1,000 webhook events delivered to a local receiver", NaN, "s", "all delivered", false);
     server.close();
+  }
+
+  // 8. Route optimization through the API: 1,000 tasks on 50 routes, solved by the queue consumer
+  //    with the configured budget (ROUTE_OPTIMIZATION_ITERATIONS) and applied through commands.
+  if (section(8)) {
+    const acc = await account("optimize");
+    const routes = [];
+    for (let i = 0; i < 50; i++) {
+      const r = await api("/routes/", {
+        token: acc.token,
+        body: { name: `Route ${i + 1}`, date: "2030-06-03" },
+      });
+      routes.push(r.body.url);
+    }
+    // Points within ~15 km of Tallinn's centre, deterministic.
+    let seed = 7;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let o = 0; o < 2; o++) {
+      const tasks_data = Array.from({ length: 500 }, (_, k) => ({
+        category: "drop_off",
+        route: routes[(o * 500 + k) % 50],
+        duration: "00:05:00",
+        address: {
+          raw_address: `stop ${o * 500 + k}`,
+          location: {
+            type: "Point",
+            coordinates: [24.75 + (rnd() - 0.5) * 0.5, 59.44 + (rnd() - 0.5) * 0.25],
+          },
+        },
+      }));
+      const r = await api("/orders/", { token: acc.token, body: { account: acc.account.url, tasks_data } });
+      if (r.status !== 201) log("optimize seed", r.status, r.text.slice(0, 300));
+    }
+    const t0 = performance.now();
+    const opt = await api("/route_optimizations/", { token: acc.token, body: { routes } });
+    let state = opt.body?.state;
+    let body = opt.body;
+    const deadline = Date.now() + 600_000;
+    while (opt.status === 202 && !["completed", "failed"].includes(state) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      body = (await api(`/route_optimizations/${opt.body.id}/`, { token: acc.token })).body;
+      state = body?.state;
+    }
+    const s = (performance.now() - t0) / 1000;
+    const stops = body?.result?.routes?.reduce((n, r) => n + r.stops.length, 0) ?? 0;
+    log(
+      "optimization",
+      state,
+      s,
+      "stops",
+      stops,
+      "unassigned",
+      body?.result?.unassigned?.length,
+      body?.error_message ?? "",
+    );
+    figure(
+      "1,000 tasks on 50 routes optimized and applied through the API",
+      s,
+      "s",
+      "< 300 (cpu_ms)",
+      state === "completed" && stops + (body?.result?.unassigned?.length ?? 0) === 1000 && s < 300,
+    );
   }
 
   writeFileSync("bench/results.json", `${JSON.stringify({ figures, diagnostics }, null, 2)}\n`);
