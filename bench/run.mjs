@@ -595,7 +595,10 @@ async function main() {
     }
     // Points within ~15 km of Tallinn's centre, deterministic.
     let seed = 7;
-    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
     for (let o = 0; o < 2; o++) {
       const tasks_data = Array.from({ length: 500 }, (_, k) => ({
         category: "drop_off",
