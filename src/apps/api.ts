@@ -15,6 +15,7 @@ import { mountMeta } from "../api/meta";
 import { mountMetafields } from "../api/metafields";
 import { mountOrders } from "../api/orders";
 import { mountOutbox } from "../api/outbox";
+import { mountPod } from "../api/pod";
 import { mountRouteOptimizations } from "../api/route-optimizations";
 import { mountRoutes } from "../api/routes";
 import { mountTaskCommands } from "../api/task-commands";
@@ -74,6 +75,7 @@ export function createApiApp() {
   mountUsers(app);
   mountAccountRoles(app);
   mountTasks(app);
+  mountPod(app);
   mountOrders(app);
   mountContactAddresses(app);
   mountTaskCommands(app);

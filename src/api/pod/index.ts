@@ -1,0 +1,71 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { pathId, requireUser } from "../../http/guards";
+import { defineRoute, errorResponses, type Router, security, uuidParam } from "../../http/openapi";
+import { renderPodHtml } from "../../render/pod";
+import { renderPodPdf } from "../../render/pod-pdf";
+import { POD_OPTIONS, type PodOptions, podData } from "../../services/pod";
+
+const bool = z.enum(["true", "false"]).optional();
+
+export const podTaskRoute = createRoute({
+  method: "get",
+  path: "/tasks/{id}/pod/",
+  operationId: "podTask",
+  tags: ["Tasks"],
+  security,
+  summary: "The task's proof of delivery, as HTML or PDF",
+  description:
+    "For a completed or failed task (otherwise 400): task, contact, address, completion time and place, photos, signatures " +
+    "with signer names, history, order reference, description, each shown per the account's `pod_show_*` options, " +
+    "overridden by the query's (`?pod_show_images=false`, ...). A PDF with `Accept: application/pdf` or `?format=pdf`; " +
+    "images are embedded as their thumbnails where they have one.",
+  request: {
+    params: uuidParam,
+    query: z
+      .object({
+        format: z.enum(["html", "pdf"]).optional(),
+        ...Object.fromEntries(POD_OPTIONS.map((o) => [o, bool])),
+      })
+      .strict(),
+  },
+  responses: {
+    200: {
+      description: "The proof of delivery.",
+      content: {
+        "text/html": { schema: z.string() },
+        "application/pdf": { schema: z.string().openapi({ format: "binary" }) },
+      },
+    },
+    ...errorResponses,
+  },
+});
+
+export function mountPod(app: Router) {
+  defineRoute(app, podTaskRoute, async (c) => {
+    const p = requireUser(c);
+    const q = c.req.valid("query") as Record<string, string | undefined>;
+    const overrides: Partial<PodOptions> = {};
+    for (const o of POD_OPTIONS) if (q[o] !== undefined) overrides[o] = q[o] === "true";
+    const data = await podData(c.env, p, pathId(c), overrides, c.get("baseUrl"));
+    // `?format=` wins; else the Accept header asks for a PDF.
+    const pdf =
+      q.format === "pdf" ||
+      (q.format === undefined && /\bapplication\/pdf\b/i.test(c.req.header("Accept") ?? ""));
+    if (pdf) {
+      const bytes = await renderPodPdf(data, async (key) => {
+        const object = await c.env.FILES.get(key);
+        return object ? new Uint8Array(await object.arrayBuffer()) : null;
+      });
+      return c.body(new Uint8Array(bytes), 200, {
+        "Content-Type": "application/pdf",
+        "Content-Disposition": `inline; filename="pod-${data.task.id}.pdf"`,
+      });
+    }
+    return c.body(renderPodHtml(data), 200, {
+      "Content-Type": "text/html; charset=utf-8",
+      // The page's images are this service's stored files; nothing else loads.
+      "Content-Security-Policy":
+        "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; frame-ancestors 'none'",
+    });
+  });
+}

@@ -1,0 +1,128 @@
+/**
+ * Proof of delivery (contract §19): what was done at a completed or failed task, for the
+ * recipient and the dispatcher: the task, its contact and address, when and where it was
+ * finished, its documents' images and signatures (with signer names), its history, its
+ * order's reference and its description, each shown or not by the `pod_show_*` options (the
+ * account's, overridden by the request's).
+ */
+import { nonFieldError } from "../../http/errors";
+import type { PodData, PodImage } from "../../render/pod";
+import { fileUrl } from "../../s3/keys";
+import type { Principal } from "../auth/principal";
+import { getTask } from "../tasks";
+import { addressOf, contactOf, parseJson } from "../tasks/types";
+
+export const POD_OPTIONS = [
+  "pod_show_images",
+  "pod_show_signatures",
+  "pod_show_task_events",
+  "pod_show_task_event_creators",
+  "pod_show_reference",
+  "pod_show_description",
+] as const;
+export type PodOption = (typeof POD_OPTIONS)[number];
+export type PodOptions = Record<PodOption, boolean>;
+
+/** The task's proof-of-delivery data, or 400 when the task is not finished. */
+export async function podData(
+  env: Env,
+  p: Principal,
+  taskId: string,
+  overrides: Partial<PodOptions>,
+  baseUrl: string,
+): Promise<PodData> {
+  const task = await getTask(env.DB, p, taskId);
+  if (task.state !== "completed" && task.state !== "failed") {
+    throw nonFieldError(
+      `A proof of delivery is for a completed or failed task; this one is "${task.state}".`,
+    );
+  }
+  const db = env.DB;
+  const [account, order, files, commands] = await db.batch([
+    db.prepare(`SELECT timezone, ${POD_OPTIONS.join(", ")} FROM accounts WHERE id = ?`).bind(p.accountId),
+    db
+      .prepare("SELECT reference FROM orders WHERE id = ? AND account_id = ?")
+      .bind(task.order_id ?? "", p.accountId),
+    db
+      .prepare(
+        "SELECT kind, key, thumbnail_key, file_name, mimetype, description, signer_name FROM attachments WHERE account_id = ? AND task_id = ? ORDER BY created_at, id",
+      )
+      .bind(p.accountId, task.id),
+    db
+      .prepare(
+        `SELECT c.action, c.time, c.location, c.notes, u.name AS user_name FROM task_commands c LEFT JOIN users u ON u.id = c.user_id
+         WHERE c.account_id = ? AND c.task_id = ? AND c.state = 'accepted' ORDER BY c.time, c.id`,
+      )
+      .bind(p.accountId, task.id),
+  ]);
+  const acc = account.results[0] as Record<string, unknown> & { timezone: string };
+  const options = Object.fromEntries(
+    POD_OPTIONS.map((o) => [o, overrides[o] ?? Boolean(acc[o])]),
+  ) as PodOptions;
+  type FileRow = {
+    kind: string;
+    key: string;
+    thumbnail_key: string | null;
+    file_name: string;
+    mimetype: string | null;
+    description: string;
+    signer_name: string | null;
+  };
+  const rows = files.results as FileRow[];
+  // Thumbnails where there are (a 200 px image is what a page needs); the original otherwise.
+  const image = (f: FileRow): PodImage => {
+    const key = f.thumbnail_key ?? f.key;
+    return {
+      url: fileUrl(baseUrl, key),
+      key,
+      fileName: f.file_name,
+      mimetype: f.thumbnail_key ? null : f.mimetype,
+      description: f.description,
+    };
+  };
+  const history = commands.results as {
+    action: string;
+    time: number;
+    location: string | null;
+    notes: string;
+    user_name: string | null;
+  }[];
+  const finishing = task.state === "completed" ? "complete" : "fail";
+  const finish = [...history].reverse().find((c) => c.action === finishing);
+  const point =
+    parseJson<{ coordinates?: [number, number] } | null>(finish?.location, null)?.coordinates ?? null;
+  const address = addressOf(task);
+  const contact = contactOf(task);
+  return {
+    title: `Proof of delivery — ${address.formatted_address || address.raw_address || task.id}`,
+    timeZone: acc.timezone || "UTC",
+    task: {
+      id: task.id,
+      state: task.state,
+      category: task.category,
+      address: address.formatted_address || address.raw_address,
+      contactName: contact.name,
+      phones: contact.phones,
+    },
+    finished: { at: finish?.time ?? task.updated_at, location: point, notes: finish?.notes ?? "" },
+    description: options.pod_show_description ? task.description : null,
+    reference: options.pod_show_reference
+      ? ((order.results[0] as { reference?: string } | undefined)?.reference ?? "")
+      : null,
+    images: options.pod_show_images
+      ? rows
+          .filter((f) => f.kind === "document" && (f.thumbnail_key || f.mimetype?.startsWith("image/")))
+          .map(image)
+      : null,
+    signatures: options.pod_show_signatures
+      ? rows.filter((f) => f.kind === "signature").map((f) => ({ ...image(f), signer: f.signer_name }))
+      : null,
+    events: options.pod_show_task_events
+      ? history.map((c) => ({
+          at: c.time,
+          action: c.action,
+          by: options.pod_show_task_event_creators ? c.user_name : null,
+        }))
+      : null,
+  };
+}
