@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import zlib from "node:zlib";
 import autocannon from "autocannon";
 
 const DURATION = Number(process.env.BENCH_SECONDS || 5);
@@ -21,7 +22,7 @@ const CONNECTIONS = Math.max(1, Math.min(MAX_IN_FLIGHT, Number(process.env.BENCH
 const BIG_TASKS = Number(process.env.BENCH_BIG_TASKS || 100_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 // BENCH_ONLY=1,6 runs only those sections (1 read, 2 command, 3 batch, 4 orders, 5 list, 6 upload, 7 webhooks,
-// 8 route optimization).
+// 8 route optimization, 9 proof of delivery).
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map(Number)) : null;
 const section = (n) => !ONLY || ONLY.has(n);
 const SVC_PORT = 8790;
@@ -643,6 +644,133 @@ async function main() {
       "s",
       "< 300 (cpu_ms)",
       state === "completed" && stops + (body?.result?.unassigned?.length ?? 0) === 1000 && s < 300,
+    );
+  }
+
+  // 9. Proof of delivery as PDF for a task with 10 photos of 5 MB each (contract §19): the
+  //    runtime's CPU time and peak memory growth while it renders (thumbnails are embedded).
+  if (section(9)) {
+    const acc = await account("pod");
+    const task = await api("/tasks/", {
+      token: acc.token,
+      body: {
+        account: acc.account.url,
+        category: "drop_off",
+        address: { raw_address: "Tallinn" },
+        assignee: acc.user.url,
+      },
+    });
+    // A 5 MB PNG: 1,300 × 1,300 random RGB pixels, stored uncompressed (PNG, RFC 2083).
+    const png = () => {
+      const w = 1300;
+      const h = 1300;
+      const raw = Buffer.alloc((w * 3 + 1) * h);
+      for (let y = 0; y < h; y++) randomBytes(w * 3).copy(raw, y * (w * 3 + 1) + 1);
+      const crcTable = Array.from({ length: 256 }, (_, n) => {
+        let c = n;
+        for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+        return c >>> 0;
+      });
+      const crc = (buf) => {
+        let c = 0xffffffff;
+        for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+        return (c ^ 0xffffffff) >>> 0;
+      };
+      const chunk = (type, data) => {
+        const len = Buffer.alloc(4);
+        len.writeUInt32BE(data.length);
+        const td = Buffer.concat([Buffer.from(type), data]);
+        const c = Buffer.alloc(4);
+        c.writeUInt32BE(crc(td));
+        return Buffer.concat([len, td, c]);
+      };
+      const ihdr = Buffer.alloc(13);
+      ihdr.writeUInt32BE(w, 0);
+      ihdr.writeUInt32BE(h, 4);
+      ihdr.set([8, 2, 0, 0, 0], 8);
+      return Buffer.concat([
+        Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+        chunk("IHDR", ihdr),
+        chunk("IDAT", zlib.deflateSync(raw, { level: 0 })),
+        chunk("IEND", Buffer.alloc(0)),
+      ]);
+    };
+    const docs = [];
+    for (let i = 0; i < 10; i++) {
+      const bytes = png();
+      const up = await api("/file_uploads/", {
+        token: acc.token,
+        body: { file_name: `photo-${i}.png`, file_type: "image/png", source: "integration" },
+      });
+      const form = new FormData();
+      for (const [k, v] of Object.entries(up.body.s3_signature.fields)) form.append(k, v);
+      form.append("file", new Blob([bytes], { type: "image/png" }), `photo-${i}.png`);
+      await fetch(up.body.s3_signature.url, { method: "POST", body: form });
+      const d = await api("/documents/", {
+        token: acc.token,
+        body: { account: acc.account.url, task: task.body.url, file_upload: up.body.url },
+      });
+      docs.push(d.body.id);
+    }
+    const deadline = Date.now() + 180_000;
+    for (const id of docs) {
+      while (
+        Date.now() < deadline &&
+        !(await api(`/documents/${id}/`, { token: acc.token })).body?.thumbnail
+      ) {
+        await new Promise((r) => setTimeout(r, 300));
+      }
+    }
+    for (const action of ["activate", "complete"]) {
+      await api("/task_commands/", {
+        token: acc.token,
+        body: {
+          task: task.body.url,
+          external_id: `pod-${action}-${Math.random()}`,
+          time: new Date().toISOString(),
+          action,
+        },
+      });
+    }
+    const pids = workerdPids(svcChild.pid);
+    const fetchPod = () =>
+      fetch(`${SVC}/tasks/${task.body.id}/pod/?format=pdf`, {
+        headers: { Authorization: `Bearer ${acc.token}` },
+      });
+    await (await fetchPod()).arrayBuffer(); // warm: the first render also loads the PDF library
+    const base = pids.reduce((a, p) => a + rssKb(p), 0);
+    let peak = base;
+    const timer = setInterval(() => {
+      peak = Math.max(
+        peak,
+        pids.reduce((a, p) => a + rssKb(p), 0),
+      );
+    }, 5);
+    const { result, cpu, ms } = await timed(pids, async () => {
+      const res = await fetchPod();
+      return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
+    });
+    clearInterval(timer);
+    log(
+      "pod",
+      result.status,
+      `${result.bytes} bytes`,
+      `${ms.toFixed(0)} ms wall`,
+      `${cpu.toFixed(0)} ms cpu`,
+    );
+    figure(
+      "POD PDF, 10 photos of 5 MB: runtime CPU",
+      cpu,
+      "ms",
+      "< 2000",
+      result.status === 200 && cpu < 2000,
+    );
+    figure(
+      "  peak memory growth while rendering",
+      (peak - base) / 1024,
+      "MiB",
+      "< 128",
+      result.status === 200 && (peak - base) / 1024 < 128,
     );
   }
 
