@@ -4,6 +4,7 @@ import { createDocsApp } from "./apps/docs";
 import { createStorageApp } from "./apps/storage";
 import type { AppEnv } from "./http/context";
 import { isDocsPath, isStoragePath } from "./http/urls";
+import { createPublicApp, PUBLIC_PREFIX } from "./public";
 
 /**
  * The Worker's HTTP surface: sub-apps with a middleware chain each, chosen by path before any
@@ -13,14 +14,16 @@ import { isDocsPath, isStoragePath } from "./http/urls";
  * - storage: S3's POST Object endpoint and the stored files (no token: the signed form or the
  *   key is the authorization);
  * - docs: the OpenAPI document and the page that renders it (anonymous, any origin);
- * - and, with Part two, the recipients' public pages (src/public).
+ * - the recipients' public pages (src/public: `/t/<token>/`, no token, a strict CSP).
  */
 export function createApp() {
   const api = createApiApp();
   const storage = createStorageApp();
   const docs = createDocsApp([api, storage]);
+  const pages = createPublicApp();
   const appFor = (request: Request) => {
     const path = getPath(request);
+    if (path.startsWith(`${PUBLIC_PREFIX}/`)) return pages;
     return isStoragePath(path) ? storage : isDocsPath(path) ? docs : api;
   };
   type FetchArgs = Parameters<typeof api.fetch>;
@@ -39,6 +42,7 @@ export function createApp() {
     api,
     storage,
     docs,
+    pages,
   };
 }
 

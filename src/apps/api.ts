@@ -20,6 +20,7 @@ import { mountRouteOptimizations } from "../api/route-optimizations";
 import { mountRoutes } from "../api/routes";
 import { mountTaskCommands } from "../api/task-commands";
 import { mountTasks } from "../api/tasks";
+import { mountTrackers } from "../api/trackers";
 import { mountUsers } from "../api/users";
 import { mountWebhooks } from "../api/webhooks";
 import { notFound, renderError } from "../http/errors";
@@ -88,6 +89,7 @@ export function createApiApp() {
   mountClients(app);
   mountRoutes(app);
   mountRouteOptimizations(app);
+  mountTrackers(app);
   mountForms(app);
   mountFormFields(app);
   mountFormResponses(app);

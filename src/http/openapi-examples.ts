@@ -52,6 +52,12 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     objective: null,
     apply: true,
   },
+  createTracker: {
+    tasks: [TASK],
+    public_task_fields: ["state", "address.formatted_address", "eta", "assignee.name", "reference"],
+    task_popup_template: "Order {{reference}}: {{state}}",
+  },
+  partialUpdateTracker: { expires_at: "2026-04-01T00:00:00Z" },
   createMetafield: {
     key: "door_code",
     label: "Door code",

@@ -216,6 +216,13 @@ export const TAGS: { name: string; description: string }[] = [
       "`position` and assignee are written through task commands recorded for the caller.",
   },
   {
+    name: "Trackers",
+    description:
+      "A public page for some tasks (a list, or an order's): `public_url` answers without authentication, JSON with " +
+      '`Accept: application/json` (`{"tasks": [...]}`: the allowlisted fields, `eta` or `predicted_delivery_error` in the ' +
+      "language of `Accept-Language`), else an HTML page that refreshes itself every 30 s. Expired or deleted: 404.",
+  },
+  {
     name: "Metafields",
     description:
       "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +

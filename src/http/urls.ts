@@ -21,6 +21,7 @@ export const COLLECTIONS = [
   "events",
   "routes",
   "route_optimizations",
+  "trackers",
   "clients",
   "recurrences",
   "forms",

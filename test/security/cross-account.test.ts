@@ -56,6 +56,8 @@ async function populated() {
   expectStatus(client, 201);
   const route = await call("/routes/", { token: t, body: { name: "Victim's route" } });
   expectStatus(route, 201);
+  const tracker = await call("/trackers/", { token: t, body: { tasks: [task.body.url] } });
+  expectStatus(tracker, 201);
   const form = await call("/forms/", { token: t, body: { name: "Checklist" } });
   expectStatus(form, 201);
   const field = await call("/form_fields/", {
@@ -93,6 +95,7 @@ async function populated() {
     clients: client.body.id,
     routes: route.body.id,
     route_optimizations: crypto.randomUUID(),
+    trackers: tracker.body.id,
     forms: form.body.id,
     form_fields: field.body.id,
     form_responses: response.body.id,
@@ -153,6 +156,7 @@ describe("another account's objects and users (cross-account matrix)", () => {
       "metafields",
       "clients",
       "routes",
+      "trackers",
       "forms",
       "form_fields",
       "form_responses",

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { badPlaceholders, PUBLIC_TASK_FIELDS } from "../../domain/tracker";
 import { dateTime } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { ALL_EXACT_VERSIONS } from "../../http/versions";
@@ -101,7 +102,12 @@ export const AccountPatchSchema = z
     optimize_visit_duration_margin: z
       .string()
       .regex(/^\d{1,4}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS."),
-    tracker_task_popup_template: z.string().max(10_000),
+    tracker_task_popup_template: z
+      .string()
+      .max(10_000)
+      .refine((t) => badPlaceholders(t, PUBLIC_TASK_FIELDS).length === 0, {
+        message: `Unknown placeholder: use {{field}} with one of ${PUBLIC_TASK_FIELDS.join(", ")}.`,
+      }),
   })
   .partial()
   .refine(

@@ -237,3 +237,27 @@ export const routeOptimizations = sqliteTable(
   },
   (t) => [index("route_optimizations_account_created_idx").on(t.accountId, t.createdAt, t.id)],
 );
+
+/** Trackers (contract §17): a public page for some tasks, behind an unguessable token. */
+export const trackers = sqliteTable(
+  "trackers",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    /** 128 random bits, base64url: the capability in `public_url`. */
+    token: text("token").notNull(),
+    taskIds: text("task_ids", { mode: "json" }).notNull(),
+    orderId: text("order_id"),
+    publicTaskFields: text("public_task_fields", { mode: "json" }).notNull(),
+    /** Null: the account's `tracker_task_popup_template` at the time of reading. */
+    taskPopupTemplate: text("task_popup_template"),
+    expiresAt: integer("expires_at").notNull(),
+    createdBy: text("created_by"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("trackers_token_unique").on(t.token),
+    index("trackers_account_created_idx").on(t.accountId, t.createdAt, t.id),
+  ],
+);

@@ -3,8 +3,6 @@
  * that use a setting read of it.
  */
 
-/** The 12 locales of public pages and messages (contract §17); `language` is one of them. */
-export const LOCALES = ["de", "en", "es", "et", "fi", "fr", "it", "lt", "lv", "pl", "ru", "sv"] as const;
-export type Locale = (typeof LOCALES)[number];
+export { LOCALES, type Locale } from "../../domain/locales";
 
 export const MAP_PROVIDERS = ["osm", "google"] as const;

@@ -1,0 +1,3 @@
+/** The 12 locales of public pages and messages (contract §11, §17). */
+export const LOCALES = ["de", "en", "es", "et", "fi", "fr", "it", "lt", "lv", "pl", "ru", "sv"] as const;
+export type Locale = (typeof LOCALES)[number];

@@ -1,0 +1,76 @@
+/**
+ * The recipient's tracking page (contract §17): server-rendered, readable on a phone, no
+ * script at all (it reloads itself every 30 s with a meta refresh, so a change shows within
+ * 30 s with nothing to run). Pure: data in, HTML out; the popup is already escaped.
+ */
+import type { Locale } from "../domain/locales";
+import { escapeHtml as e } from "./html";
+
+type Point = [lon: number, lat: number];
+export type PublicTask = Record<string, unknown>;
+export type PublicTracker = {
+  language: Locale;
+  mapProvider: string;
+  mapRegion: string | null;
+  tasks: { fields: PublicTask; popup: string; location: Point | null }[];
+};
+
+const STATE_LABEL: Record<string, string> = {
+  draft: "Planned",
+  scheduled: "Scheduled",
+  unassigned: "Waiting for a driver",
+  assigned: "Driver assigned",
+  accepted: "Driver assigned",
+  transit: "On the way",
+  active: "At your door",
+  completed: "Done",
+  failed: "Could not be completed",
+  cancelled: "Cancelled",
+};
+
+function mapLink(t: PublicTracker, p: [number, number]): string {
+  const [lon, lat] = p;
+  if (t.mapProvider === "google") {
+    const region = t.mapRegion ? `&region=${encodeURIComponent(t.mapRegion)}` : "";
+    return `https://www.google.com/maps/search/?api=1&query=${lat},${lon}${region}`;
+  }
+  return `https://www.openstreetmap.org/?mlat=${lat}&mlon=${lon}#map=17/${lat}/${lon}`;
+}
+
+const fmt = (iso: unknown) =>
+  typeof iso === "string" ? new Date(iso).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "";
+
+export function renderTrackerHtml(t: PublicTracker): string {
+  const cards = t.tasks
+    .map((task) => {
+      const f = task.fields as Record<string, any>;
+      const rows: string[] = [];
+      if (f.state !== undefined)
+        rows.push(`<p class="state" data-state="${e(f.state)}">${e(STATE_LABEL[f.state] ?? f.state)}</p>`);
+      if (f.address?.formatted_address) rows.push(`<p>${e(f.address.formatted_address)}</p>`);
+      if (f.complete_after || f.complete_before)
+        rows.push(`<p>Time window: ${e(fmt(f.complete_after))} – ${e(fmt(f.complete_before))}</p>`);
+      if (f.eta)
+        rows.push(
+          `<p class="eta">Estimated arrival: <time datetime="${e(f.eta)}">${e(fmt(f.eta))}</time></p>`,
+        );
+      if (f.predicted_delivery_error) rows.push(`<p class="eta-error">${e(f.predicted_delivery_error)}</p>`);
+      if (f.assignee?.name) rows.push(`<p>Driver: ${e(f.assignee.name)}</p>`);
+      if (f.reference) rows.push(`<p>Reference: ${e(f.reference)}</p>`);
+      if (task.location)
+        rows.push(
+          `<p><a href="${e(mapLink(t, task.location))}" rel="noopener noreferrer">Open the map</a></p>`,
+        );
+      if (task.popup) rows.push(`<div class="popup">${task.popup}</div>`);
+      return `<section class="task">${rows.join("\n")}</section>`;
+    })
+    .join("\n");
+  return `<!doctype html>
+<html lang="${e(t.language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="refresh" content="30"><meta name="robots" content="noindex">
+<title>Delivery tracking</title>
+<style>body{font-family:system-ui,sans-serif;margin:0;padding:1rem;background:#f6f6f4;color:#222}section{background:#fff;border-radius:.6rem;padding:.8rem 1rem;margin-bottom:.8rem;box-shadow:0 1px 2px #0001}.state{font-size:1.3rem;font-weight:600;margin:.2rem 0}.eta{font-size:1.1rem}.eta-error{color:#8a4b00}p{margin:.35rem 0}a{color:#0b5cad}</style>
+</head><body><h1>Delivery tracking</h1>
+${cards || "<p>Nothing to show.</p>"}
+</body></html>`;
+}
