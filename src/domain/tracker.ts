@@ -50,7 +50,7 @@ const ESCAPES: Record<string, string> = {
   '"': "&quot;",
   "'": "&#39;",
 };
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+const escapeText = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 /**
  * Renders a popup template: the template's own text and each value are HTML-escaped (a
@@ -65,12 +65,12 @@ export function renderTemplate(
   let out = "";
   let last = 0;
   for (const m of template.matchAll(PLACEHOLDER)) {
-    out += escape(template.slice(last, m.index));
+    out += escapeText(template.slice(last, m.index));
     const v = allowed.includes(m[1]) ? values[m[1]] : undefined;
-    out += v === null || v === undefined ? "" : escape(typeof v === "object" ? JSON.stringify(v) : String(v));
+    out += v === null || v === undefined ? "" : escapeText(typeof v === "object" ? JSON.stringify(v) : String(v));
     last = m.index! + m[0].length;
   }
-  return out + escape(template.slice(last));
+  return out + escapeText(template.slice(last));
 }
 
 /**

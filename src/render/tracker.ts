@@ -38,7 +38,7 @@ function mapLink(t: PublicTracker, p: [number, number]): string {
 }
 
 const fmt = (iso: unknown) =>
-  typeof iso === "string" ? new Date(iso).toISOString().replace("T", " ").slice(0, 16) + " UTC" : "";
+  typeof iso === "string" ? `${new Date(iso).toISOString().replace("T", " ").slice(0, 16)} UTC` : "";
 
 export function renderTrackerHtml(t: PublicTracker): string {
   const cards = t.tasks
