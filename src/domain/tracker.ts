@@ -67,7 +67,8 @@ export function renderTemplate(
   for (const m of template.matchAll(PLACEHOLDER)) {
     out += escapeText(template.slice(last, m.index));
     const v = allowed.includes(m[1]) ? values[m[1]] : undefined;
-    out += v === null || v === undefined ? "" : escapeText(typeof v === "object" ? JSON.stringify(v) : String(v));
+    out +=
+      v === null || v === undefined ? "" : escapeText(typeof v === "object" ? JSON.stringify(v) : String(v));
     last = m.index! + m[0].length;
   }
   return out + escapeText(template.slice(last));
