@@ -3,12 +3,13 @@
  * HTML, with the photos and signatures embedded (their thumbnails when they have one: a 200 px
  * image keeps the PDF small and its rendering inside a Worker's memory and CPU).
  */
+
 import { PDFDocument, type PDFFont, type PDFImage, StandardFonts } from "@cantoo/pdf-lib";
+import { winAnsi } from "./pdf-text";
 import { type PodData, when } from "./pod";
 
 const A4: [number, number] = [595.28, 841.89];
 const M = 48;
-const winAnsi = (s: string) => s.replace(/[^\u0020-\u007e\u00a0-\u00ff€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]/g, "?");
 
 /** `bytes(key)`: a stored image's bytes (PNG or JPEG are embedded; anything else is named). */
 export async function renderPodPdf(

@@ -4,14 +4,13 @@
  * times and legs, then the unassigned tasks with their reasons. The standard Helvetica font
  * encodes WinAnsi only; other characters are written as "?" rather than failing the report.
  */
+
 import { PDFDocument, type PDFFont, rgb, StandardFonts } from "@cantoo/pdf-lib";
+import { winAnsi } from "./pdf-text";
 import { hm, km, type ReportData, timeIn } from "./route-report";
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = 48;
-
-/** WinAnsi (Windows-1252) covers Latin-1 and a few more; anything else becomes "?". */
-const winAnsi = (s: string) => s.replace(/[^\u0020-\u007e\u00a0-\u00ff€‚ƒ„…†‡ˆ‰Š‹ŒŽ‘’“”•–—˜™š›œžŸ]/g, "?");
 
 export async function renderRouteReportPdf(d: ReportData): Promise<Uint8Array> {
   const doc = await PDFDocument.create();

@@ -4,27 +4,7 @@ import { describe, expect, it } from "vitest";
 import { insertTask } from "../factories";
 import { eventually, jpegBytes, pngBytes, uploadFile } from "../files/helpers";
 import { call, expectStatus, newAccount, type TestAccount } from "../helpers";
-
-/** Every stream of a PDF, inflated when it is FlateDecode (ISO 32000-1 §7.4.4), as latin1 text. */
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const raw = new TextDecoder("latin1").decode(bytes);
-  let out = raw;
-  for (const m of raw.matchAll(/stream\r?\n/g)) {
-    const start = m.index! + m[0].length;
-    let end = raw.indexOf("endstream", start);
-    while (end > start && (raw[end - 1] === "\n" || raw[end - 1] === "\r")) end--;
-    if (!/FlateDecode/.test(raw.slice(raw.lastIndexOf("<<", m.index), m.index))) continue;
-    const inflated = await new Response(
-      new Blob([bytes.slice(start, end)]).stream().pipeThrough(new DecompressionStream("deflate")),
-    )
-      .arrayBuffer()
-      .catch(() => new ArrayBuffer(0));
-    out += new TextDecoder("latin1").decode(inflated);
-  }
-  return out;
-}
-const hex = (s: string) =>
-  [...new TextEncoder().encode(s)].map((b) => b.toString(16).toUpperCase().padStart(2, "0")).join("");
+import { pdfHex, pdfText } from "../pdf";
 
 async function finishedTask(acc: TestAccount) {
   const task = await insertTask(acc.account.id, { state: "active", assigneeId: acc.admin.userId });
@@ -125,8 +105,8 @@ describe("GET /tasks/{id}/pod/ (contract §19)", () => {
       const doc = await PDFDocument.load(bytes);
       expect(doc.getPageCount()).toBe(1);
       const text = await pdfText(bytes);
-      expect(text).toContain(hex("Signed by Aino Virtanen"));
-      expect(text).toContain(hex("Status: completed"));
+      expect(text).toContain(pdfHex("Signed by Aino Virtanen"));
+      expect(text).toContain(pdfHex("Status: completed"));
       // Two images (the photo's thumbnail and the signature) are XObjects of the page.
       expect((text.match(/\/Subtype \/Image/g) ?? []).length).toBe(2);
     }

@@ -3,6 +3,7 @@ import { PDFDocument } from "@cantoo/pdf-lib";
 import { describe, expect, it } from "vitest";
 import { runOptimization } from "../../src/services/route-optimizations/run";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { pdfHex, pdfText } from "../pdf";
 
 // Points around Tallinn (lon, lat): a depot and stops a few kilometres apart.
 const DEPOT: [number, number] = [24.75, 59.44];
@@ -52,28 +53,6 @@ async function planned(acc: TestAccount, opts: { windows?: boolean } = {}) {
     tasks.push(t.body);
   }
   return { worker, route: route.body, tasks };
-}
-
-/** Every stream of a PDF, inflated when it is FlateDecode (ISO 32000-1 §7.4.4), as latin1 text. */
-async function pdfText(bytes: Uint8Array): Promise<string> {
-  const raw = new TextDecoder("latin1").decode(bytes);
-  let out = raw;
-  for (const m of raw.matchAll(/stream\r?\n/g)) {
-    const start = m.index! + m[0].length;
-    let end = raw.indexOf("endstream", start);
-    // The EOL before `endstream` is not part of the data (§7.3.8.1).
-    while (end > start && (raw[end - 1] === "\n" || raw[end - 1] === "\r")) end--;
-    const dict = raw.slice(raw.lastIndexOf("<<", m.index), m.index);
-    if (!/FlateDecode/.test(dict)) continue;
-    const data = bytes.slice(start, end);
-    const inflated = await new Response(
-      new Blob([data]).stream().pipeThrough(new DecompressionStream("deflate")),
-    )
-      .arrayBuffer()
-      .catch(() => new ArrayBuffer(0));
-    out += new TextDecoder("latin1").decode(inflated);
-  }
-  return out;
 }
 
 async function finished(acc: TestAccount, id: string) {
@@ -143,10 +122,7 @@ describe("/route_optimizations/ (contract §16)", () => {
       const doc = await PDFDocument.load(bytes);
       expect(doc.getPageCount()).toBeGreaterThanOrEqual(1);
       expect(doc.getTitle()).toMatch(/^Route optimization /);
-      const hex = [...new TextEncoder().encode("Tallinn")]
-        .map((b) => b.toString(16).toUpperCase().padStart(2, "0"))
-        .join("");
-      expect(await pdfText(bytes)).toContain(hex);
+      expect(await pdfText(bytes)).toContain(pdfHex("Tallinn"));
     }
     // A redelivered message after completion changes nothing; a crashed run re-applies nothing twice.
     await runOptimization(env, {

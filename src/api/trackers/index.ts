@@ -59,7 +59,7 @@ const TrackerWriteSchema = z
       .openapi({
         description: `Allowlist of what the public page shows, from: ${PUBLIC_TASK_FIELDS.join(", ")}. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400.`,
       }),
-    expires_at: z.string().optional().openapi({
+    expires_at: dateTime().optional().openapi({
       description: "Default: 30 days after the latest `complete_before` of its tasks, or after creation.",
     }),
     task_popup_template: z.string().max(10_000).optional().openapi({
