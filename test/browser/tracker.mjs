@@ -1,0 +1,164 @@
+#!/usr/bin/env node
+import assert from "node:assert/strict";
+// `npm run test:browser`: the recipient's tracking page (contract §17) in a real browser.
+// Starts the service with the README's dev command on its own port, creates an account, a
+// worker, tasks and a tracker through the API, then opens the public page in Debian's Chromium
+// (playwright-core with `executablePath`; Playwright's own browser download is not used) at
+// phone size: checks the status, the ETA, the language switch (Accept-Language: fi-FI), that
+// the page updates itself within 30 s of a change, and saves screenshots to test-output/.
+// Needs /usr/bin/chromium (Debian: apt-get install chromium); CHROMIUM_PATH overrides it.
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import { chromium } from "playwright-core";
+
+const PORT = Number(process.env.BROWSER_TEST_PORT || 8797);
+const BASE = `http://127.0.0.1:${PORT}`;
+const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const log = (...a) => console.log("[browser]", ...a);
+
+const server = spawn("node", ["scripts/dev.mjs", "--port", String(PORT), "--ip", "127.0.0.1"], {
+  stdio: ["ignore", "pipe", "pipe"],
+  detached: true,
+  env: { ...process.env, CI: "true" },
+});
+let serverLog = "";
+server.stdout.on("data", (d) => (serverLog += d));
+server.stderr.on("data", (d) => (serverLog += d));
+const stop = () => {
+  try {
+    process.kill(-server.pid, "SIGTERM");
+  } catch {}
+};
+
+async function api(path, { body, token, method, headers } = {}) {
+  const res = await fetch(`${BASE}${path}`, {
+    method: method ?? (body ? "POST" : "GET"),
+    headers: {
+      "Content-Type": "application/json",
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json = null;
+  try {
+    json = JSON.parse(text);
+  } catch {}
+  return { status: res.status, body: json, text };
+}
+
+async function main() {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${BASE}/health/`)).ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`the dev server did not start:\n${serverLog}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const email = `browser-${Date.now()}@example.test`;
+  const password = "browser test password";
+  assert.equal((await api("/accounts/", { body: { name: "Browser test", email, password } })).status, 201);
+  const { token } = (await api("/authenticate/", { body: { username: email, password } })).body;
+  const me = (await api("/users/me/", { token })).body;
+  const worker = await api("/users/", {
+    token,
+    body: { email: `w-${email}`, name: "Aino", password, role: "worker" },
+  });
+  const workerToken = (await api("/authenticate/", { body: { username: `w-${email}`, password } })).body
+    .token;
+  const task = await api("/tasks/", {
+    token,
+    body: {
+      account: me.account,
+      category: "drop_off",
+      address: {
+        raw_address: "Kauppakatu 1, Tallinn",
+        location: { type: "Point", coordinates: [24.75, 59.44] },
+      },
+      assignee: worker.body.url,
+    },
+  });
+  const waiting = await api("/tasks/", {
+    token,
+    body: {
+      account: me.account,
+      category: "drop_off",
+      address: { raw_address: "Tartu", location: { type: "Point", coordinates: [26.72, 58.38] } },
+    },
+  });
+  const command = (action, t = task.body) =>
+    api("/task_commands/", {
+      token: workerToken,
+      body: {
+        task: t.url,
+        external_id: `b-${action}-${Date.now()}`,
+        time: new Date().toISOString(),
+        action,
+        location: { type: "Point", coordinates: [24.7, 59.43] },
+      },
+    });
+  assert.equal((await command("accept")).body.state, "accepted");
+  const tracker = await api("/trackers/", { token, body: { tasks: [task.body.url, waiting.body.url] } });
+  assert.equal(tracker.status, 201, tracker.text);
+  const url = tracker.body.public_url.replace(/^https?:\/\/[^/]+/, BASE);
+  log("page", url);
+
+  const browser = await chromium.launch({
+    executablePath,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  mkdirSync("test-output", { recursive: true });
+  try {
+    const phone = {
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      isMobile: true,
+      hasTouch: true,
+    };
+    const en = await browser.newContext({ ...phone, locale: "en-GB" });
+    const page = await en.newPage();
+    await page.goto(url);
+    const states = await page.locator(".state").allTextContents();
+    assert.deepEqual(states.sort(), ["Driver assigned", "Waiting for a driver"]);
+    const eta = await page.locator(".eta time").getAttribute("datetime");
+    assert.ok(eta && new Date(eta).getTime() > Date.now() - 60_000, `an ETA: ${eta}`);
+    assert.match(await page.locator(".eta-error").innerText(), /No driver has been assigned yet/);
+    await page.screenshot({ path: "test-output/tracker-phone-en.png", fullPage: true });
+
+    const fi = await browser.newContext({ ...phone, locale: "fi-FI" });
+    const pageFi = await fi.newPage();
+    await pageFi.goto(url);
+    assert.equal(await pageFi.locator("html").getAttribute("lang"), "fi");
+    assert.match(await pageFi.locator(".eta-error").innerText(), /Kuljettajaa ei ole vielä määrätty/);
+    await pageFi.screenshot({ path: "test-output/tracker-phone-fi.png", fullPage: true });
+
+    // A change shows by itself within 30 s (the page reloads itself; nobody touches it).
+    assert.equal((await command("transit")).body.state, "accepted");
+    await page.locator(".state", { hasText: "On the way" }).waitFor({ timeout: 35_000 });
+    await page.screenshot({ path: "test-output/tracker-phone-transit.png", fullPage: true });
+    log("ok: status, ETA, language switch, self-update; screenshots in test-output/");
+  } finally {
+    await browser.close();
+  }
+}
+
+main()
+  .then(() => {
+    stop();
+    process.exit(0);
+  })
+  .catch((err) => {
+    console.error(err);
+    stop();
+    process.exit(1);
+  });
