@@ -26,6 +26,8 @@ export default defineConfig(async () => {
             STORAGE_ACCESS_KEY_ID: "AKIATESTKEY0000000001",
             STORAGE_SECRET_ACCESS_KEY: "test-secret-access-key-0000000000000000000",
             DEMO_ADMIN_PASSWORD: "demo-admin-password",
+            // Signs the SMS provider's status callbacks in the tests (never a real token).
+            TWILIO_AUTH_TOKEN: "test-twilio-auth-token",
             // Two keys: the first encrypts, both decrypt (the rotation the README describes).
             WEBHOOK_SECRETS_KEYS:
               "whk-2:dGVzdC13ZWJob29rLWtleS10d28tLS0tLS0tLS0tLS0,whk-1:dGVzdC13ZWJob29rLWtleS1vbmUtLS0tLS0tLS0tLS0",

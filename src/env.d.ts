@@ -13,6 +13,9 @@ interface AppSecrets {
   BOOTSTRAP_TOKEN?: string;
   /** The `send_email` binding, declared by deployments that send mail (EMAIL_PROVIDER=workers). */
   EMAIL?: SendEmail;
+  /** Twilio (SMS_PROVIDER=twilio): the account SID and its auth token (also the callback signature key). */
+  TWILIO_ACCOUNT_SID?: string;
+  TWILIO_AUTH_TOKEN?: string;
 }
 interface Env extends AppSecrets {}
 declare namespace Cloudflare {

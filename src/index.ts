@@ -5,6 +5,7 @@ import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
 import { baseQueueName } from "./queues/names";
 import { handleOptimizationBatch } from "./queues/route-optimizations/handler";
+import { handleSmsBatch } from "./queues/sms/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
 import { handleWebhookBatch } from "./queues/webhooks/handler";
 import { sweepWebhooks } from "./services/events/dispatch";
@@ -23,6 +24,7 @@ const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<
   "fd-files": handleFilesBatch,
   "fd-webhooks": handleWebhookBatch,
   "fd-route-optimizations": handleOptimizationBatch,
+  "fd-sms": handleSmsBatch,
   ...Object.fromEntries(Object.keys(DEAD_LETTER_SOURCES).map((q) => [q, handleDeadLetterBatch])),
 };
 

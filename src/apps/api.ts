@@ -18,6 +18,7 @@ import { mountOutbox } from "../api/outbox";
 import { mountPod } from "../api/pod";
 import { mountRouteOptimizations } from "../api/route-optimizations";
 import { mountRoutes } from "../api/routes";
+import { mountSms } from "../api/sms";
 import { mountTaskCommands } from "../api/task-commands";
 import { mountTasks } from "../api/tasks";
 import { mountTrackers } from "../api/trackers";
@@ -90,6 +91,7 @@ export function createApiApp() {
   mountRoutes(app);
   mountRouteOptimizations(app);
   mountTrackers(app);
+  mountSms(app);
   mountForms(app);
   mountFormFields(app);
   mountFormResponses(app);

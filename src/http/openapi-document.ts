@@ -31,6 +31,10 @@ const ACTION_IDS: Record<string, string> = {
   "get /": "retrieveApiRoot",
   "get /health/": "retrieveHealth",
   "post /bootstrap/": "bootstrapFirstAdmin",
+  // "sms" is its own plural: not "createSm".
+  "post /sms/": "createSms",
+  "get /sms/": "listSms",
+  "get /sms/{id}/": "retrieveSms",
 };
 
 const singular = (word: string) =>

@@ -58,6 +58,7 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     task_popup_template: "Order {{reference}}: {{state}}",
   },
   partialUpdateTracker: { expires_at: "2026-04-01T00:00:00Z" },
+  createSms: { to: "+358401234567", message: "Your parcel arrives between 10:00 and 12:00.", task: TASK },
   createMetafield: {
     key: "door_code",
     label: "Door code",

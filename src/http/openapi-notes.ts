@@ -223,6 +223,13 @@ export const TAGS: { name: string; description: string }[] = [
       "language of `Accept-Language`), else an HTML page that refreshes itself every 30 s. Expired or deleted: 404.",
   },
   {
+    name: "SMS",
+    description:
+      "Text messages sent from a queue through the configured provider (local: stored as sent; Twilio). A duplicate (same phone " +
+      "and message within SMS_DUPLICATE_SEND_WINDOW_SECONDS) answers the existing SMS; `resend` always sends a fresh one. " +
+      "Delivery receipts come to `POST /sms/status/`, signed by the provider.",
+  },
+  {
     name: "Metafields",
     description:
       "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +

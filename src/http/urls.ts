@@ -22,6 +22,7 @@ export const COLLECTIONS = [
   "routes",
   "route_optimizations",
   "trackers",
+  "sms",
   "clients",
   "recurrences",
   "forms",

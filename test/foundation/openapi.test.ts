@@ -66,6 +66,7 @@ describe("/openapi.json", () => {
       "POST /accounts/",
       "POST /authenticate/",
       "POST /bootstrap/",
+      "POST /sms/status/",
       "POST /storage/",
       "POST /users/activate/",
       "POST /users/verify_email/confirm/",

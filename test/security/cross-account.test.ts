@@ -58,6 +58,8 @@ async function populated() {
   expectStatus(route, 201);
   const tracker = await call("/trackers/", { token: t, body: { tasks: [task.body.url] } });
   expectStatus(tracker, 201);
+  const text = await call("/sms/", { token: t, body: { to: "+358401234567", message: "Victim's message" } });
+  expectStatus(text, 201);
   const form = await call("/forms/", { token: t, body: { name: "Checklist" } });
   expectStatus(form, 201);
   const field = await call("/form_fields/", {
@@ -96,6 +98,7 @@ async function populated() {
     routes: route.body.id,
     route_optimizations: crypto.randomUUID(),
     trackers: tracker.body.id,
+    sms: text.body.id,
     forms: form.body.id,
     form_fields: field.body.id,
     form_responses: response.body.id,
@@ -157,6 +160,7 @@ describe("another account's objects and users (cross-account matrix)", () => {
       "clients",
       "routes",
       "trackers",
+      "sms",
       "forms",
       "form_fields",
       "form_responses",

@@ -261,3 +261,29 @@ export const trackers = sqliteTable(
     index("trackers_account_created_idx").on(t.accountId, t.createdAt, t.id),
   ],
 );
+
+/** Text messages (contract §18), sent from the fd-sms queue through one provider interface. */
+export const sms = sqliteTable(
+  "sms",
+  {
+    id: text("id").primaryKey(),
+    accountId: text("account_id").notNull(),
+    toNumber: text("to_number").notNull(),
+    message: text("message").notNull(),
+    taskId: text("task_id"),
+    /** queued → sending → sent → delivered, or failed. */
+    state: text("state").notNull().default("queued"),
+    provider: text("provider").notNull(),
+    providerMessageId: text("provider_message_id"),
+    errorMessage: text("error_message").notNull().default(""),
+    sentAt: integer("sent_at"),
+    createdBy: text("created_by"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  (t) => [
+    index("sms_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    index("sms_duplicate_idx").on(t.accountId, t.toNumber, t.createdAt),
+    index("sms_provider_message_idx").on(t.providerMessageId),
+  ],
+);

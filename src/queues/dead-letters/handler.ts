@@ -11,6 +11,7 @@ export const DEAD_LETTER_SOURCES: Record<string, string> = {
   "fd-files-dlq": "fd-files",
   "fd-geocode-dlq": "fd-geocode",
   "fd-route-optimizations-dlq": "fd-route-optimizations",
+  "fd-sms-dlq": "fd-sms",
 };
 
 const BODY_LIMIT = 16 * 1024;

@@ -1,0 +1,2 @@
+/** An SMS to send (fd-sms queue): the row holds the rest. */
+export type SmsMessage = { accountId: string; smsId: string; baseUrl: string };
