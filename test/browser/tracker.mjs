@@ -132,14 +132,14 @@ async function main() {
     assert.deepEqual(states.sort(), ["Driver assigned", "Waiting for a driver"]);
     const eta = await page.locator(".eta time").getAttribute("datetime");
     assert.ok(eta && new Date(eta).getTime() > Date.now() - 60_000, `an ETA: ${eta}`);
-    assert.match(await page.locator(".eta-error").innerText(), /No driver has been assigned yet/);
+    assert.match(await page.locator(".eta-error").textContent(), /No driver has been assigned yet/);
     await page.screenshot({ path: "test-output/tracker-phone-en.png", fullPage: true });
 
     const fi = await browser.newContext({ ...phone, locale: "fi-FI" });
     const pageFi = await fi.newPage();
     await pageFi.goto(url);
     assert.equal(await pageFi.locator("html").getAttribute("lang"), "fi");
-    assert.match(await pageFi.locator(".eta-error").innerText(), /Kuljettajaa ei ole vielä määrätty/);
+    assert.match(await pageFi.locator(".eta-error").textContent(), /Kuljettajaa ei ole vielä määrätty/);
     await pageFi.screenshot({ path: "test-output/tracker-phone-fi.png", fullPage: true });
 
     // A change shows by itself within 30 s (the page reloads itself; nobody touches it).
