@@ -21,6 +21,13 @@ const seconds = Number(opt("seconds", "10"));
 const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 const city = args.includes("--city");
+// Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF.
+const tuning = {
+  ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
+  ...(process.env.VRP_T0
+    ? { temperatures: [Number(process.env.VRP_T0), Number(process.env.VRP_TF || 1)] }
+    : {}),
+};
 
 const dir = mkdtempSync(join(tmpdir(), "vrp-"));
 await build({
@@ -46,14 +53,14 @@ const { solve, parseSolomon, checkSolution, cityInstance } = await import(
 function timed(instance, safety = 0.9) {
   const probe = 300;
   const t0 = performance.now();
-  solve(instance, { seed: 1, iterations: 0 });
+  solve(instance, { ...tuning, seed: 1, iterations: 0 });
   const construction = performance.now() - t0;
   const t1 = performance.now();
-  solve(instance, { seed: 1, iterations: probe });
+  solve(instance, { ...tuning, seed: 1, iterations: probe });
   const perSecond = probe / Math.max(1e-3, (performance.now() - t1 - construction) / 1000);
   const iterations = Math.max(probe, Math.floor(perSecond * (seconds - construction / 1000) * safety));
   const t2 = performance.now();
-  const solution = solve(instance, { seed: 1, iterations });
+  const solution = solve(instance, { ...tuning, seed: 1, iterations });
   return { solution, iterations, seconds: (performance.now() - t2) / 1000 };
 }
 

@@ -52,6 +52,8 @@ export type SolveOptions = {
   averageRemoved?: number;
   /** Longest string removed (SISR's L_max). */
   maxStringLength?: number;
+  /** Start and final annealing temperatures in Solomon's units (default 30 and 0.5), scaled to the instance. */
+  temperatures?: [number, number];
 };
 
 export type UnassignedReason = "unreachable" | "capacity" | "time_window" | "shift";
