@@ -4,11 +4,13 @@ import { DEAD_LETTER_SOURCES, handleDeadLetterBatch } from "./queues/dead-letter
 import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
 import { baseQueueName } from "./queues/names";
+import { handleNotificationBatch } from "./queues/notifications/handler";
 import { handleOptimizationBatch } from "./queues/route-optimizations/handler";
 import { handleSmsBatch } from "./queues/sms/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
 import { handleWebhookBatch } from "./queues/webhooks/handler";
 import { sweepWebhooks } from "./services/events/dispatch";
+import { sweepNotifications } from "./services/notifications/send";
 import { rearmOverdueSchedules } from "./services/task-commands";
 import { sweepPendingCommands } from "./services/task-commands/recovery";
 
@@ -25,6 +27,7 @@ const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<
   "fd-webhooks": handleWebhookBatch,
   "fd-route-optimizations": handleOptimizationBatch,
   "fd-sms": handleSmsBatch,
+  "fd-notifications": handleNotificationBatch,
   ...Object.fromEntries(Object.keys(DEAD_LETTER_SOURCES).map((q) => [q, handleDeadLetterBatch])),
 };
 
@@ -62,29 +65,35 @@ export default {
   async scheduled(controller, env, ctx) {
     const started = Date.now();
     ctx.waitUntil(
-      Promise.allSettled([sweepWebhooks(env), rearmOverdueSchedules(env), sweepPendingCommands(env)]).then(
-        ([sweep, rearm, pending]) => {
-          for (const r of [sweep, rearm, pending]) {
-            if (r.status === "rejected")
-              console.error(
-                JSON.stringify({
-                  level: "error",
-                  type: "cron",
-                  error: String(r.reason),
-                  stack: (r.reason as Error)?.stack,
-                }),
-              );
-          }
-          logLine({
-            type: "cron",
-            cron: controller.cron,
-            outcome: [sweep, rearm, pending].every((r) => r.status === "fulfilled") ? "ok" : "error",
-            events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
-            deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
-            duration_ms: Date.now() - started,
-          });
-        },
-      ),
+      Promise.allSettled([
+        sweepWebhooks(env),
+        rearmOverdueSchedules(env),
+        sweepPendingCommands(env),
+        sweepNotifications(env),
+      ]).then(([sweep, rearm, pending, notifications]) => {
+        for (const r of [sweep, rearm, pending, notifications]) {
+          if (r.status === "rejected")
+            console.error(
+              JSON.stringify({
+                level: "error",
+                type: "cron",
+                error: String(r.reason),
+                stack: (r.reason as Error)?.stack,
+              }),
+            );
+        }
+        logLine({
+          type: "cron",
+          cron: controller.cron,
+          outcome: [sweep, rearm, pending, notifications].every((r) => r.status === "fulfilled")
+            ? "ok"
+            : "error",
+          events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
+          deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
+          notifications_queued: notifications.status === "fulfilled" ? notifications.value : null,
+          duration_ms: Date.now() - started,
+        });
+      }),
     );
   },
 } satisfies ExportedHandler<Env>;

@@ -13,6 +13,7 @@ import { mountFormResponses } from "../api/form-responses";
 import { mountForms } from "../api/forms";
 import { mountMeta } from "../api/meta";
 import { mountMetafields } from "../api/metafields";
+import { mountNotificationTemplates } from "../api/notification-templates";
 import { mountOrders } from "../api/orders";
 import { mountOutbox } from "../api/outbox";
 import { mountPod } from "../api/pod";
@@ -67,7 +68,8 @@ export function createApiApp() {
   app.use("*", jsonBodyLimit);
   app.use("*", rateLimit);
   app.use("*", strictJson);
-  // After a successful write, hand new outbox events to webhooks (the cron is the safety net).
+  // After a successful write, hand new outbox events to webhooks and planned notifications to
+  // their queue (the cron is the safety net).
   app.use("*", dispatchAfterWrites);
 
   mountMeta(app);
@@ -92,6 +94,7 @@ export function createApiApp() {
   mountRouteOptimizations(app);
   mountTrackers(app);
   mountSms(app);
+  mountNotificationTemplates(app);
   mountForms(app);
   mountFormFields(app);
   mountFormResponses(app);

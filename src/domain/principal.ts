@@ -26,3 +26,25 @@ export type Principal = {
 /** Admins, managers and integrations act on the whole account; workers on their own tasks. */
 export const isDispatcher = (p: Principal) =>
   p.role === "admin" || p.role === "manager" || p.role === "integration";
+
+/**
+ * The account acting on its own, for work no request carries (notifications sent from a
+ * queue): a dispatcher's view of the account, attributed to `userId` (e.g. the creator of the
+ * template being sent), with the account's defaults for everything a command would read.
+ */
+export const accountPrincipal = (accountId: string, userId: string | null): Principal => ({
+  userId: userId ?? "",
+  email: "",
+  accountId,
+  role: "admin",
+  tokenId: "",
+  tokenKind: "session",
+  account: {
+    apiVersion: "",
+    featureAllowWorkerReordering: false,
+    transitActiveLimit: null,
+    failedReasons: [],
+    featureSignerName: false,
+  },
+  actorUserId: null,
+});

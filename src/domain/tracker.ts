@@ -50,18 +50,21 @@ const ESCAPES: Record<string, string> = {
   '"': "&quot;",
   "'": "&#39;",
 };
-const escapeText = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 
 /**
  * Renders a popup template: the template's own text and each value are HTML-escaped (a
  * template or a value with markup shows as text); a field without a value, or outside the
- * allowlist, renders empty.
+ * allowlist, renders empty. `html: false` renders plain text (messages) unescaped.
  */
 export function renderTemplate(
   template: string,
   values: Record<string, unknown>,
   allowed: readonly string[],
+  opts: { html?: boolean } = {},
 ): string {
+  // Plain text (an SMS, a text/plain e-mail) is shown as written: escaping would show `&amp;`.
+  const escapeText = opts.html === false ? (s: string) => s : escapeHtml;
   let out = "";
   let last = 0;
   for (const m of template.matchAll(PLACEHOLDER)) {
@@ -101,4 +104,9 @@ export function negotiateLanguage<T extends string>(
     if (primary) return primary;
   }
   return fallback;
+}
+
+/** The field names a template's placeholders name, once each. */
+export function placeholdersOf(template: string): string[] {
+  return [...new Set([...template.matchAll(PLACEHOLDER)].map((m) => m[1]))];
 }

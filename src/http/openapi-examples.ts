@@ -59,6 +59,20 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   },
   partialUpdateTracker: { expires_at: "2026-04-01T00:00:00Z" },
   createSms: { to: "+358401234567", message: "Your parcel arrives between 10:00 and 12:00.", task: TASK },
+  createNotificationTemplate: {
+    event: "task_completed",
+    channel: "email",
+    language: "fi",
+    subject: "Toimitettu: {{address.formatted_address}}",
+    body: "Hei {{contact.name}}, pakettisi on toimitettu. Toimitustodistus on liitteenä. Seuranta: {{tracker_url}}",
+    pod_show_task_events: false,
+  },
+  partialUpdateNotificationTemplate: { is_active: false },
+  updateNotificationTemplate: {
+    event: "task_transit",
+    channel: "sms",
+    body: "{{assignee.name}} is on the way, arriving around {{eta}}: {{tracker_url}}",
+  },
   createMetafield: {
     key: "door_code",
     label: "Door code",

@@ -230,6 +230,14 @@ export const TAGS: { name: string; description: string }[] = [
       "Delivery receipts come to `POST /sms/status/`, signed by the provider.",
   },
   {
+    name: "Notification templates",
+    description:
+      "Messages to a task's contact when the task is assigned, in transit, completed or failed: each active template of the event " +
+      "sends one SMS to each contact phone, or one e-mail to each contact e-mail (and the assignee, with the account's " +
+      "`review_emails_to_assignee`), once per task, event, template and recipient. Placeholders: the public task fields and " +
+      "`{{tracker_url}}` (a tracker of the task, made when none is live). `task_completed` e-mails attach the POD as a PDF.",
+  },
+  {
     name: "Metafields",
     description:
       "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +

@@ -1,11 +1,13 @@
 import type { MiddlewareHandler } from "hono";
 import { accountHasWebhooks, dispatchSoon } from "../services/events/dispatch";
+import { accountHasTemplates, relayNotifications } from "../services/notifications/send";
 import type { AppEnv } from "./context";
 
 /**
  * Relays the outbox right after a successful write, without delaying the response (the cron
- * sweeper is the safety net, this makes delivery prompt). Registered in app.ts with the other
- * middleware, before the routes.
+ * sweeper is the safety net, this makes delivery prompt): webhook events for accounts with
+ * webhooks, and the notifications the write planned (contract §18) for accounts with active
+ * templates. Registered in app.ts with the other middleware, before the routes.
  */
 export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
@@ -23,6 +25,12 @@ export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) =>
       .then((has) => {
         if (has) dispatchSoon(ctx, c.env);
       })
+      .catch(() => undefined),
+  );
+  const baseUrl = c.get("baseUrl");
+  ctx.waitUntil(
+    accountHasTemplates(c.env, p.accountId)
+      .then((has) => (has ? relayNotifications(c.env, baseUrl, { accountId: p.accountId }) : 0))
       .catch(() => undefined),
   );
 };

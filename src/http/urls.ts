@@ -23,6 +23,7 @@ export const COLLECTIONS = [
   "route_optimizations",
   "trackers",
   "sms",
+  "notification_templates",
   "clients",
   "recurrences",
   "forms",

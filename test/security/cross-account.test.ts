@@ -60,6 +60,11 @@ async function populated() {
   expectStatus(tracker, 201);
   const text = await call("/sms/", { token: t, body: { to: "+358401234567", message: "Victim's message" } });
   expectStatus(text, 201);
+  const notification = await call("/notification_templates/", {
+    token: t,
+    body: { event: "task_assigned", channel: "sms", body: "Victim's template" },
+  });
+  expectStatus(notification, 201);
   const form = await call("/forms/", { token: t, body: { name: "Checklist" } });
   expectStatus(form, 201);
   const field = await call("/form_fields/", {
@@ -99,6 +104,7 @@ async function populated() {
     route_optimizations: crypto.randomUUID(),
     trackers: tracker.body.id,
     sms: text.body.id,
+    notification_templates: notification.body.id,
     forms: form.body.id,
     form_fields: field.body.id,
     form_responses: response.body.id,
@@ -118,6 +124,8 @@ function bodyFor(b: TestAccount, collection: string, method: string): unknown {
   if (method === "put" && collection === "forms") return { name: "taken" };
   if (method === "put" && collection === "clients") return { name: "taken" };
   if (method === "put" && collection === "routes") return { name: "taken" };
+  if (method === "put" && collection === "notification_templates")
+    return { event: "task_failed", channel: "sms", body: "taken" };
   if (method === "put" && collection === "form_fields") return { key: "taken", field_type: "text" };
   if (method === "put" && collection === "form_responses") return { data: {} };
   if (method === "patch" && collection === "users") return { password: "taken over by B" };
@@ -161,6 +169,7 @@ describe("another account's objects and users (cross-account matrix)", () => {
       "routes",
       "trackers",
       "sms",
+      "notification_templates",
       "forms",
       "form_fields",
       "form_responses",

@@ -10,6 +10,7 @@ import {
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx, ts } from "../../http/serialize";
+import { fileUrl } from "../../s3/keys";
 import { listOutbox } from "../../services/messaging/email/outbox";
 
 const OutboundEmailSchema = z
@@ -19,6 +20,18 @@ const OutboundEmailSchema = z
     to: z.string(),
     subject: z.string(),
     text: z.string(),
+    attachments: z
+      .array(
+        z.object({
+          file_name: z.string(),
+          content_type: z.string(),
+          size: z.number().int(),
+          file: z.string().url().openapi({ description: "The attachment, as a stored file." }),
+        }),
+      )
+      .openapi({
+        description: "Files sent with the message (the POD PDF of a `task_completed` notification).",
+      }),
     created_at: dateTime(),
   })
   .openapi("OutboundEmail");
@@ -50,6 +63,19 @@ export function mountOutbox(app: Router) {
         to: m.to_address,
         subject: m.subject,
         text: m.text,
+        attachments: (
+          JSON.parse(m.attachments || "[]") as {
+            file_name: string;
+            content_type: string;
+            size: number;
+            key: string;
+          }[]
+        ).map((a) => ({
+          file_name: a.file_name,
+          content_type: a.content_type,
+          size: a.size,
+          file: fileUrl(r.baseUrl, a.key),
+        })),
         created_at: ts(r, m.created_at),
       })),
     );

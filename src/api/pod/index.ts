@@ -3,7 +3,7 @@ import { pathId, requireUser } from "../../http/guards";
 import { defineRoute, errorResponses, type Router, security, uuidParam } from "../../http/openapi";
 import { renderPodHtml } from "../../render/pod";
 import { renderPodPdf } from "../../render/pod-pdf";
-import { POD_OPTIONS, type PodOptions, podData } from "../../services/pod";
+import { POD_OPTIONS, type PodOptions, podData, templatePodOptions } from "../../services/pod";
 
 const bool = z.enum(["true", "false"]).optional();
 
@@ -17,13 +17,18 @@ export const podTaskRoute = createRoute({
   description:
     "For a completed or failed task (otherwise 400): task, contact, address, completion time and place, photos, signatures " +
     "with signer names, history, order reference, description, each shown per the account's `pod_show_*` options, " +
-    "overridden by the query's (`?pod_show_images=false`, ...). A PDF with `Accept: application/pdf` or `?format=pdf`; " +
+    "overridden by a notification template's (`?template=<id>`: those it sets), then by the query's (`?pod_show_images=false`, ...). " +
+    "A `template` that is not one of the account's is 400. A PDF with `Accept: application/pdf` or `?format=pdf`; " +
     "images are embedded as their thumbnails where they have one.",
   request: {
     params: uuidParam,
     query: z
       .object({
         format: z.enum(["html", "pdf"]).optional(),
+        template: z
+          .string()
+          .optional()
+          .openapi({ description: "A notification template's id (or URL): its POD options." }),
         ...Object.fromEntries(POD_OPTIONS.map((o) => [o, bool])),
       })
       .strict(),
@@ -44,7 +49,8 @@ export function mountPod(app: Router) {
   defineRoute(app, podTaskRoute, async (c) => {
     const p = requireUser(c);
     const q = c.req.valid("query") as Record<string, string | undefined>;
-    const overrides: Partial<PodOptions> = {};
+    const overrides: Partial<PodOptions> =
+      q.template !== undefined ? await templatePodOptions(c.env.DB, p, q.template) : {};
     for (const o of POD_OPTIONS) if (q[o] !== undefined) overrides[o] = q[o] === "true";
     const data = await podData(c.env, p, pathId(c), overrides, c.get("baseUrl"));
     // `?format=` wins; else the Accept header asks for a PDF.

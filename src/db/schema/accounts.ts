@@ -173,6 +173,8 @@ export const outboundEmails = sqliteTable(
     to: text("to_address").notNull(),
     subject: text("subject").notNull(),
     text: text("text").notNull(),
+    /** JSON list of `{file_name, content_type, size, key}`: the attachments' bytes are in R2 at `key`. */
+    attachments: text("attachments").notNull().default("[]"),
     createdAt: integer("created_at").notNull(),
   },
   (t) => [index("outbound_emails_account_idx").on(t.accountId, t.createdAt)],

@@ -12,6 +12,7 @@ export const DEAD_LETTER_SOURCES: Record<string, string> = {
   "fd-geocode-dlq": "fd-geocode",
   "fd-route-optimizations-dlq": "fd-route-optimizations",
   "fd-sms-dlq": "fd-sms",
+  "fd-notifications-dlq": "fd-notifications",
 };
 
 const BODY_LIMIT = 16 * 1024;

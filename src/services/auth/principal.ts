@@ -1,1 +1,1 @@
-export { isDispatcher, type Principal } from "../../domain/principal";
+export { accountPrincipal, isDispatcher, type Principal } from "../../domain/principal";

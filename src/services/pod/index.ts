@@ -5,7 +5,8 @@
  * order's reference and its description, each shown or not by the `pod_show_*` options (the
  * account's, overridden by the request's).
  */
-import { nonFieldError } from "../../http/errors";
+import { fieldError, nonFieldError } from "../../http/errors";
+import { parseHyperlink } from "../../http/urls";
 import type { PodData, PodImage } from "../../render/pod";
 import { fileUrl } from "../../s3/keys";
 import type { Principal } from "../auth/principal";
@@ -125,4 +126,24 @@ export async function podData(
         }))
       : null,
   };
+}
+
+/**
+ * The POD options a notification template sets (its non-null ones), for `?template=`
+ * (contract §19); the rest stay the account's. Another account's template, or none: 400.
+ */
+export async function templatePodOptions(db: D1Database, p: Principal, template: string) {
+  const id = parseHyperlink(template, "notification_templates");
+  const row = id
+    ? await db
+        .prepare(
+          `SELECT ${POD_OPTIONS.join(", ")} FROM notification_templates WHERE id = ? AND account_id = ?`,
+        )
+        .bind(id, p.accountId)
+        .first<Record<PodOption, number | null>>()
+    : null;
+  if (!row) throw fieldError("template", "Notification template does not exist.");
+  const out: Partial<PodOptions> = {};
+  for (const o of POD_OPTIONS) if (row[o] !== null) out[o] = Boolean(row[o]);
+  return out;
 }

@@ -83,6 +83,9 @@ export function listSms(
   });
 }
 
+/** The provider an SMS is sent with (wrangler.jsonc `SMS_PROVIDER`), recorded on the row. */
+export const smsProviderName = (env: Env) => (env.SMS_PROVIDER === "twilio" ? "twilio" : "local");
+
 const windowMs = (env: Env) => {
   const n = Number(env.SMS_DUPLICATE_SEND_WINDOW_SECONDS);
   return (Number.isFinite(n) && n >= 0 ? n : 300) * 1000;
@@ -117,7 +120,7 @@ export async function createSms(
   if (Object.keys(errors).length) throw new ValidationError(errors);
   const now = Date.now();
   const id = uuidv7(now);
-  const provider = env.SMS_PROVIDER === "twilio" ? "twilio" : "local";
+  const provider = smsProviderName(env);
   const since = opts.fresh ? now + 1 : now - windowMs(env);
   const inserted = await env.DB.prepare(
     `INSERT INTO sms (id, account_id, to_number, message, task_id, state, provider, created_by, created_at, updated_at)

@@ -27,7 +27,11 @@ const pointOfAddress = (json: string | null): Point | null => {
  * route's start) through its open tasks before this one in `position` order, with the travel
  * model of §16; never before the task's `complete_after`.
  */
-async function eta(env: Env, task: TaskRow, now: number): Promise<{ eta: number } | { reason: EtaReason }> {
+export async function eta(
+  env: Env,
+  task: TaskRow,
+  now: number,
+): Promise<{ eta: number } | { reason: EtaReason }> {
   if (FINISHED.includes(task.state)) return { reason: "finished" };
   if (!task.assignee_id || !OPEN.includes(task.state)) return { reason: "not_assigned" };
   const db = env.DB;
@@ -73,7 +77,7 @@ async function eta(env: Env, task: TaskRow, now: number): Promise<{ eta: number 
   return { eta: Math.round(t * 1000) };
 }
 
-function field(
+export function publicField(
   task: TaskRow,
   name: PublicTaskField,
   extra: { assigneeName: string | null; reference: string | null; eta: number | null },
@@ -185,7 +189,7 @@ export async function publicTracker(
       eta: "eta" in e ? e.eta : null,
     };
     const flat: Record<string, unknown> = {};
-    for (const f of fields) flat[f] = field(task, f, extra);
+    for (const f of fields) flat[f] = publicField(task, f, extra);
     const fieldsOut = nest(flat);
     if (needs("eta"))
       fieldsOut.predicted_delivery_error =

@@ -11,11 +11,12 @@ import { EmailError, type EmailSender } from "./types";
 import { type SendEmailBinding, WorkersEmailSender } from "./workers";
 
 export { LocalEmailSender } from "./local";
-export { EmailError, type EmailMessage, type EmailSender } from "./types";
+export { type EmailAttachment, EmailError, type EmailMessage, type EmailSender } from "./types";
 export { buildMime, WorkersEmailSender } from "./workers";
 
 export type EmailEnv = {
   DB: D1Database;
+  FILES?: R2Bucket;
   EMAIL_PROVIDER?: string;
   EMAIL_FROM?: string;
   EMAIL?: SendEmailBinding;
@@ -35,7 +36,7 @@ export function emailSenderFromEnv(env: EmailEnv): EmailSender {
   const provider = emailProviderName(env);
   switch (provider) {
     case "local":
-      return new LocalEmailSender(env.DB);
+      return new LocalEmailSender(env.DB, env.FILES);
     case "workers": {
       if (!env.EMAIL) throw new EmailError('EMAIL_PROVIDER is "workers" but no `send_email` binding EMAIL');
       const from = (env.EMAIL_FROM ?? "").trim();

@@ -10,6 +10,8 @@ export type OutboxRow = {
   to_address: string;
   subject: string;
   text: string;
+  /** JSON list of `{file_name, content_type, size, key}` (local.ts). */
+  attachments: string;
   created_at: number;
 };
 

@@ -1,3 +1,6 @@
+/** A file sent with a message (e.g. the proof-of-delivery PDF of a `task_completed` notification). */
+export type EmailAttachment = { filename: string; contentType: string; content: Uint8Array };
+
 /** One outbound e-mail (plain text: links and tokens, nothing that needs HTML). */
 export type EmailMessage = {
   to: string;
@@ -7,6 +10,7 @@ export type EmailMessage = {
   kind: string;
   /** The account the message is sent on behalf of; the local outbox shows it to that account's admins. */
   accountId: string | null;
+  attachments?: EmailAttachment[];
 };
 
 /**

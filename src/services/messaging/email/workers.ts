@@ -13,23 +13,55 @@ function headerValue(v: string): string {
   return `=?UTF-8?B?${btoa(bin)}?=`;
 }
 
-/** A minimal RFC 5322 message: one text/plain UTF-8 part, base64 so any text survives transport. */
-export function buildMime(from: string, m: EmailMessage, messageId: string, date = new Date()): string {
-  const bytes = new TextEncoder().encode(m.text);
+const base64Lines = (bytes: Uint8Array) => {
   let bin = "";
   for (const b of bytes) bin += String.fromCharCode(b);
-  const body = btoa(bin).replace(/.{76}/g, "$&\r\n");
-  return [
+  return btoa(bin).replace(/.{76}/g, "$&\r\n");
+};
+
+/**
+ * A minimal RFC 5322 message: one text/plain UTF-8 part, base64 so any text survives transport;
+ * with attachments, a multipart/mixed body (RFC 2046 §5.1.3) of the text and each file, the
+ * file names as RFC 2231 parameters when they are not plain ASCII.
+ */
+export function buildMime(from: string, m: EmailMessage, messageId: string, date = new Date()): string {
+  const head = [
     `From: ${from}`,
     `To: ${m.to}`,
     `Subject: ${headerValue(m.subject)}`,
     `Date: ${date.toUTCString()}`,
     `Message-ID: <${messageId}>`,
     "MIME-Version: 1.0",
+  ];
+  const text = [
     'Content-Type: text/plain; charset="utf-8"',
     "Content-Transfer-Encoding: base64",
     "",
-    body,
+    base64Lines(new TextEncoder().encode(m.text)),
+  ];
+  if (!m.attachments?.length) return [...head, ...text].join("\r\n");
+  const boundary = `=_fd_${messageId.replace(/[^A-Za-z0-9]/g, "")}`;
+  const parts = [text.join("\r\n")];
+  for (const a of m.attachments) {
+    const ascii = /^[\x20-\x7e]*$/.test(a.filename) && !/["\\]/.test(a.filename);
+    const name = ascii ? `filename="${a.filename}"` : `filename*=UTF-8''${encodeURIComponent(a.filename)}`;
+    parts.push(
+      [
+        `Content-Type: ${a.contentType}`,
+        `Content-Disposition: attachment; ${name}`,
+        "Content-Transfer-Encoding: base64",
+        "",
+        base64Lines(a.content),
+      ].join("\r\n"),
+    );
+  }
+  return [
+    ...head,
+    `Content-Type: multipart/mixed; boundary="${boundary}"`,
+    "",
+    ...parts.map((p) => `--${boundary}\r\n${p}`),
+    `--${boundary}--`,
+    "",
   ].join("\r\n");
 }
 

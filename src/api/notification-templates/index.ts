@@ -1,0 +1,197 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { LOCALES } from "../../domain/locales";
+import { pathId, requireRole } from "../../http/guards";
+import {
+  dateTime,
+  defineRoute,
+  errorResponses,
+  jsonBody,
+  jsonResponse,
+  type Router,
+  security,
+  uuidParam,
+} from "../../http/openapi";
+import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
+import { renderCtx } from "../../http/serialize";
+import { forgetTemplatesOf } from "../../services/notifications/send";
+import {
+  createNotificationTemplate,
+  deleteNotificationTemplate,
+  getNotificationTemplate,
+  listNotificationTemplates,
+  NOTIFICATION_CHANNELS,
+  NOTIFICATION_EVENTS,
+  serializeNotificationTemplate,
+  TEMPLATE_PLACEHOLDERS,
+  updateNotificationTemplate,
+} from "../../services/notifications/templates";
+import { POD_OPTIONS } from "../../services/pod";
+
+const tags = ["Notification templates"];
+/** Messages to the account's customers: for dispatchers (as SMS are). */
+const DISPATCHERS = ["admin", "manager", "integration"] as const;
+const placeholders = TEMPLATE_PLACEHOLDERS.map((p) => `\`{{${p}}}\``).join(", ");
+
+const podOption = (o: string) =>
+  z
+    .boolean()
+    .nullable()
+    .openapi({
+      description: `The POD option \`${o}\` for \`task_completed\` e-mails; null: the account's at sending.`,
+    });
+
+export const NotificationTemplateSchema = z
+  .object({
+    id: z.string().uuid(),
+    url: z.string().url(),
+    account: z.string().url(),
+    event: z.enum(NOTIFICATION_EVENTS),
+    channel: z.enum(NOTIFICATION_CHANNELS),
+    language: z.enum(LOCALES),
+    subject: z.string(),
+    body: z.string(),
+    is_active: z.boolean(),
+    ...Object.fromEntries(POD_OPTIONS.map((o) => [o, podOption(o)])),
+    created_by: z.string().url().nullable(),
+    created_at: dateTime(),
+    updated_at: dateTime(),
+  })
+  .openapi("NotificationTemplate");
+
+// Enums are checked by the service (DRF's "is not a valid choice" message), so the body
+// schema takes strings: the document still lists the choices.
+const NotificationTemplateWriteSchema = z
+  .object({
+    event: z.string().openapi({ description: `Required. One of ${NOTIFICATION_EVENTS.join(", ")}.` }),
+    channel: z
+      .string()
+      .openapi({ description: `Required. \`sms\` (the task's contact phones) or \`email\` (its e-mails).` }),
+    language: z
+      .string()
+      .optional()
+      .openapi({
+        description: `One of ${LOCALES.join(", ")}; default the account's \`language\`. Times in messages are written in it.`,
+      }),
+    subject: z
+      .string()
+      .optional()
+      .openapi({ description: "E-mail subject (required for `email`). Placeholders as in `body`." }),
+    body: z.string().openapi({
+      description: `Required. Plain text with placeholders ${placeholders}; an unknown one is 400. SMS: at most 1,600 characters.`,
+    }),
+    is_active: z.boolean().optional(),
+    ...Object.fromEntries(POD_OPTIONS.map((o) => [o, podOption(o).optional()])),
+  })
+  .openapi("NotificationTemplateWrite");
+
+export const createNotificationTemplateRoute = createRoute({
+  method: "post",
+  path: "/notification_templates/",
+  tags,
+  security,
+  summary: "Create a notification template",
+  description:
+    "When a task reaches `event` (assigned, transit, completed, failed), each active template of that event sends one message to each of the task's contact phones (`sms`) or e-mails (`email`): once per task, event, template and recipient. `task_completed` e-mails attach the proof of delivery as a PDF.",
+  request: jsonBody(NotificationTemplateWriteSchema),
+  responses: { 201: jsonResponse(NotificationTemplateSchema, "Created."), ...errorResponses },
+});
+
+export const listNotificationTemplatesRoute = createRoute({
+  method: "get",
+  path: "/notification_templates/",
+  tags,
+  security,
+  summary: "List notification templates",
+  request: {
+    query: z
+      .object({
+        ...paginationQuery,
+        event: z.enum(NOTIFICATION_EVENTS).optional(),
+        channel: z.enum(NOTIFICATION_CHANNELS).optional(),
+        is_active: z.enum(["true", "false"]).optional(),
+      })
+      .strict(),
+  },
+  responses: {
+    200: jsonResponse(pageSchema(NotificationTemplateSchema), "A page of templates."),
+    ...errorResponses,
+  },
+});
+
+export const retrieveNotificationTemplateRoute = createRoute({
+  method: "get",
+  path: "/notification_templates/{id}/",
+  tags,
+  security,
+  summary: "Read a notification template",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(NotificationTemplateSchema, "The template."), ...errorResponses },
+});
+
+function updateRouteFor<M extends "patch" | "put">(method: M) {
+  return createRoute({
+    method,
+    path: "/notification_templates/{id}/",
+    tags,
+    security,
+    summary: method === "patch" ? "Change a notification template" : "Replace a notification template",
+    description: "Messages already planned are rendered with the template as it is when they are sent.",
+    request: {
+      params: uuidParam,
+      ...jsonBody(
+        method === "patch" ? NotificationTemplateWriteSchema.partial() : NotificationTemplateWriteSchema,
+      ),
+    },
+    responses: { 200: jsonResponse(NotificationTemplateSchema, "The template."), ...errorResponses },
+  });
+}
+export const partialUpdateNotificationTemplateRoute = updateRouteFor("patch");
+export const updateNotificationTemplateRoute = updateRouteFor("put");
+
+export const destroyNotificationTemplateRoute = createRoute({
+  method: "delete",
+  path: "/notification_templates/{id}/",
+  tags,
+  security,
+  summary: "Delete a notification template",
+  description: "Its messages not yet sent are dropped; sent ones stay in `/sms/` (and the e-mail provider).",
+  request: { params: uuidParam },
+  responses: { 204: { description: "Deleted." }, ...errorResponses },
+});
+
+export function mountNotificationTemplates(app: Router) {
+  defineRoute(app, createNotificationTemplateRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const row = await createNotificationTemplate(c.env.DB, p, c.req.valid("json"));
+    forgetTemplatesOf(p.accountId);
+    return c.json(serializeNotificationTemplate(renderCtx(c), row), 201);
+  });
+  defineRoute(app, listNotificationTemplatesRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    const page = await listNotificationTemplates(c.env.DB, p, c.req.valid("query"), c.req.url);
+    const r = renderCtx(c);
+    return c.json(mapPage(page, (t) => serializeNotificationTemplate(r, t)));
+  });
+  defineRoute(app, retrieveNotificationTemplateRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    return c.json(
+      serializeNotificationTemplate(renderCtx(c), await getNotificationTemplate(c.env.DB, p, pathId(c))),
+    );
+  });
+  for (const method of ["patch", "put"] as const) {
+    const route =
+      method === "patch" ? partialUpdateNotificationTemplateRoute : updateNotificationTemplateRoute;
+    defineRoute(app, route, async (c) => {
+      const p = requireRole(c, ...DISPATCHERS);
+      const row = await updateNotificationTemplate(c.env.DB, p, pathId(c), c.req.valid("json"), method);
+      forgetTemplatesOf(p.accountId);
+      return c.json(serializeNotificationTemplate(renderCtx(c), row));
+    });
+  }
+  defineRoute(app, destroyNotificationTemplateRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    await deleteNotificationTemplate(c.env.DB, p, pathId(c));
+    forgetTemplatesOf(p.accountId);
+    return c.body(null, 204);
+  });
+}
