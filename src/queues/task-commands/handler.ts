@@ -1,5 +1,6 @@
 import { taskStub } from "../../durable-objects/task/client";
 import { dispatchPendingEvents } from "../../services/events/dispatch";
+import { accountHasTemplates, relayNotifications } from "../../services/notifications/send";
 import { type PendingMessage, pendingCommands } from "../../services/task-commands";
 
 /**
@@ -8,11 +9,14 @@ import { type PendingMessage, pendingCommands } from "../../services/task-comman
  * a crash (before ack) finds them applied and changes nothing.
  */
 export async function handleCommandBatch(batch: MessageBatch<PendingMessage>, env: Env): Promise<void> {
+  /** Accounts whose commands were applied, with a base URL for their links. */
+  const applied = new Map<string, string>();
   await Promise.all(
     batch.messages.map(async (m) => {
       try {
         const commands = await pendingCommands(env, m.body);
         await taskStub(env, m.body.taskId).applyPending({ ...m.body, commands });
+        applied.set(m.body.actor.accountId, m.body.baseUrl);
         m.ack();
       } catch (err) {
         console.error(JSON.stringify({ level: "error", queue: "task-commands", error: String(err) }));
@@ -20,10 +24,20 @@ export async function handleCommandBatch(batch: MessageBatch<PendingMessage>, en
       }
     }),
   );
-  // Relay the outcomes' events to webhooks now rather than at the next sweep.
+  // Relay the outcomes' events to webhooks, and the notifications they planned, now rather
+  // than at the next sweep.
   await dispatchPendingEvents(env).catch((err) =>
     console.error(
       JSON.stringify({ level: "error", queue: "task-commands", error: `dispatch: ${String(err)}` }),
     ),
   );
+  for (const [accountId, baseUrl] of applied) {
+    await (async () => {
+      if (await accountHasTemplates(env, accountId)) await relayNotifications(env, baseUrl, { accountId });
+    })().catch((err) =>
+      console.error(
+        JSON.stringify({ level: "error", queue: "task-commands", error: `notifications: ${String(err)}` }),
+      ),
+    );
+  }
 }
