@@ -3,3 +3,4 @@ export * from "./events";
 export * from "./files";
 export * from "./forms";
 export * from "./tasks";
+export * from "./exports";
