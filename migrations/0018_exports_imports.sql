@@ -14,7 +14,7 @@ CREATE TABLE `data_exports` (
 	`cursor` text,
 	`upload_id` text,
 	`parts` text DEFAULT '[]' NOT NULL,
-	`carry` blob,
+	`carry_bytes` integer DEFAULT 0 NOT NULL,
 	`created_by` text,
 	`created_at` integer NOT NULL,
 	`updated_at` integer NOT NULL,

@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { logLine } from "./http/log";
 import { DEAD_LETTER_SOURCES, handleDeadLetterBatch } from "./queues/dead-letters/handler";
+import { handleExportBatch } from "./queues/exports/handler";
 import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
 import { baseQueueName } from "./queues/names";
@@ -25,6 +26,7 @@ const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<
   "fd-webhooks": handleWebhookBatch,
   "fd-route-optimizations": handleOptimizationBatch,
   "fd-sms": handleSmsBatch,
+  "fd-exports": handleExportBatch,
   ...Object.fromEntries(Object.keys(DEAD_LETTER_SOURCES).map((q) => [q, handleDeadLetterBatch])),
 };
 

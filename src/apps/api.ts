@@ -7,6 +7,7 @@ import { mountBootstrap } from "../api/bootstrap";
 import { mountClients } from "../api/clients";
 import { mountContactAddresses } from "../api/contact-addresses";
 import { mountEvents } from "../api/events";
+import { mountExports } from "../api/exports";
 import { mountFileUploads } from "../api/file-uploads";
 import { mountFormFields } from "../api/form-fields";
 import { mountFormResponses } from "../api/form-responses";
@@ -85,6 +86,7 @@ export function createApiApp() {
   mountAttachments(app);
   mountWebhooks(app);
   mountEvents(app);
+  mountExports(app);
   mountOutbox(app);
   mountMetafields(app);
   mountClients(app);

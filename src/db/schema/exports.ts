@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { blob, index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * Exports (contract §21): one row per `/task_exports/` or `/contact_address_exports/` job. The
@@ -30,8 +30,8 @@ export const dataExports = sqliteTable(
     uploadId: text("upload_id"),
     /** JSON list of `{partNumber, etag}` of the uploaded parts. */
     parts: text("parts", { mode: "json" }).notNull().default(sql`'[]'`),
-    /** Encoded bytes past the last full part, kept for the next step (at most one part). */
-    carry: blob("carry"),
+    /** Encoded bytes past the last full part, kept in R2 for the next step (./run.ts). */
+    carryBytes: integer("carry_bytes").notNull().default(0),
     createdBy: text("created_by"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),

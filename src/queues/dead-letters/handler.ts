@@ -12,6 +12,8 @@ export const DEAD_LETTER_SOURCES: Record<string, string> = {
   "fd-geocode-dlq": "fd-geocode",
   "fd-route-optimizations-dlq": "fd-route-optimizations",
   "fd-sms-dlq": "fd-sms",
+  "fd-exports-dlq": "fd-exports",
+  "fd-imports-dlq": "fd-imports",
 };
 
 const BODY_LIMIT = 16 * 1024;
