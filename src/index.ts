@@ -4,6 +4,7 @@ import { DEAD_LETTER_SOURCES, handleDeadLetterBatch } from "./queues/dead-letter
 import { handleExportBatch } from "./queues/exports/handler";
 import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
+import { handleImportBatch } from "./queues/imports/handler";
 import { baseQueueName } from "./queues/names";
 import { handleOptimizationBatch } from "./queues/route-optimizations/handler";
 import { handleSmsBatch } from "./queues/sms/handler";
@@ -27,6 +28,7 @@ const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<
   "fd-route-optimizations": handleOptimizationBatch,
   "fd-sms": handleSmsBatch,
   "fd-exports": handleExportBatch,
+  "fd-imports": handleImportBatch,
   ...Object.fromEntries(Object.keys(DEAD_LETTER_SOURCES).map((q) => [q, handleDeadLetterBatch])),
 };
 

@@ -12,6 +12,7 @@ import { mountFileUploads } from "../api/file-uploads";
 import { mountFormFields } from "../api/form-fields";
 import { mountFormResponses } from "../api/form-responses";
 import { mountForms } from "../api/forms";
+import { mountImports } from "../api/imports";
 import { mountMeta } from "../api/meta";
 import { mountMetafields } from "../api/metafields";
 import { mountOrders } from "../api/orders";
@@ -87,6 +88,7 @@ export function createApiApp() {
   mountWebhooks(app);
   mountEvents(app);
   mountExports(app);
+  mountImports(app);
   mountOutbox(app);
   mountMetafields(app);
   mountClients(app);

@@ -17,10 +17,16 @@ async function start(rows: number, size: number, vars: Record<string, string>) {
   const queue = new CapturingQueue();
   const e = envWith(vars, queue);
   const p = await jobPrincipal(env.DB, acc.account.id, acc.admin.userId);
-  const row = await createExport(e, p, "tasks", { account: acc.account.url, fields: ["id", "description"] }, {
-    zone: null,
-    baseUrl: BASE,
-  });
+  const row = await createExport(
+    e,
+    p,
+    "tasks",
+    { account: acc.account.url, fields: ["id", "description"] },
+    {
+      zone: null,
+      baseUrl: BASE,
+    },
+  );
   return { acc, ids, queue, e, row };
 }
 
@@ -68,7 +74,8 @@ describe("export steps (contract §21)", () => {
       ...e,
       DB: new Proxy(env.DB, {
         get(target, prop) {
-          if (prop !== "prepare") return Reflect.get(target, prop).bind?.(target) ?? Reflect.get(target, prop);
+          if (prop !== "prepare")
+            return Reflect.get(target, prop).bind?.(target) ?? Reflect.get(target, prop);
           return (sql: string) => {
             if (sql.startsWith("UPDATE data_exports SET row_count") && failures-- > 0) {
               throw new Error("simulated crash before the commit");
