@@ -247,7 +247,9 @@ export function flattenErrors(
       if (node.every((x) => typeof x === "string")) {
         for (const m of node as string[])
           out.push({ field: path.length ? prefix + columnOf(path) : null, message: m });
-      } else node.forEach((x, i) => walk(x, [...path, String(i)]));
+      } else {
+        for (const [i, x] of node.entries()) walk(x, [...path, String(i)]);
+      }
       return;
     }
     if (node && typeof node === "object") {

@@ -86,7 +86,7 @@ export async function readHeader(bucket: R2Bucket, key: string): Promise<string[
   if (!obj) throw fail("The file has not been uploaded.");
   const bytes = new Uint8Array(await obj.arrayBuffer());
   // Not fatal: bytes past the header are not this check's business (nor a character cut by the range).
-  const text = new TextDecoder("utf-8", { ignoreBOM: false }).decode(bytes);
+  const text = new TextDecoder("utf-8", { fatal: false, ignoreBOM: false }).decode(bytes);
   const reader = new CsvReader();
   let header: string[] | undefined;
   try {

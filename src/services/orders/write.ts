@@ -111,7 +111,7 @@ export async function writeOrders(
   throwIfInvalid(drafts, opts.isArray);
 
   const now = Date.now();
-  if (opts.orderIds) drafts.forEach((d, i) => (d.id = opts.orderIds?.[i]));
+  if (opts.orderIds) for (const [i, d] of drafts.entries()) d.id = opts.orderIds[i];
   await geocodeDrafts(
     drafts.flatMap((d) => (deps.dryRun ? [] : (d.tasks ?? []))),
     GeocodeSession.fromEnv(env, deps.geocoder),
