@@ -4,9 +4,9 @@ import { uploadFile } from "../files/helpers";
 import { call, expectStatus, type TestAccount } from "../helpers";
 
 export const csv = (rows: string[][]) =>
-  rows
+  `${rows
     .map((r) => r.map((c) => (/[",\r\n]/.test(c) ? `"${c.replaceAll('"', '""')}"` : c)).join(","))
-    .join("\r\n") + "\r\n";
+    .join("\r\n")}\r\n`;
 
 export async function upload(acc: TestAccount, content: string | Uint8Array, name = "import.csv") {
   const bytes = typeof content === "string" ? new TextEncoder().encode(content) : content;

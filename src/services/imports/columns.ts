@@ -45,8 +45,7 @@ export function headerProblems(kind: ImportKind, header: string[], keys: Metafie
   const problems: string[] = [];
   const unknown = unknownFields(columnsKind(kind), header, keys);
   if (unknown.length) problems.push(`Unknown columns: ${unknown.join(", ")}.`);
-  const seen = new Set<string>();
-  const dup = header.filter((h) => (seen.has(h) ? true : (seen.add(h), false)));
+  const dup = header.filter((h, i) => header.indexOf(h) !== i);
   if (dup.length) problems.push(`Columns listed more than once: ${[...new Set(dup)].join(", ")}.`);
   if (kind === "orders" && !header.includes("order.external_id")) {
     problems.push("An orders import needs the column order.external_id.");
