@@ -3,9 +3,9 @@ import { describe, expect, it } from "vitest";
 import type { ImportMessage } from "../../src/queues/imports/message";
 import { jobPrincipal } from "../../src/services/exports/principal";
 import { createImport } from "../../src/services/imports";
-import { failImport, FileProblem, runImportStep } from "../../src/services/imports/apply";
-import { BASE, call, newAccount, type TestAccount } from "../helpers";
+import { FileProblem, failImport, runImportStep } from "../../src/services/imports/apply";
 import { CapturingQueue, envWith } from "../exports/support";
+import { BASE, call, newAccount, type TestAccount } from "../helpers";
 import { csv, listAll, upload } from "./support";
 
 /** An import whose steps the test delivers itself (the queue is replaced). */
@@ -18,14 +18,18 @@ async function start(acc: TestAccount, kind: "tasks" | "orders", text: string, v
   return { queue, e, row, next: () => queue.sent.shift() as unknown as ImportMessage };
 }
 
-const read = (acc: TestAccount, id: string) => call(`/imports/${id}/`, { token: acc.admin.token }).then((r) => r.body);
+const read = (acc: TestAccount, id: string) =>
+  call(`/imports/${id}/`, { token: acc.admin.token }).then((r) => r.body);
 
 describe("import steps (contract §21)", () => {
   it("a chunk redelivered after a crash before its commit applies no row twice, counts stay right", async () => {
     const acc = await newAccount();
     const rows = [["category", "address.raw_address", "description"]];
     for (let i = 0; i < 7; i++) rows.push(["drop_off", "Tallinn", `t${i}`]);
-    const { e, row, next } = await start(acc, "tasks", csv(rows), { IMPORT_CHUNK_SIZE: "3", IMPORT_CHUNKS_PER_STEP: "1" });
+    const { e, row, next } = await start(acc, "tasks", csv(rows), {
+      IMPORT_CHUNK_SIZE: "3",
+      IMPORT_CHUNKS_PER_STEP: "1",
+    });
     await runImportStep(e, next()); // staging
     expect(await read(acc, row.id)).toMatchObject({ state: "running", total_rows: 7, processed_rows: 0 });
     await runImportStep(e, next()); // rows 2-4
@@ -63,7 +67,10 @@ describe("import steps (contract §21)", () => {
     const acc = await newAccount();
     const rows = [["order.external_id", "category", "address.raw_address"]];
     for (let i = 0; i < 4; i++) rows.push([`O-${i}`, "pick_up", "A"], [`O-${i}`, "drop_off", "B"]);
-    const { e, row, next } = await start(acc, "orders", csv(rows), { IMPORT_CHUNK_SIZE: "2", IMPORT_CHUNKS_PER_STEP: "1" });
+    const { e, row, next } = await start(acc, "orders", csv(rows), {
+      IMPORT_CHUNK_SIZE: "2",
+      IMPORT_CHUNKS_PER_STEP: "1",
+    });
     await runImportStep(e, next());
     const msg = next();
     // Apply the first chunk, then roll the import's progress back as if the commit was lost.
@@ -76,7 +83,12 @@ describe("import steps (contract §21)", () => {
     next(); // the continuation of the lost commit never went out
     await runImportStep(e, msg);
     for (let m = next(); m; m = next()) await runImportStep(e, m);
-    expect(await read(acc, row.id)).toMatchObject({ state: "completed", created: 4, updated: 0, processed_rows: 8 });
+    expect(await read(acc, row.id)).toMatchObject({
+      state: "completed",
+      created: 4,
+      updated: 0,
+      processed_rows: 8,
+    });
     expect(await listAll(acc, "/orders/")).toHaveLength(4);
     expect(await listAll(acc, "/tasks/")).toHaveLength(8);
   });
