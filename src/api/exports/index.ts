@@ -91,11 +91,11 @@ function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: s
   return { kind, create, list, retrieve };
 }
 
-export const taskExportRoutes = exportRoutes("tasks", "task_exports", "Task exports", "tasks");
+export const taskExportRoutes = exportRoutes("tasks", "task_exports", "Exports", "tasks");
 export const contactAddressExportRoutes = exportRoutes(
   "contact_addresses",
   "contact_address_exports",
-  "Contact address exports",
+  "Exports",
   "contact addresses",
 );
 
