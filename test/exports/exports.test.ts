@@ -108,6 +108,23 @@ describe("/task_exports/ (contract §21)", () => {
     );
   });
 
+  it("writes times in the Accept-Timezone of the request that made the export", async () => {
+    const acc = await newAccount();
+    await task(acc, { complete_after: "2030-01-02T08:00:00Z" });
+    const r = await call("/task_exports/", {
+      token: acc.admin.token,
+      headers: { "Accept-Timezone": "Europe/Helsinki" },
+      body: {
+        account: acc.account.url,
+        fields: ["complete_after"],
+        filters: { complete_after__gte: "2030-01-02T10:00:00" },
+      },
+    });
+    expectStatus(r, 202);
+    const done = await finished(acc, r.body.url);
+    expect((await call(done.file)).text).toBe("complete_after\r\n2030-01-02T10:00:00.000+02:00\r\n");
+  });
+
   it("has a default column list with the account's metafields", async () => {
     const acc = await newAccount();
     await defineMetafields(acc, "tasks", { size: "integer" });

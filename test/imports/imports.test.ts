@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { call, defineMetafields, expectStatus, newAccount } from "../helpers";
+import { addUser, call, defineMetafields, expectStatus, newAccount } from "../helpers";
 import { csv, listAll, runImport, upload } from "./support";
 
 const HEADER = [
@@ -85,6 +85,26 @@ describe("POST /imports/ tasks (contract §21)", () => {
     const fields = done.errors.filter((e: any) => e.row === 4).map((e: any) => e.field);
     expect(fields).toContain("duration");
     expect(await listAll(acc, `/tasks/?task_import=${done.id}`)).toHaveLength(2);
+  });
+
+  it("assignee.email names a user of the account (the task starts assigned); an unknown e-mail is a row error", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const done = await runImport(
+      acc,
+      "tasks",
+      csv([
+        ["category", "address.raw_address", "assignee.email", "assignee.name"],
+        ["drop_off", "A", worker.email.toUpperCase(), "ignored"],
+        ["drop_off", "B", "nobody@example.test", ""],
+      ]),
+    );
+    expect(done).toMatchObject({ created: 1, failed: 1 });
+    expect(done.errors).toEqual([
+      { row: 3, field: "assignee.email", message: "No user of this account has this e-mail." },
+    ]);
+    const [t] = await listAll(acc, `/tasks/?task_import=${done.id}`);
+    expect(t).toMatchObject({ assignee: worker.user, state: "assigned" });
   });
 
   it("validates metafields against the account's definitions", async () => {
