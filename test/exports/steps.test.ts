@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../src/formats/csv";
 import { createExport } from "../../src/services/exports";
 import { jobPrincipal } from "../../src/services/exports/principal";
-import { runExportStep } from "../../src/services/exports/run";
+import { failExport, JobError, runExportStep } from "../../src/services/exports/run";
 import { BASE, call, expectStatus, newAccount } from "../helpers";
 import { CapturingQueue, envWith, insertTasks } from "./support";
 
@@ -101,5 +101,31 @@ describe("export steps (contract §21)", () => {
     const file = await env.FILES.get(obj.objects.find((o) => !o.key.includes("/carry/"))!.key);
     const records = parseCsv(await file!.text());
     expect(records.slice(1).map((x) => x[0])).toEqual(ids);
+  });
+
+  it("fails with the reason when its creator no longer has a role, aborting the upload", async () => {
+    const { acc, queue, e, row } = await start(30, 10, {
+      EXPORT_PAGE_SIZE: "10",
+      EXPORT_PAGES_PER_STEP: "1",
+    });
+    await runExportStep(e, queue.sent.shift()!);
+    await env.DB.prepare("UPDATE account_roles SET is_active = 0 WHERE account_id = ? AND user_id = ?")
+      .bind(acc.account.id, acc.admin.userId)
+      .run();
+    const msg = queue.sent.shift()!;
+    const err = await runExportStep(e, msg).catch((x) => x);
+    expect(err).toBeInstanceOf(JobError);
+    await failExport(e, msg, err.message);
+    const failed = await env.DB.prepare(
+      "SELECT state, error_message, row_count FROM data_exports WHERE id = ?",
+    )
+      .bind(row.id)
+      .first<any>();
+    expect(failed).toMatchObject({
+      state: "failed",
+      error_message: "The user who started this job no longer has a role in the account.",
+      row_count: 10,
+    });
+    expect((await env.FILES.list({ prefix: `exports/${row.id}/` })).objects).toHaveLength(0);
   });
 });

@@ -182,6 +182,12 @@ describe("POST /imports/ tasks (contract §21)", () => {
     ]);
     const bad = await post({ kind: "widgets", file: unknown.url });
     expectStatus(bad, 400);
+    const worker = await addUser(acc, "worker");
+    const upload2 = await upload(acc, "category\r\n");
+    expectStatus(
+      await call("/imports/", { token: worker.token, body: { kind: "tasks", file: upload2.url } }),
+      403,
+    );
     expect(await listAll(acc, "/imports/")).toHaveLength(0);
   });
 
