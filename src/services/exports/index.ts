@@ -9,6 +9,7 @@ import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
+import { settleSeconds } from "../../lib/settle";
 import type { ExportMessage } from "../../queues/exports/message";
 import { fileUrl } from "../../s3/keys";
 import { TaskListQuery, type TaskListQueryInput } from "../../schemas/tasks";
@@ -118,6 +119,7 @@ export function checkFilters(
   p: Principal,
   zone: string | null,
   now: number,
+  settle: number,
 ) {
   const unknown = Object.keys(filters).filter((k) =>
     kind === "contact_addresses" ? !CONTACT_ADDRESS_FILTERS.includes(k) : NOT_FILTERS.includes(k),
@@ -131,8 +133,14 @@ export function checkFilters(
   }
   if (!parsed?.success) return null;
   try {
-    // Settled-record filtering (`updated_at_delay_latest`) is measured from the export's creation.
-    return planTaskList(parsed.data as TaskListQueryInput, { principal: p, zone, settleSeconds: 0, now });
+    // `updated_at_delay_latest` leaves out what was updated within the settle delay before the
+    // export was made (`now` is its creation time, in every step), as the list would have then.
+    return planTaskList(parsed.data as TaskListQueryInput, {
+      principal: p,
+      zone,
+      settleSeconds: settle,
+      now,
+    });
   } catch (err) {
     if (err instanceof ValidationError) throw new ValidationError({ filters: err.body as FieldErrors });
     throw err;
@@ -158,7 +166,7 @@ export async function createExport(
   const filters = filterText(errors, input.filters ?? {});
   if (Object.keys(errors).length) throw new ValidationError(errors);
   const now = Date.now();
-  checkFilters(kind, filters, p, ctx.zone, now);
+  checkFilters(kind, filters, p, ctx.zone, now, settleSeconds(env));
 
   const row: ExportRow = {
     id: uuidv7(now),

@@ -24,6 +24,7 @@ import { csvRecord } from "../../formats/csv";
 import { jsonLine } from "../../formats/jsonl";
 import type { RenderCtx } from "../../http/serialize";
 import { randomToken } from "../../lib/crypto";
+import { settleSeconds } from "../../lib/settle";
 import type { ExportMessage } from "../../queues/exports/message";
 import { MIN_PART_SIZE } from "../../s3/r2-put";
 import { pageStatements } from "../tasks/list";
@@ -149,7 +150,7 @@ export async function runExportStep(env: Env, msg: ExportMessage): Promise<void>
   }
   const principal = await jobPrincipal(db, row.account_id, row.created_by);
   const filters = parseJson<Record<string, string>>(row.filters, {});
-  const plan = checkFilters(row.kind, filters, principal, row.time_zone, row.created_at);
+  const plan = checkFilters(row.kind, filters, principal, row.time_zone, row.created_at, settleSeconds(env));
   const cols = planColumns(row.kind, parseJson<string[]>(row.fields, []));
   const render: RenderCtx = { baseUrl: msg.baseUrl, timeZone: row.time_zone };
   const enc = new TextEncoder();
