@@ -44,7 +44,7 @@ export type RowError = { row: number; field: string | null; message: string };
 export function headerProblems(kind: ImportKind, header: string[], keys: MetafieldKeys): string[] {
   const problems: string[] = [];
   const unknown = unknownFields(columnsKind(kind), header, keys);
-  if (unknown.length) problems.push(`Unknown columns: ${unknown.join(", ")}.`);
+  if (unknown.length) problems.push(`Unknown columns: ${unknown.map((u) => u || '""').join(", ")}.`);
   const dup = header.filter((h, i) => header.indexOf(h) !== i);
   if (dup.length) problems.push(`Columns listed more than once: ${[...new Set(dup)].join(", ")}.`);
   if (kind === "orders" && !header.includes("order.external_id")) {
