@@ -17,6 +17,7 @@
  * The cursor and the counters then move in one compare-and-set per chunk; a crash between the
  * effects and that commit replays the chunk with the same outcome and the same counts.
  */
+import type { MetafieldValueType } from "../../domain/metafields";
 import { type FieldErrors, ValidationError } from "../../http/errors";
 import { zodToFieldErrors } from "../../http/openapi";
 import type { ImportMessage } from "../../queues/imports/message";
@@ -82,9 +83,9 @@ type Ctx = {
   p: Principal;
   header: string[];
   baseUrl: string;
-  taskTypes: Map<string, never>;
-  orderTypes: Map<string, never>;
-  caTypes: Map<string, never>;
+  taskTypes: Map<string, MetafieldValueType>;
+  orderTypes: Map<string, MetafieldValueType>;
+  caTypes: Map<string, MetafieldValueType>;
   emails: Map<string, string>;
 };
 
@@ -306,10 +307,7 @@ async function applyOrders(c: Ctx, rows: Staged[], t: Tally) {
 async function context(env: Env, imp: ImportRow, baseUrl: string): Promise<Ctx> {
   const p = await jobPrincipal(env.DB, imp.account_id, imp.created_by);
   const types = async (target: "tasks" | "orders" | "contact_addresses") =>
-    new Map((await loadDefinitions(env.DB, imp.account_id, target)).map((d) => [d.key, d.value_type])) as Map<
-      string,
-      never
-    >;
+    new Map((await loadDefinitions(env.DB, imp.account_id, target)).map((d) => [d.key, d.value_type]));
   const header = parseJson<string[]>(imp.columns, []);
   const emails = new Map<string, string>();
   if (header.includes("assignee.email")) {
