@@ -22,7 +22,7 @@ const CONNECTIONS = Math.max(1, Math.min(MAX_IN_FLIGHT, Number(process.env.BENCH
 const BIG_TASKS = Number(process.env.BENCH_BIG_TASKS || 100_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 // BENCH_ONLY=1,6 runs only those sections (1 read, 2 command, 3 batch, 4 orders, 5 list, 6 upload, 7 webhooks,
-// 8 route optimization, 9 proof of delivery).
+// 8 route optimization, 9 proof of delivery, 10 exports and imports).
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map(Number)) : null;
 const section = (n) => !ONLY || ONLY.has(n);
 const SVC_PORT = 8790;
@@ -772,6 +772,119 @@ async function main() {
       "< 128",
       result.status === 200 && (peak - base) / 1024 < 128,
     );
+  }
+
+  // 10. Exports and imports (contract §21): 100,000 tasks exported as CSV (rows/s, and the
+  //     runtime's memory growth from the first progress report, at 10,000 rows or more, to the
+  //     end: the export must not grow with its size), then 10,000 orders × 2 tasks imported.
+  if (section(10)) {
+    const exportTasks = Number(process.env.BENCH_EXPORT_TASKS || 100_000);
+    const acc = await account("exports");
+    const s0 = performance.now();
+    await seedTasks(acc, exportTasks);
+    log(`export: seeded ${exportTasks} tasks in ${((performance.now() - s0) / 1000).toFixed(1)} s`);
+    const pids = workerdPids(svcChild.pid);
+    const rss = () => pids.reduce((a, p) => a + rssKb(p), 0);
+    const poll = async (url, onSample) => {
+      for (;;) {
+        const r = await api(url.replace(SVC, ""), { token: acc.token });
+        onSample(r.body);
+        if (r.body?.state === "completed" || r.body?.state === "failed") return r.body;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+    };
+    const t0 = performance.now();
+    const started = await api("/task_exports/", { token: acc.token, body: { account: acc.account.url } });
+    if (started.status !== 202) throw new Error(`export: ${started.status} ${started.text.slice(0, 300)}`);
+    let base = null;
+    let peak = 0;
+    const timer = setInterval(() => {
+      if (base !== null) peak = Math.max(peak, rss());
+    }, 20);
+    const done = await poll(started.body.url, (b) => {
+      if (base === null && (b?.row_count ?? 0) >= 10_000) {
+        base = rss();
+        peak = base;
+      }
+    });
+    clearInterval(timer);
+    const exportSeconds = (performance.now() - t0) / 1000;
+    let lines = 0;
+    if (done?.file) {
+      const text = await (await fetch(done.file)).text();
+      lines = text.split("\r\n").length - 2; // the header and the empty string after the last CRLF
+    }
+    const growth = base === null ? NaN : (peak - base) / 1024;
+    log(
+      "export",
+      done?.state,
+      done?.row_count,
+      "rows,",
+      lines,
+      "in the file,",
+      exportSeconds.toFixed(1),
+      "s",
+    );
+    const exportOk = done?.state === "completed" && lines === exportTasks;
+    figure(
+      `export ${exportTasks} tasks as CSV: rows/s`,
+      exportTasks / exportSeconds,
+      "rows/s",
+      "reference",
+      exportOk,
+    );
+    figure(
+      "  runtime memory growth from 10,000 rows to the end",
+      growth,
+      "MiB",
+      "< 32",
+      exportOk && growth < 32,
+    );
+
+    // 10,000 orders of 2 tasks: one CSV of 20,000 rows (points given, so nothing is geocoded).
+    const orders = Number(process.env.BENCH_IMPORT_ORDERS || 10_000);
+    const header =
+      "order.external_id,order.reference,category,description,address.raw_address,address.latitude,address.longitude,contact.name";
+    const rows = [header];
+    for (let i = 0; i < orders; i++) {
+      rows.push(
+        `O-${i},Ref ${i},pick_up,pick ${i},Warehouse ${i % 50},59.4${i % 10},24.7${i % 10},Sender ${i}`,
+      );
+      rows.push(`O-${i},Ref ${i},drop_off,drop ${i},Street ${i},59.3${i % 10},24.6${i % 10},Recipient ${i}`);
+    }
+    const csv = `${rows.join("\r\n")}\r\n`;
+    const up = await api("/file_uploads/", {
+      token: acc.token,
+      body: { file_name: "orders.csv", file_type: "text/csv", source: "integration" },
+    });
+    const form = new FormData();
+    for (const [k, v] of Object.entries(up.body.s3_signature.fields)) form.append(k, v);
+    form.append("file", new Blob([csv], { type: "text/csv" }), "orders.csv");
+    await fetch(up.body.s3_signature.url, { method: "POST", body: form });
+    const i0 = performance.now();
+    const imp = await api("/imports/", { token: acc.token, body: { kind: "orders", file: up.body.url } });
+    if (imp.status !== 202) throw new Error(`import: ${imp.status} ${imp.text.slice(0, 300)}`);
+    const result = await poll(imp.body.url, () => {});
+    const importSeconds = (performance.now() - i0) / 1000;
+    log(
+      "import",
+      result?.state,
+      result?.created,
+      "orders,",
+      result?.failed,
+      "failed,",
+      importSeconds.toFixed(1),
+      "s",
+    );
+    const importOk = result?.state === "completed" && result.created === orders && result.failed === 0;
+    figure(
+      `import ${orders} orders × 2 tasks: rows/s`,
+      (2 * orders) / importSeconds,
+      "rows/s",
+      "reference",
+      importOk,
+    );
+    figure("  time to the last row applied", importSeconds, "s", "reference", importOk);
   }
 
   writeFileSync("bench/results.json", `${JSON.stringify({ figures, diagnostics }, null, 2)}\n`);

@@ -1,8 +1,10 @@
 import { createApp } from "./app";
 import { logLine } from "./http/log";
 import { DEAD_LETTER_SOURCES, handleDeadLetterBatch } from "./queues/dead-letters/handler";
+import { handleExportBatch } from "./queues/exports/handler";
 import { handleFilesBatch } from "./queues/files/handler";
 import { handleGeocodeBatch } from "./queues/geocode/handler";
+import { handleImportBatch } from "./queues/imports/handler";
 import { baseQueueName } from "./queues/names";
 import { handleNotificationBatch } from "./queues/notifications/handler";
 import { handleOptimizationBatch } from "./queues/route-optimizations/handler";
@@ -28,6 +30,8 @@ const consumers: Record<string, (batch: MessageBatch<any>, env: Env) => Promise<
   "fd-route-optimizations": handleOptimizationBatch,
   "fd-sms": handleSmsBatch,
   "fd-notifications": handleNotificationBatch,
+  "fd-exports": handleExportBatch,
+  "fd-imports": handleImportBatch,
   ...Object.fromEntries(Object.keys(DEAD_LETTER_SOURCES).map((q) => [q, handleDeadLetterBatch])),
 };
 

@@ -58,6 +58,25 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     task_popup_template: "Order {{reference}}: {{state}}",
   },
   partialUpdateTracker: { expires_at: "2026-04-01T00:00:00Z" },
+  createTaskExport: {
+    account: ACCOUNT,
+    fields: [
+      "id",
+      "state",
+      "address.formatted_address",
+      "contact.name",
+      "assignee.email",
+      "metafields.door_code",
+    ],
+    filters: { state: "completed", complete_after__gte: "2026-03-01T00:00:00Z" },
+    format: "csv",
+  },
+  createContactAddressExport: {
+    account: ACCOUNT,
+    fields: ["external_id", "address.raw_address", "contact.name", "metafields.gate_code"],
+    format: "jsonl",
+  },
+  createImport: { kind: "orders", file: UPLOAD, dry_run: false },
   createSms: { to: "+358401234567", message: "Your parcel arrives between 10:00 and 12:00.", task: TASK },
   createNotificationTemplate: {
     event: "task_completed",

@@ -266,4 +266,20 @@ export const TAGS: { name: string; description: string }[] = [
       "(to webhooks with `form_response_events: true` only). Workers read and write the responses of their own tasks, without the " +
       "fields hidden from workers.",
   },
+  {
+    name: "Exports",
+    description:
+      "Tasks (`/task_exports/`) or contact addresses (`/contact_address_exports/`) to a CSV (RFC 4180, UTF-8, formula cells " +
+      "prefixed with `'`) or JSON Lines file: POST answers 202 `queued`; a queue consumer writes the file page by page into an " +
+      "R2 multipart upload (`row_count` grows while `running`), then `file` is the download URL (Range, ETag). Columns are " +
+      "field names, dotted sub-fields and `metafields.<key>`; filters are the task list's query parameters.",
+  },
+  {
+    name: "Imports",
+    description:
+      "Orders, tasks or contact addresses from an uploaded CSV whose columns are an export's field names: the header is checked " +
+      "at once (unknown columns: 400), then a queue consumer checks the whole file (UTF-8, RFC 4180, MAX_IMPORT_ROWS) and applies " +
+      "the rows in chunks through the same services as the API, never twice; `errors` lists the first 1,000 row errors, " +
+      "numbered as a spreadsheet numbers rows. `dry_run` applies nothing.",
+  },
 ];

@@ -31,6 +31,9 @@ export const COLLECTIONS = [
   "form_fields",
   "form_responses",
   "task_imports",
+  "imports",
+  "task_exports",
+  "contact_address_exports",
 ] as const;
 export type Collection = (typeof COLLECTIONS)[number];
 

@@ -77,6 +77,13 @@ async function populated() {
     body: { form: form.body.url, task: task.body.url },
   });
   expectStatus(response, 201);
+  const taskExport = await call("/task_exports/", { token: t, body: { account: a.account.url } });
+  expectStatus(taskExport, 202);
+  const caExport = await call("/contact_address_exports/", { token: t, body: { account: a.account.url } });
+  expectStatus(caExport, 202);
+  const importFile = await uploadFile(t, "i.csv", "text/csv", new TextEncoder().encode("category\r\n"));
+  const dataImport = await call("/imports/", { token: t, body: { kind: "tasks", file: importFile.url } });
+  expectStatus(dataImport, 202);
   const sessions = await call("/session_tokens/", { token: t });
   const roles = await call("/account_roles/", { token: t });
   const event = await env.DB.prepare("SELECT id FROM events WHERE account_id = ? LIMIT 1")
@@ -110,6 +117,9 @@ async function populated() {
     form_responses: response.body.id,
     events: event!.id,
     delivery: delivery?.id ?? crypto.randomUUID(),
+    task_exports: taskExport.body.id,
+    contact_address_exports: caExport.body.id,
+    imports: dataImport.body.id,
   };
   return { a, worker, ids, urls: { task: task.body.url, ca: ca.body.url, fu: fu.url, spare: spare.url } };
 }

@@ -1,5 +1,6 @@
 export * from "./accounts";
 export * from "./events";
+export * from "./exports";
 export * from "./files";
 export * from "./forms";
 export * from "./notifications";

@@ -13,6 +13,8 @@ export const DEAD_LETTER_SOURCES: Record<string, string> = {
   "fd-route-optimizations-dlq": "fd-route-optimizations",
   "fd-sms-dlq": "fd-sms",
   "fd-notifications-dlq": "fd-notifications",
+  "fd-exports-dlq": "fd-exports",
+  "fd-imports-dlq": "fd-imports",
 };
 
 const BODY_LIMIT = 16 * 1024;

@@ -42,7 +42,17 @@ export type ContactAddressAddress = StoredAddress & {
   geocode_failed_at: number | null;
 };
 
-export type ContactAddressDeps = { geocoder?: Geocoder; geocodeQueue?: GeocodeQueue };
+/**
+ * What tests swap (geocoder, retry queue); imports (contract §21) also pass the id a new contact
+ * address gets (derived from the import's row, so a replayed row meets its own primary key) and
+ * `dryRun` (validate everything, write nothing).
+ */
+export type ContactAddressDeps = {
+  geocoder?: Geocoder;
+  geocodeQueue?: GeocodeQueue;
+  id?: string;
+  dryRun?: boolean;
+};
 
 const DUPLICATE = "contact address with this external id already exists.";
 
@@ -161,13 +171,26 @@ export async function createContactAddress(
   env: Env,
   p: Principal,
   body: ContactAddressWriteBody,
+  deps: ContactAddressDeps & { dryRun: true },
+): Promise<null>;
+export async function createContactAddress(
+  env: Env,
+  p: Principal,
+  body: ContactAddressWriteBody,
+  deps?: ContactAddressDeps,
+): Promise<ContactAddressRow>;
+export async function createContactAddress(
+  env: Env,
+  p: Principal,
+  body: ContactAddressWriteBody,
   deps: ContactAddressDeps = {},
-) {
+): Promise<ContactAddressRow | null> {
   const parsed = parseBody(body, p, true);
   await assertMetafields(env.DB, p.accountId, "contact_addresses", parsed.metafields);
+  if (deps.dryRun) return null;
   const { address, retry: again } = await geocodeAddress(env, parsed.addressInput!, deps);
   const now = Date.now();
-  const id = uuidv7(now);
+  const id = deps.id ?? uuidv7(now);
   try {
     await env.DB.prepare(
       "INSERT INTO contact_addresses (id, account_id, external_id, address, contact, metafields, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -209,6 +232,7 @@ export async function updateContactAddress(
     parsed.metafields,
     parseJson(row.metafields, {}),
   );
+  if (deps.dryRun) return row;
   const sets: string[] = [];
   const params: unknown[] = [];
   const set = (column: string, value: unknown) => {

@@ -46,6 +46,8 @@ export type OrderCols = {
 };
 
 export type OrderDraft = {
+  /** The id a new order gets (imports); else a fresh one. */
+  id?: string;
   errors: FieldErrors;
   cols: Partial<OrderCols>;
   assignee?: string | null;

@@ -66,7 +66,14 @@ export async function writeOrders(
   env: Env,
   principal: Principal,
   bodies: OrderWriteBody[],
-  opts: { isArray: boolean; target: OrderTarget; zone: string | null; baseUrl: string },
+  opts: {
+    isArray: boolean;
+    target: OrderTarget;
+    zone: string | null;
+    baseUrl: string;
+    /** Imports: the id each new order gets (derived from the import, so a replay finds its own). */
+    orderIds?: readonly string[];
+  },
   deps: TaskDeps = {},
 ): Promise<OrderWriteResult[]> {
   if (opts.target.kind === "patch") await getOrderRow(env.DB, principal, opts.target.id);
@@ -104,8 +111,9 @@ export async function writeOrders(
   throwIfInvalid(drafts, opts.isArray);
 
   const now = Date.now();
+  if (opts.orderIds) for (const [i, d] of drafts.entries()) d.id = opts.orderIds[i];
   await geocodeDrafts(
-    drafts.flatMap((d) => d.tasks ?? []),
+    drafts.flatMap((d) => (deps.dryRun ? [] : (d.tasks ?? []))),
     GeocodeSession.fromEnv(env, deps.geocoder),
     now,
   );
@@ -113,6 +121,8 @@ export async function writeOrders(
     if (d.tasks) d.taskValues = d.tasks.map((t) => creationValues(t, now) as TaskValues);
   }
   throwIfInvalid(drafts, opts.isArray);
+  // A dry run (imports, contract §21) stops here: every check has run, nothing is written.
+  if (deps.dryRun) return [];
 
   // Each order is its own transaction, so orders are written concurrently (a few round trips
   // each, ORDER_CONCURRENCY at a time). Orders naming the same external_id stay in input order
@@ -180,7 +190,7 @@ async function writeOne(
       .bind(accountId, d.cols.external_id)
       .first<OrderRow>();
   }
-  const orderId = existing?.id ?? uuidv7(now);
+  const orderId = existing?.id ?? d.id ?? uuidv7(now);
   const stored = existing ? await orderTasks(db, accountId, orderId) : [];
   const atIndex = new Map(stored.filter((t) => t.order_index !== null).map((t) => [t.order_index!, t]));
   const ref = orderRef(principal, d, target, orderId);
@@ -199,7 +209,13 @@ async function writeOne(
     const v: TaskValues = { ...values[i], order_id: orderId, order_index: i };
     v.assignee_id = v.assignee_id ?? assigneeId ?? pickFor.get(i) ?? null;
     if (v.state === "unassigned" && v.assignee_id) v.state = "assigned";
-    return newTaskRow(v, { id: uuidv7(now), accountId, createdBy: principal.userId, now });
+    return newTaskRow(v, {
+      id: uuidv7(now),
+      accountId,
+      createdBy: principal.userId,
+      now,
+      taskImportId: deps.taskImportId,
+    });
   });
   // What each entry changes on a task that already exists at its index.
   const updates = entries.map((t) => updateColumns(t));

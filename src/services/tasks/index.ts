@@ -29,15 +29,32 @@ import type { DeleteTaskResult, TaskChanges, UpdateTaskResult, WriteFailure } fr
 export { serializeTask } from "./serialize";
 export type { TaskRow } from "./types";
 
-/** What tests swap: the geocoder and the queue retries go to. Defaults come from `env`. */
-export type TaskDeps = { geocoder?: Geocoder; geocodeQueue?: GeocodeQueue };
+/**
+ * What tests swap: the geocoder and the queue retries go to. Defaults come from `env`.
+ * Imports (contract §21) also pass the id a new task gets (derived from the import's row, so a
+ * replayed row meets its own primary key), the import the tasks come from, and `dryRun`
+ * (validate everything, write nothing).
+ */
+export type TaskDeps = {
+  geocoder?: Geocoder;
+  geocodeQueue?: GeocodeQueue;
+  id?: string;
+  taskImportId?: string | null;
+  dryRun?: boolean;
+};
 
 export type WriteCtx = { zone: string | null; baseUrl: string };
 
 /** A new row from validated values (JSON columns as text). */
 export function newTaskRow(
   values: TaskValues,
-  meta: { id: string; accountId: string; createdBy: string | null; now: number },
+  meta: {
+    id: string;
+    accountId: string;
+    createdBy: string | null;
+    now: number;
+    taskImportId?: string | null;
+  },
 ): TaskRow {
   const row: Record<string, unknown> = {
     id: meta.id,
@@ -45,7 +62,7 @@ export function newTaskRow(
     created_by: meta.createdBy,
     recurrence_id: null,
     calendar_time: null,
-    task_import_id: null,
+    task_import_id: meta.taskImportId ?? null,
     version: 1,
     created_at: meta.now,
     updated_at: meta.now,
@@ -76,29 +93,49 @@ export function creationValues(d: TaskDraft, now: number): TaskValues | null {
   return values;
 }
 
-/** POST /tasks/ (interface §4.4, contract §5). */
+/** POST /tasks/ (interface §4.4, contract §5). With `deps.dryRun`: checks only, returns null. */
+export async function createTask(
+  env: Env,
+  principal: Principal,
+  body: TaskWriteBody,
+  ctx: WriteCtx,
+  deps: TaskDeps & { dryRun: true },
+): Promise<null>;
+export async function createTask(
+  env: Env,
+  principal: Principal,
+  body: TaskWriteBody,
+  ctx: WriteCtx,
+  deps?: TaskDeps,
+): Promise<TaskRow>;
 export async function createTask(
   env: Env,
   principal: Principal,
   body: TaskWriteBody,
   ctx: WriteCtx,
   deps: TaskDeps = {},
-): Promise<TaskRow> {
+): Promise<TaskRow | null> {
   const refs = new RefSet();
   const draft = readTaskBody(body, { mode: "create", zone: ctx.zone, refs });
   bindRefs(draft, await resolveRefs(env.DB, principal.accountId, refs), principal);
   await checkDraftMetafields(env.DB, principal.accountId, [draft]);
   if (hasErrors(draft.errors)) throw new ValidationError(draft.errors);
   const now = Date.now();
+  if (deps.dryRun) {
+    // Everything but geocoding and the write: the state and window rules too.
+    if (!creationValues(draft, now)) throw new ValidationError(draft.errors);
+    return null;
+  }
   await geocodeDrafts([draft], GeocodeSession.fromEnv(env, deps.geocoder), now);
   const values = creationValues(draft, now);
   if (!values) throw new ValidationError(draft.errors);
 
   const row = newTaskRow(values, {
-    id: uuidv7(now),
+    id: deps.id ?? uuidv7(now),
     accountId: principal.accountId,
     createdBy: principal.userId,
     now,
+    taskImportId: deps.taskImportId,
   });
   await env.DB.batch([
     insertTaskStatement(env.DB, row),

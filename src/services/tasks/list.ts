@@ -124,7 +124,7 @@ export function planTaskList(
     cond("contact_address_external_id = ?", q.contact_address__external_id);
   }
   if (q.task_import !== undefined)
-    cond("task_import_id = ?", idParam(errors, "task_import", q.task_import, "task_imports"));
+    cond("task_import_id = ?", idParam(errors, "task_import", q.task_import, "imports"));
   time("complete_after__gte", q.complete_after__gte, "complete_after >= ?");
   time("complete_before__lte", q.complete_before__lte, "complete_before <= ?");
   for (const [col, prefix] of [
