@@ -9,6 +9,7 @@ import { handleSmsBatch } from "./queues/sms/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
 import { handleWebhookBatch } from "./queues/webhooks/handler";
 import { sweepWebhooks } from "./services/events/dispatch";
+import { sweepRecurrences } from "./services/recurrences";
 import { rearmOverdueSchedules } from "./services/task-commands";
 import { sweepPendingCommands } from "./services/task-commands/recovery";
 
@@ -57,34 +58,39 @@ export default {
   /**
    * Cron (wrangler.jsonc `triggers`, every minute): the safety nets for work handed off after a
    * write commits: the webhook outbox sweeper, scheduled tasks whose alarm was never armed, and
-   * asynchronous commands still pending after their message was lost.
+   * asynchronous commands still pending after their message was lost; and the recurrences'
+   * occurrences within the horizon (contract §20).
    */
   async scheduled(controller, env, ctx) {
     const started = Date.now();
     ctx.waitUntil(
-      Promise.allSettled([sweepWebhooks(env), rearmOverdueSchedules(env), sweepPendingCommands(env)]).then(
-        ([sweep, rearm, pending]) => {
-          for (const r of [sweep, rearm, pending]) {
-            if (r.status === "rejected")
-              console.error(
-                JSON.stringify({
-                  level: "error",
-                  type: "cron",
-                  error: String(r.reason),
-                  stack: (r.reason as Error)?.stack,
-                }),
-              );
-          }
-          logLine({
-            type: "cron",
-            cron: controller.cron,
-            outcome: [sweep, rearm, pending].every((r) => r.status === "fulfilled") ? "ok" : "error",
-            events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
-            deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
-            duration_ms: Date.now() - started,
-          });
-        },
-      ),
+      Promise.allSettled([
+        sweepWebhooks(env),
+        rearmOverdueSchedules(env),
+        sweepPendingCommands(env),
+        sweepRecurrences(env),
+      ]).then(([sweep, rearm, pending, recurring]) => {
+        for (const r of [sweep, rearm, pending, recurring]) {
+          if (r.status === "rejected")
+            console.error(
+              JSON.stringify({
+                level: "error",
+                type: "cron",
+                error: String(r.reason),
+                stack: (r.reason as Error)?.stack,
+              }),
+            );
+        }
+        logLine({
+          type: "cron",
+          cron: controller.cron,
+          outcome: [sweep, rearm, pending, recurring].every((r) => r.status === "fulfilled") ? "ok" : "error",
+          events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
+          deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
+          occurrences_made: recurring.status === "fulfilled" ? recurring.value.made : null,
+          duration_ms: Date.now() - started,
+        });
+      }),
     );
   },
 } satisfies ExportedHandler<Env>;

@@ -70,7 +70,14 @@ export function isTimeZone(zone: string): boolean {
 function offsetMs(zone: string, ms: number): number {
   const parts = formatter(zone).formatToParts(new Date(ms));
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
-  const asUtc = Date.UTC(get("year"), get("month") - 1, get("day"), get("hour"), get("minute"), get("second"));
+  const asUtc = Date.UTC(
+    get("year"),
+    get("month") - 1,
+    get("day"),
+    get("hour"),
+    get("minute"),
+    get("second"),
+  );
   return asUtc - Math.floor(ms / 1000) * 1000;
 }
 
@@ -129,7 +136,9 @@ export function parseLocal(text: string): number | null {
 // ---------------------------------------------------------------------------------------------
 // Rules
 
-export type ParsedRule = { ok: true; options: Partial<Options>; untilIsUtc: boolean } | { ok: false; error: string };
+export type ParsedRule =
+  | { ok: true; options: Partial<Options>; untilIsUtc: boolean }
+  | { ok: false; error: string };
 
 /**
  * Parses an RRULE value (RFC 5545 §3.3.10). Refused: anything `rrule` cannot parse, a missing
@@ -139,7 +148,10 @@ export type ParsedRule = { ok: true; options: Partial<Options>; untilIsUtc: bool
 export function parseRule(text: string): ParsedRule {
   const value = text.trim().replace(/^RRULE:/i, "");
   if (!value || /[\r\n]/.test(value) || /(^|;)\s*DTSTART/i.test(value)) {
-    return { ok: false, error: "Enter one RRULE value, e.g. FREQ=WEEKLY;BYDAY=MO,WE (start is its own field)." };
+    return {
+      ok: false,
+      error: "Enter one RRULE value, e.g. FREQ=WEEKLY;BYDAY=MO,WE (start is its own field).",
+    };
   }
   let options: Partial<Options>;
   try {

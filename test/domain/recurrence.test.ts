@@ -19,7 +19,11 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 describe("RRULE parsing (RFC 5545 §3.3.10, contract §20)", () => {
   it("accepts rules with or without the RRULE: prefix", () => {
-    for (const r of ["FREQ=WEEKLY;BYDAY=MO,WE", "RRULE:FREQ=DAILY;INTERVAL=2", "FREQ=MONTHLY;BYMONTHDAY=-1"]) {
+    for (const r of [
+      "FREQ=WEEKLY;BYDAY=MO,WE",
+      "RRULE:FREQ=DAILY;INTERVAL=2",
+      "FREQ=MONTHLY;BYMONTHDAY=-1",
+    ]) {
       expect(parseRule(r).ok, r).toBe(true);
     }
   });
@@ -56,7 +60,13 @@ describe("RRULE parsing (RFC 5545 §3.3.10, contract §20)", () => {
 describe("local date-times", () => {
   it("parses only YYYY-MM-DDTHH:MM:SS without offset", () => {
     expect(parseLocal("2026-03-02T09:00:00")).toBe(Date.UTC(2026, 2, 2, 9));
-    for (const bad of ["2026-03-02T09:00:00Z", "2026-03-02T09:00:00+02:00", "2026-02-30T09:00:00", "2026-03-02", "x"]) {
+    for (const bad of [
+      "2026-03-02T09:00:00Z",
+      "2026-03-02T09:00:00+02:00",
+      "2026-02-30T09:00:00",
+      "2026-03-02",
+      "x",
+    ]) {
       expect(parseLocal(bad), bad).toBeNull();
     }
   });
@@ -85,7 +95,12 @@ describe("local date-times", () => {
 });
 
 describe("expansion keeps the local time across daylight-saving changes", () => {
-  const weekly: Schedule = { rule: "FREQ=WEEKLY;BYDAY=MO", start: "2026-03-16T09:00:00", end: null, timezone: HEL };
+  const weekly: Schedule = {
+    rule: "FREQ=WEEKLY;BYDAY=MO",
+    start: "2026-03-16T09:00:00",
+    end: null,
+    timezone: HEL,
+  };
 
   it("a 09:00 Helsinki Monday rule is 09:00 local before and after both changes", () => {
     const got = occurrencesBetween(weekly, at("2026-03-16T00:00:00Z"), at("2026-11-03T00:00:00Z"), 100);
@@ -100,7 +115,9 @@ describe("expansion keeps the local time across daylight-saving changes", () => 
     const from = at("2026-01-01T00:00:00Z");
     const to = at("2027-01-01T00:00:00Z");
     expect(occurrencesBetween({ ...weekly, end: "2026-03-30T09:00:00" }, from, to, 100).length).toBe(3);
-    expect(occurrencesBetween({ ...weekly, rule: "FREQ=WEEKLY;BYDAY=MO;COUNT=2" }, from, to, 100).length).toBe(2);
+    expect(
+      occurrencesBetween({ ...weekly, rule: "FREQ=WEEKLY;BYDAY=MO;COUNT=2" }, from, to, 100).length,
+    ).toBe(2);
     // 07:00Z on 30 March is 10:00 Helsinki: that Monday's 09:00 is included, not the next.
     const until = { ...weekly, rule: "FREQ=WEEKLY;BYDAY=MO;UNTIL=20260330T070000Z" };
     expect(occurrencesBetween(until, from, to, 100).map(iso).at(-1)).toBe("2026-03-30T06:00:00.000Z");
@@ -108,7 +125,9 @@ describe("expansion keeps the local time across daylight-saving changes", () => 
 
   it("stops at the limit, and an impossible rule ends quickly with nothing", () => {
     const hourly = { ...weekly, rule: "FREQ=HOURLY" };
-    expect(occurrencesBetween(hourly, at("2026-04-01T00:00:00Z"), at("2026-04-08T00:00:00Z"), 50).length).toBe(50);
+    expect(
+      occurrencesBetween(hourly, at("2026-04-01T00:00:00Z"), at("2026-04-08T00:00:00Z"), 50).length,
+    ).toBe(50);
     const never = { ...weekly, rule: "FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30" };
     expect(nextOccurrence(never, at("2026-04-01T00:00:00Z"))).toBeNull();
     expect(firstOccurrence(weekly)).toBe(at("2026-03-16T07:00:00Z"));
@@ -117,7 +136,12 @@ describe("expansion keeps the local time across daylight-saving changes", () => 
   it("a rule started long ago gives the same occurrences as one started recently (property)", () => {
     fc.assert(
       fc.property(
-        fc.constantFrom("FREQ=DAILY", "FREQ=DAILY;INTERVAL=3", "FREQ=WEEKLY;BYDAY=TU,FR", "FREQ=HOURLY;INTERVAL=5"),
+        fc.constantFrom(
+          "FREQ=DAILY",
+          "FREQ=DAILY;INTERVAL=3",
+          "FREQ=WEEKLY;BYDAY=TU,FR",
+          "FREQ=HOURLY;INTERVAL=5",
+        ),
         fc.integer({ min: 0, max: 3000 }),
         (rule, days) => {
           const old: Schedule = { rule, start: "2020-01-07T08:15:00", end: null, timezone: HEL };
