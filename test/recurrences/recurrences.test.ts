@@ -1,25 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { addUser, call, expectStatus, newAccount } from "../helpers";
+import { recurrenceBody, taskTemplate } from "./helpers";
 
 // Recurrences (contract §20): CRUD, roles, validation, the cross-account rule. Starts lie in
 // 2030 so that nothing depends on today's date.
-
-export const taskTemplate = (acc: TestAccount, extra: Record<string, unknown> = {}) => ({
-  account: acc.account.url,
-  category: "drop_off",
-  address: { raw_address: "Tallinn" },
-  description: "weekly delivery",
-  ...extra,
-});
-
-export const recurrenceBody = (acc: TestAccount, extra: Record<string, unknown> = {}) => ({
-  rule: "FREQ=WEEKLY;BYDAY=MO,WE",
-  start: "2030-03-04T09:00:00",
-  timezone: "Europe/Helsinki",
-  kind: "task",
-  template: taskTemplate(acc),
-  ...extra,
-});
 
 describe("/recurrences/ (contract §20)", () => {
   it("creates, lists, reads, changes and deletes; makes nothing at once", async () => {
