@@ -57,6 +57,55 @@ describe("RRULE parsing (RFC 5545 §3.3.10, contract §20)", () => {
   });
 });
 
+describe("any rule that parses expands without throwing (never a 500)", () => {
+  it("holds for rules assembled from valid and invalid parts (property)", () => {
+    const parts = [
+      "FREQ=DAILY",
+      "FREQ=WEEKLY",
+      "FREQ=MONTHLY",
+      "FREQ=YEARLY",
+      "FREQ=HOURLY",
+      "BYSETPOS=0",
+      "BYSETPOS=-1",
+      "BYSETPOS=400",
+      "BYHOUR=25",
+      "BYHOUR=9",
+      "BYMINUTE=61",
+      "BYDAY=+1MO",
+      "BYDAY=-5FR",
+      "BYDAY=53SU",
+      "BYWEEKNO=60",
+      "BYWEEKNO=-1",
+      "BYYEARDAY=366",
+      "BYYEARDAY=0",
+      "BYMONTHDAY=0",
+      "BYMONTHDAY=-31",
+      "BYMONTH=13",
+      "BYMONTH=2",
+      "WKST=XX",
+      "WKST=SU",
+      "COUNT=-1",
+      "COUNT=0",
+      "COUNT=5",
+      "UNTIL=garbage",
+      "UNTIL=20310101",
+      "INTERVAL=abc",
+      "INTERVAL=1000000",
+      "BYEASTER=1",
+    ];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...parts), { minLength: 1, maxLength: 4 }), (picked) => {
+        const rule = picked.join(";");
+        const schedule: Schedule = { rule, start: "2030-01-01T09:00:00", end: null, timezone: HEL };
+        if (!parseRule(rule).ok) return;
+        occurrencesBetween(schedule, at("2030-01-01T00:00:00Z"), at("2030-01-08T00:00:00Z"), 101);
+        firstOccurrence(schedule);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
 describe("local date-times", () => {
   it("parses only YYYY-MM-DDTHH:MM:SS without offset", () => {
     expect(parseLocal("2026-03-02T09:00:00")).toBe(Date.UTC(2026, 2, 2, 9));
