@@ -1,6 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepRecurrences } from "../../src/services/recurrences";
+import {
+  creatorPrincipal,
+  makeOccurrence,
+  type RecurrenceRow,
+} from "../../src/services/recurrences/occurrences";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { recurrenceBody, taskTemplate } from "./helpers";
 
@@ -208,6 +213,21 @@ describe("recurrence occurrences (contract §20)", () => {
     expect(tasks).toHaveLength(9);
     // The tasks made stay as they were, link included.
     expect(tasks[0].recurrence).toBe(r.body.url);
+  });
+
+  it("a sweep that read a recurrence just before its DELETE makes nothing (the claim's foreign key)", async () => {
+    const acc = await newAccount();
+    const r = await call("/recurrences/", {
+      token: acc.admin.token,
+      body: recurrenceBody(acc, { rule: "FREQ=DAILY", start: "2030-09-01T09:00:00", timezone: "UTC" }),
+    });
+    const row = await env.DB.prepare("SELECT * FROM recurrences WHERE id = ?")
+      .bind(r.body.id)
+      .first<RecurrenceRow>();
+    expectStatus(await call(`/recurrences/${r.body.id}/`, { method: "DELETE", token: acc.admin.token }), 204);
+    const made = await makeOccurrence(env, creatorPrincipal(row!), row!, at("2030-09-01T09:00:00Z"), "");
+    expect(made).toEqual({ made: false });
+    expect(await madeTasks(acc, r.body.id)).toEqual([]);
   });
 
   it("assigns every occurrence to the recurrence's assignee over the template's", async () => {
