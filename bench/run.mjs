@@ -22,7 +22,7 @@ const CONNECTIONS = Math.max(1, Math.min(MAX_IN_FLIGHT, Number(process.env.BENCH
 const BIG_TASKS = Number(process.env.BENCH_BIG_TASKS || 100_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 1);
 // BENCH_ONLY=1,6 runs only those sections (1 read, 2 command, 3 batch, 4 orders, 5 list, 6 upload, 7 webhooks,
-// 8 route optimization, 9 proof of delivery, 10 exports and imports).
+// 8 route optimization, 9 proof of delivery, 10 exports and imports, 11 recurrences).
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",").map(Number)) : null;
 const section = (n) => !ONLY || ONLY.has(n);
 const SVC_PORT = 8790;
@@ -60,6 +60,8 @@ async function startWorker(name, configPath, port, vars) {
       "--log-level",
       "error",
       "--show-interactive-dev-session=false",
+      // GET /__scheduled runs the cron handler on demand (section 11).
+      ...(name === "svc" ? ["--test-scheduled"] : []),
       ...varArgs,
     ],
     { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" }, detached: true },
@@ -885,6 +887,73 @@ async function main() {
       importOk,
     );
     figure("  time to the last row applied", importSeconds, "s", "reference", importOk);
+  }
+
+  // 11. Recurrences (contract §20), BENCH_ONLY=11: 1,000 daily recurrences created through the
+  //     API, then the cron handler (GET /__scheduled, wrangler dev --test-scheduled) run until
+  //     every occurrence within the 7-day horizon exists: 7 tasks each, made through the same
+  //     code as POST /tasks/. One cron run stops taking work after 20 s, so it is triggered again
+  //     every few seconds, overlapping runs included (each occurrence is still made once).
+  if (section(11)) {
+    const acc = await account("recurrences");
+    const RECURRENCES = 1000;
+    const DAYS = 7;
+    // Tomorrow 00:00 UTC: occurrences on the next 7 days all fall within now + 7 days.
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    let created = 0;
+    const made = await timed([], () =>
+      inLanes(20, RECURRENCES, async () => {
+        const r = await api("/recurrences/", {
+          token: acc.token,
+          body: {
+            rule: "FREQ=DAILY",
+            start: `${tomorrow}T00:00:00`,
+            timezone: "UTC",
+            kind: "task",
+            template: { account: acc.account.url, ...taskBody(created) },
+          },
+        });
+        if (r.status === 201) created++;
+        else log("recurrence", r.status, r.text.slice(0, 200));
+      }),
+    );
+    log("recurrences created", created, `${(made.ms / 1000).toFixed(1)} s`);
+    const expected = created * DAYS;
+    const countTasks = async () => {
+      let n = 0;
+      for (let url = "/tasks/?page_size=500"; url; ) {
+        const page = await api(url, { token: acc.token });
+        n += page.body?.results?.length ?? 0;
+        url = page.body?.next ? page.body.next.replace(/^https?:\/\/[^/]+/, "") : null;
+      }
+      return n;
+    };
+    const pids = workerdPids(svcChild.pid);
+    const deadline = Date.now() + 900_000;
+    const {
+      result: tasks,
+      ms,
+      cpu,
+    } = await timed(pids, async () => {
+      let n = 0;
+      while (n < expected && Date.now() < deadline) {
+        await fetch(`${SVC}/__scheduled?cron=*+*+*+*+*`);
+        await new Promise((r) => setTimeout(r, 5000));
+        n = await countTasks();
+        log("occurrences made", n, "of", expected);
+      }
+      return n;
+    });
+    figure(
+      "materialize 1,000 recurrences × 7 days: all occurrences, once",
+      tasks,
+      "tasks",
+      `= ${expected}`,
+      tasks === expected && expected === RECURRENCES * DAYS,
+    );
+    diagnostic("  tasks made per second (cron, wall clock)", tasks / (ms / 1000), "tasks/s");
+    diagnostic("  total time until the last occurrence", ms / 1000, "s");
+    diagnostic("  runtime CPU per task made", cpu / Math.max(1, tasks), "ms");
   }
 
   writeFileSync("bench/results.json", `${JSON.stringify({ figures, diagnostics }, null, 2)}\n`);

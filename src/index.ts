@@ -13,6 +13,7 @@ import { handleCommandBatch } from "./queues/task-commands/handler";
 import { handleWebhookBatch } from "./queues/webhooks/handler";
 import { sweepWebhooks } from "./services/events/dispatch";
 import { sweepNotifications } from "./services/notifications/send";
+import { sweepRecurrences } from "./services/recurrences";
 import { rearmOverdueSchedules } from "./services/task-commands";
 import { sweepPendingCommands } from "./services/task-commands/recovery";
 
@@ -63,8 +64,10 @@ export default {
   },
   /**
    * Cron (wrangler.jsonc `triggers`, every minute): the safety nets for work handed off after a
-   * write commits: the webhook outbox sweeper, scheduled tasks whose alarm was never armed, and
-   * asynchronous commands still pending after their message was lost.
+   * write commits: the webhook outbox sweeper, scheduled tasks whose alarm was never armed,
+   * asynchronous commands still pending after their message was lost, and notifications planned
+   * by writes that had no request to relay them (queue consumers, alarms); and the recurrences'
+   * occurrences within the horizon (contract §20).
    */
   async scheduled(controller, env, ctx) {
     const started = Date.now();
@@ -74,8 +77,10 @@ export default {
         rearmOverdueSchedules(env),
         sweepPendingCommands(env),
         sweepNotifications(env),
-      ]).then(([sweep, rearm, pending, notifications]) => {
-        for (const r of [sweep, rearm, pending, notifications]) {
+        sweepRecurrences(env),
+      ]).then(([sweep, rearm, pending, notifications, recurring]) => {
+        const all = [sweep, rearm, pending, notifications, recurring];
+        for (const r of all) {
           if (r.status === "rejected")
             console.error(
               JSON.stringify({
@@ -89,12 +94,11 @@ export default {
         logLine({
           type: "cron",
           cron: controller.cron,
-          outcome: [sweep, rearm, pending, notifications].every((r) => r.status === "fulfilled")
-            ? "ok"
-            : "error",
+          outcome: all.every((r) => r.status === "fulfilled") ? "ok" : "error",
           events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
           deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
           notifications_queued: notifications.status === "fulfilled" ? notifications.value : null,
+          occurrences_made: recurring.status === "fulfilled" ? recurring.value.made : null,
           duration_ms: Date.now() - started,
         });
       }),

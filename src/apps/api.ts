@@ -19,6 +19,7 @@ import { mountNotificationTemplates } from "../api/notification-templates";
 import { mountOrders } from "../api/orders";
 import { mountOutbox } from "../api/outbox";
 import { mountPod } from "../api/pod";
+import { mountRecurrences } from "../api/recurrences";
 import { mountRouteOptimizations } from "../api/route-optimizations";
 import { mountRoutes } from "../api/routes";
 import { mountSms } from "../api/sms";
@@ -102,6 +103,7 @@ export function createApiApp() {
   mountForms(app);
   mountFormFields(app);
   mountFormResponses(app);
+  mountRecurrences(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "Bearer", {
     type: "http",

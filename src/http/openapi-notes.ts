@@ -238,6 +238,14 @@ export const TAGS: { name: string; description: string }[] = [
       "`{{tracker_url}}` (a tracker of the task, made when none is live). `task_completed` e-mails attach the POD as a PDF.",
   },
   {
+    name: "Recurrences",
+    description:
+      "Tasks or orders made on an RFC 5545 RRULE from a local `start` in `timezone` (dispatchers only; workers 403). A cron makes " +
+      "every occurrence within RECURRENCE_HORIZON_DAYS (7) exactly once, through the same checks as POST /tasks/ or /orders/; " +
+      "daylight-saving changes keep the local time. POST /tasks/ or a single POST /orders/ with `recurrence` makes the first " +
+      "occurrence at once. PATCH changes only occurrences not yet made; DELETE or `is_active: false` stops the rest.",
+  },
+  {
     name: "Metafields",
     description:
       "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +

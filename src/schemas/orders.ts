@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { RecurrenceShortcutSchema } from "./recurrences";
 import { TaskWriteSchema } from "./tasks";
 
 /** A task inside an order's `tasks_data`: a task body without `account` and `order`. */
@@ -59,6 +60,11 @@ export const OrderWriteSchema = z
 
 export type OrderWriteBody = z.infer<typeof OrderWriteSchema>;
 
+/** One order of POST /orders/: optionally the recurrence it starts (contract §20; not in arrays). */
+export const OrderCreateSchema = OrderWriteSchema.extend({
+  recurrence: RecurrenceShortcutSchema.optional(),
+}).openapi("OrderCreate");
+
 export const OrderSchema = z
   .object({
     id: z.string().uuid(),
@@ -89,9 +95,10 @@ export const OrderSchema = z
  * aligned with the input (contract §3).
  */
 export const OrderPostBody = z.any().openapi("OrderPostBody", {
-  description: "One Order, or an array of up to 100 orders (each applied atomically).",
+  description:
+    "One Order, or an array of up to 100 orders (each applied atomically). `recurrence` only with a single order.",
   oneOf: [
-    { $ref: "#/components/schemas/OrderWrite" },
+    { $ref: "#/components/schemas/OrderCreate" },
     { type: "array", items: { $ref: "#/components/schemas/OrderWrite" }, maxItems: 100 },
   ],
 } as never);

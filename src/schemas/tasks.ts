@@ -3,6 +3,7 @@ import { TASK_STATES } from "../domain/task-state-machine";
 import { dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
 import { TASK_CATEGORIES } from "../services/tasks/types";
+import { RecurrenceShortcutSchema } from "./recurrences";
 
 // Shapes only: these schemas check JSON types. Everything that needs the account (hyperlinks,
 // "is this field required", timestamps read in the caller's zone) is checked by the service,
@@ -120,6 +121,11 @@ export const TaskWriteSchema = z
   .openapi("TaskWrite");
 
 export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
+
+/** POST /tasks/: a task body, and optionally the recurrence it starts (contract §20). */
+export const TaskCreateSchema = TaskWriteSchema.extend({
+  recurrence: RecurrenceShortcutSchema.optional(),
+}).openapi("TaskCreate");
 
 /** PATCH accepts any `state` value so that it can answer with the pointer to task commands. */
 export const TaskPatchSchema = TaskWriteSchema.extend({

@@ -84,6 +84,11 @@ async function populated() {
   const importFile = await uploadFile(t, "i.csv", "text/csv", new TextEncoder().encode("category\r\n"));
   const dataImport = await call("/imports/", { token: t, body: { kind: "tasks", file: importFile.url } });
   expectStatus(dataImport, 202);
+  const recurrence = await call("/recurrences/", {
+    token: t,
+    body: { rule: "FREQ=WEEKLY", start: "2030-01-07T09:00:00", kind: "task", template: sampleTask(a) },
+  });
+  expectStatus(recurrence, 201);
   const sessions = await call("/session_tokens/", { token: t });
   const roles = await call("/account_roles/", { token: t });
   const event = await env.DB.prepare("SELECT id FROM events WHERE account_id = ? LIMIT 1")
@@ -115,6 +120,7 @@ async function populated() {
     forms: form.body.id,
     form_fields: field.body.id,
     form_responses: response.body.id,
+    recurrences: recurrence.body.id,
     events: event!.id,
     delivery: delivery?.id ?? crypto.randomUUID(),
     task_exports: taskExport.body.id,
@@ -138,6 +144,8 @@ function bodyFor(b: TestAccount, collection: string, method: string): unknown {
     return { event: "task_failed", channel: "sms", body: "taken" };
   if (method === "put" && collection === "form_fields") return { key: "taken", field_type: "text" };
   if (method === "put" && collection === "form_responses") return { data: {} };
+  if (method === "put" && collection === "recurrences")
+    return { rule: "FREQ=DAILY", start: "2030-01-07T09:00:00", kind: "task", template: sampleTask(b) };
   if (method === "patch" && collection === "users") return { password: "taken over by B" };
   if (method === "patch" && collection === "accounts") return { name: "owned" };
   return method === "get" || method === "delete" ? undefined : {};
@@ -183,6 +191,7 @@ describe("another account's objects and users (cross-account matrix)", () => {
       "forms",
       "form_fields",
       "form_responses",
+      "recurrences",
       "documents",
       "signatures",
       "webhooks",

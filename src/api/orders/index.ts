@@ -15,6 +15,7 @@ import {
 import { pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
+  OrderCreateSchema,
   OrderExpandQuery,
   OrderListQuery,
   OrderPostBody,
@@ -22,6 +23,7 @@ import {
   type OrderWriteBody,
   OrderWriteSchema,
 } from "../../schemas/orders";
+import { RecurrenceShortcutSchema } from "../../schemas/recurrences";
 import {
   deleteOrder,
   getOrder,
@@ -33,6 +35,7 @@ import {
   tooManyTasks,
   writeOrders,
 } from "../../services/orders";
+import { createRecurringOrder } from "../../services/recurrences";
 
 const tags = ["Orders"];
 const DISPATCHERS = ["admin", "manager", "integration"] as const;
@@ -115,6 +118,35 @@ const expandsDocuments = (expand: string | undefined) => {
 
 const writeOpts = (c: Ctx) => ({ zone: c.get("timeZone"), baseUrl: c.get("baseUrl") });
 
+/**
+ * `recurrence` of one posted order (contract §20), shape-checked; null without one. An array
+ * body may not carry it (each item would start its own recurrence, and an array answers orders,
+ * not first occurrences): 400 on those items.
+ */
+function recurrenceOf(raw: unknown) {
+  const has = (x: unknown) =>
+    x !== null && typeof x === "object" && (x as { recurrence?: unknown }).recurrence != null;
+  if (Array.isArray(raw)) {
+    if (raw.some(has)) {
+      throw new ValidationError(
+        raw.map(
+          (x): FieldErrors =>
+            has(x) ? { recurrence: ["A recurrence is made from a single order, not from an array."] } : {},
+        ),
+      );
+    }
+    return null;
+  }
+  if (!has(raw)) return null;
+  const r = RecurrenceShortcutSchema.safeParse((raw as { recurrence: unknown }).recurrence);
+  if (!r.success) {
+    throw new ValidationError({
+      recurrence: zodToFieldErrors(r.error.issues, "json", (raw as { recurrence: unknown }).recurrence),
+    });
+  }
+  return r.data;
+}
+
 export const createOrderRoute = createRoute({
   method: "post",
   path: "/orders/",
@@ -177,11 +209,25 @@ export const destroyOrderRoute = createRoute({
 });
 
 export function mountOrders(app: Router) {
+  // Named by OrderPostBody's oneOf: the single-order body with `recurrence`.
+  app.openAPIRegistry.register("OrderCreate", OrderCreateSchema);
   app.openAPIRegistry.register("OrderWrite", OrderWriteSchema);
 
   defineRoute(app, createOrderRoute, async (c) => {
     const p = requireRole(c, ...DISPATCHERS);
-    const { bodies, isArray } = parseOrderBodies(c.req.valid("json"), orderLimits(c.env), true);
+    const raw = c.req.valid("json");
+    const recurring = recurrenceOf(raw);
+    if (recurring) {
+      const { bodies } = parseOrderBodies(raw, orderLimits(c.env), false);
+      const result = await createRecurringOrder(
+        c.env,
+        p,
+        { ...bodies[0], recurrence: recurring },
+        writeOpts(c),
+      );
+      return c.json(renderOrder(renderCtx(c), result), 201);
+    }
+    const { bodies, isArray } = parseOrderBodies(raw, orderLimits(c.env), true);
     const results = await writeOrders(c.env, p, bodies, {
       isArray,
       target: { kind: "post" },

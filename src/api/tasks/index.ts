@@ -13,12 +13,14 @@ import {
 import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
+  TaskCreateSchema,
   TaskExpandQuery,
   TaskListQuery,
   TaskPatchSchema,
   TaskSchema,
   TaskWriteSchema,
 } from "../../schemas/tasks";
+import { createRecurringTask } from "../../services/recurrences";
 import { createTask, deleteTask, getTask, listTasks, serializeTask, updateTask } from "../../services/tasks";
 import { planTaskList } from "../../services/tasks/list";
 import { routesOf } from "../../services/tasks/serialize";
@@ -37,8 +39,10 @@ export const createTaskRoute = createRoute({
   description:
     "Required: `account`, `category`, `address` (or a `contact_address` / `contact_address_external_id` that supplies it). " +
     "The address is geocoded at once; if that fails the task is still created, with `address.geocode_failed_at`, and retried later. " +
-    "The task starts `unassigned`, `assigned` (with `assignee`), or `draft` / `scheduled` when asked for.",
-  request: jsonBody(TaskWriteSchema),
+    "The task starts `unassigned`, `assigned` (with `assignee`), or `draft` / `scheduled` when asked for. " +
+    "With `recurrence`, the body (without it) becomes the template of a new recurrence and the answer is its first occurrence, " +
+    "with `recurrence` and `calendar_time` (contract §20).",
+  request: jsonBody(TaskCreateSchema),
   responses: { 201: jsonResponse(TaskSchema, "The task."), ...errorResponses },
 });
 
@@ -98,7 +102,10 @@ export const updateTaskRoute = updateTaskRouteFor("put");
 export function mountTasks(app: Router) {
   defineRoute(app, createTaskRoute, async (c) => {
     const p = requireRole(c, ...DISPATCHERS);
-    const row = await createTask(c.env, p, c.req.valid("json"), writeCtx(c));
+    const { recurrence, ...body } = c.req.valid("json");
+    const row = recurrence
+      ? await createRecurringTask(c.env, p, { ...body, recurrence }, writeCtx(c))
+      : await createTask(c.env, p, body, writeCtx(c));
     return c.json(serializeTask(renderCtx(c), row), 201);
   });
 

@@ -4,4 +4,5 @@ export * from "./exports";
 export * from "./files";
 export * from "./forms";
 export * from "./notifications";
+export * from "./recurrences";
 export * from "./tasks";

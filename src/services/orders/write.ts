@@ -29,7 +29,7 @@ import type { OrderWriteBody } from "../../schemas/orders";
 import { GeocodeSession } from "../addresses/geocode-session";
 import type { Principal } from "../auth/principal";
 import { metafieldErrors } from "../metafields";
-import { armSchedule, creationValues, newTaskRow, type TaskDeps } from "../tasks";
+import { armSchedule, creationValues, newTaskRow, type RecurrenceMark, type TaskDeps } from "../tasks";
 import { bulkEvents, type EventItem, guardedEvent } from "../tasks/events";
 import {
   addError,
@@ -73,6 +73,10 @@ export async function writeOrders(
     baseUrl: string;
     /** Imports: the id each new order gets (derived from the import, so a replay finds its own). */
     orderIds?: readonly string[];
+    /** Check the bodies as a POST would, store nothing (a recurrence's template, contract §20). */
+    validateOnly?: boolean;
+    /** One new order made for an occurrence of a recurrence (contract §20). */
+    recurrence?: RecurrenceMark;
   },
   deps: TaskDeps = {},
 ): Promise<OrderWriteResult[]> {
@@ -109,6 +113,7 @@ export async function writeOrders(
     if (Object.keys(orderErrors[i]).length) d.errors.metafields = orderErrors[i];
   });
   throwIfInvalid(drafts, opts.isArray);
+  if (opts.validateOnly) return [];
 
   const now = Date.now();
   if (opts.orderIds) for (const [i, d] of drafts.entries()) d.id = opts.orderIds[i];
@@ -141,7 +146,9 @@ export async function writeOrders(
         try {
           results[i] = await writeOne(env, principal, d, opts, deps);
         } catch (err) {
-          if (/UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err))) {
+          const text = String((err as Error)?.message ?? err);
+          // A recurrence's occurrence claim (contract §20) is its caller's business.
+          if (/UNIQUE constraint failed/i.test(text) && !/recurrence_occurrences/.test(text)) {
             // Only a PATCH that renames external_id to a taken one gets here (POST upserts).
             const e = { external_id: ["order with this external id already exists."] };
             throw new ValidationError(opts.isArray ? drafts.map((x) => (x === d ? e : {})) : e);
@@ -173,7 +180,7 @@ async function writeOne(
   env: Env,
   principal: Principal,
   d: OrderDraft,
-  opts: { target: OrderTarget; baseUrl: string },
+  opts: { target: OrderTarget; baseUrl: string; recurrence?: RecurrenceMark },
   deps: TaskDeps,
 ): Promise<OrderWriteResult> {
   const db = env.DB;
@@ -205,17 +212,23 @@ async function writeOne(
   const picks = autoAssign ? await pickAssignees(db, accountId, unassigned.length) : [];
   const pickFor = new Map(unassigned.map((i, k) => [i, picks[k] ?? null]));
 
+  const mark = opts.recurrence;
   const newRows: TaskRow[] = fresh.map((i) => {
     const v: TaskValues = { ...values[i], order_id: orderId, order_index: i };
     v.assignee_id = v.assignee_id ?? assigneeId ?? pickFor.get(i) ?? null;
     if (v.state === "unassigned" && v.assignee_id) v.state = "assigned";
-    return newTaskRow(v, {
+    const row = newTaskRow(v, {
       id: uuidv7(now),
       accountId,
       createdBy: principal.userId,
       now,
       taskImportId: deps.taskImportId,
     });
+    if (mark) {
+      row.recurrence_id = mark.recurrenceId;
+      row.calendar_time = JSON.stringify(mark.calendarTime);
+    }
+    return row;
   });
   // What each entry changes on a task that already exists at its index.
   const updates = entries.map((t) => updateColumns(t));
@@ -234,12 +247,16 @@ async function writeOne(
         assignee_id: d.cols.assignee_id ?? null,
         auto_assign: d.cols.auto_assign ?? 0,
         created_by: principal.userId,
-        recurrence_id: null,
+        recurrence_id: mark?.recurrenceId ?? null,
         created_at: now,
         updated_at: now,
       };
 
-  const statements: D1PreparedStatement[] = [orderStatement(db, orderRow, d, target)];
+  // An occurrence's claim leads the batch: a duplicate claim fails it whole (contract §20).
+  const statements: D1PreparedStatement[] = [
+    ...(mark ? [mark.claim(orderId, now)] : []),
+    orderStatement(db, orderRow, d, target),
+  ];
   for (let start = 0; start < updates.length; start += TASKS_PER_STATEMENT) {
     const st = updateTasksStatement(
       db,
@@ -385,6 +402,7 @@ function orderStatement(
     "assignee_id",
     "auto_assign",
     "created_by",
+    "recurrence_id",
     "created_at",
     "updated_at",
   ] as const;

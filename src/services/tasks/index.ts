@@ -93,6 +93,42 @@ export function creationValues(d: TaskDraft, now: number): TaskValues | null {
   return values;
 }
 
+/**
+ * A task made for an occurrence of a recurrence (contract §20): it carries the recurrence's link
+ * and the occurrence's local time, and `claim` (the occurrence's unique row) joins the task's
+ * batch, so the task exists exactly when its occurrence is claimed.
+ */
+export type RecurrenceMark = {
+  recurrenceId: string;
+  calendarTime: string;
+  claim: (objectId: string, now: number) => D1PreparedStatement;
+};
+
+/** Validation shared by POST /tasks/ and recurrence templates: everything but geocoding. */
+async function readValidTask(env: Env, principal: Principal, body: TaskWriteBody, zone: string | null) {
+  const refs = new RefSet();
+  const draft = readTaskBody(body, { mode: "create", zone, refs });
+  bindRefs(draft, await resolveRefs(env.DB, principal.accountId, refs), principal);
+  await checkDraftMetafields(env.DB, principal.accountId, [draft]);
+  if (hasErrors(draft.errors)) throw new ValidationError(draft.errors);
+  return draft;
+}
+
+/**
+ * Checks a body exactly as POST /tasks/ does, without storing or geocoding anything (a
+ * recurrence's template, contract §20). Throws the same ValidationError.
+ */
+export async function validateTaskBody(
+  env: Env,
+  principal: Principal,
+  body: TaskWriteBody,
+  zone: string | null,
+) {
+  const draft = await readValidTask(env, principal, body, zone);
+  checkWindow(draft.errors, { complete_after: null, complete_before: null, ...draft.values });
+  if (hasErrors(draft.errors)) throw new ValidationError(draft.errors);
+}
+
 /** POST /tasks/ (interface §4.4, contract §5). With `deps.dryRun`: checks only, returns null. */
 export async function createTask(
   env: Env,
@@ -100,6 +136,7 @@ export async function createTask(
   body: TaskWriteBody,
   ctx: WriteCtx,
   deps: TaskDeps & { dryRun: true },
+  opts?: { recurrence?: RecurrenceMark },
 ): Promise<null>;
 export async function createTask(
   env: Env,
@@ -107,6 +144,7 @@ export async function createTask(
   body: TaskWriteBody,
   ctx: WriteCtx,
   deps?: TaskDeps,
+  opts?: { recurrence?: RecurrenceMark },
 ): Promise<TaskRow>;
 export async function createTask(
   env: Env,
@@ -114,12 +152,9 @@ export async function createTask(
   body: TaskWriteBody,
   ctx: WriteCtx,
   deps: TaskDeps = {},
+  opts: { recurrence?: RecurrenceMark } = {},
 ): Promise<TaskRow | null> {
-  const refs = new RefSet();
-  const draft = readTaskBody(body, { mode: "create", zone: ctx.zone, refs });
-  bindRefs(draft, await resolveRefs(env.DB, principal.accountId, refs), principal);
-  await checkDraftMetafields(env.DB, principal.accountId, [draft]);
-  if (hasErrors(draft.errors)) throw new ValidationError(draft.errors);
+  const draft = await readValidTask(env, principal, body, ctx.zone);
   const now = Date.now();
   if (deps.dryRun) {
     // Everything but geocoding and the write: the state and window rules too.
@@ -137,7 +172,13 @@ export async function createTask(
     now,
     taskImportId: deps.taskImportId,
   });
+  const mark = opts.recurrence;
+  if (mark) {
+    row.recurrence_id = mark.recurrenceId;
+    row.calendar_time = JSON.stringify(mark.calendarTime);
+  }
   await env.DB.batch([
+    ...(mark ? [mark.claim(row.id, now)] : []),
     insertTaskStatement(env.DB, row),
     eventStatement(env.DB, {
       accountId: row.account_id,
