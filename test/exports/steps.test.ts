@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../src/formats/csv";
+import { jobPrincipal } from "../../src/services/auth/job-principal";
 import { createExport } from "../../src/services/exports";
-import { jobPrincipal } from "../../src/services/exports/principal";
 import { failExport, JobError, runExportStep } from "../../src/services/exports/run";
 import { BASE, call, expectStatus, newAccount } from "../helpers";
 import { CapturingQueue, envWith, insertTasks } from "./support";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ImportMessage } from "../../src/queues/imports/message";
-import { jobPrincipal } from "../../src/services/exports/principal";
+import { jobPrincipal } from "../../src/services/auth/job-principal";
 import { createImport } from "../../src/services/imports";
 import { FileProblem, failImport, runImportStep } from "../../src/services/imports/apply";
 import { CapturingQueue, envWith } from "../exports/support";

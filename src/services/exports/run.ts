@@ -27,11 +27,11 @@ import { randomToken } from "../../lib/crypto";
 import { settleSeconds } from "../../lib/settle";
 import type { ExportMessage } from "../../queues/exports/message";
 import { MIN_PART_SIZE } from "../../s3/r2-put";
+import { JobError, jobPrincipal } from "../auth/job-principal";
 import { pageStatements } from "../tasks/list";
 import { parseJson } from "../tasks/types";
 import { type ColumnPlan, cellText, loadRelated, planColumns, rowValues } from "./fields";
 import { checkFilters, type ExportRow } from "./index";
-import { JobError, jobPrincipal } from "./principal";
 
 type Cursor = { v: number | null; id: string; back: false };
 type Part = { partNumber: number; etag: string };

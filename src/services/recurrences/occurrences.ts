@@ -25,7 +25,7 @@ import { logLine } from "../../http/log";
 import { parseTimestamp } from "../../http/timezones";
 import type { OrderWriteBody } from "../../schemas/orders";
 import type { TaskWriteBody } from "../../schemas/tasks";
-import type { Principal } from "../auth/principal";
+import { accountPrincipal, type Principal } from "../auth/principal";
 import { type OrderWriteResult, writeOrders } from "../orders";
 import { createTask, type RecurrenceMark, type TaskRow } from "../tasks";
 
@@ -172,24 +172,7 @@ export async function makeOccurrence(
  * Who the cron acts as: the recurrence's creator, with a dispatcher's reach over the account
  * (created_by of every made task is that user; README, Recurrences).
  */
-export function creatorPrincipal(r: RecurrenceRow): Principal {
-  return {
-    userId: r.created_by ?? "",
-    email: "",
-    accountId: r.account_id,
-    role: "admin",
-    tokenId: "",
-    tokenKind: "session",
-    account: {
-      apiVersion: "",
-      featureAllowWorkerReordering: false,
-      transitActiveLimit: null,
-      failedReasons: [],
-      featureSignerName: false,
-    },
-    actorUserId: null,
-  };
-}
+export const creatorPrincipal = (r: RecurrenceRow): Principal => accountPrincipal(r.account_id, r.created_by);
 
 /** Recurrences read per query, and how many are worked on at once. */
 const SWEEP_PAGE = 100;

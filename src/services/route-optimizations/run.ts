@@ -4,12 +4,11 @@
  * through task commands whose `external_id`s are derived from the optimization and the task,
  * so a command applied before the crash is answered from what is stored, never applied twice.
  */
-import type { RoleName } from "../../db/schema";
 import { link } from "../../http/serialize";
 import type { OptimizationMessage } from "../../queues/route-optimizations/message";
 import { solve } from "../../solver";
 import type { Solution } from "../../solver/types";
-import type { Principal } from "../auth/principal";
+import { jobPrincipal } from "../auth/job-principal";
 import type { RouteRow } from "../routes";
 import { type MatrixProvider, matrixFromEnv } from "../routing";
 import { MAX_COMMANDS_PER_REQUEST, submitCommands } from "../task-commands";
@@ -144,42 +143,6 @@ export function resultOf(baseUrl: string, s: Solution, noLocation: TaskRow[]) {
   };
 }
 
-/** The creator, acting again: the commands are recorded as theirs (contract §16). */
-async function creator(env: Env, row: OptimizationRow): Promise<Principal> {
-  const r = await env.DB.prepare(
-    `SELECT ro.role, u.email, a.api_version, a.feature_allow_worker_reordering, a.transit_active_limit, a.failed_reasons, a.feature_signer_name
-     FROM account_roles ro JOIN users u ON u.id = ro.user_id JOIN accounts a ON a.id = ro.account_id
-     WHERE ro.account_id = ? AND ro.user_id = ? AND ro.state = 'active' AND ro.is_active = 1 AND u.is_active = 1`,
-  )
-    .bind(row.account_id, row.created_by)
-    .first<{
-      role: RoleName;
-      email: string;
-      api_version: string;
-      feature_allow_worker_reordering: number;
-      transit_active_limit: number | null;
-      failed_reasons: string;
-      feature_signer_name: number;
-    }>();
-  if (!r) throw new Error("The user who created this optimization no longer has a role in the account.");
-  return {
-    userId: row.created_by!,
-    email: r.email,
-    accountId: row.account_id,
-    role: r.role,
-    tokenId: "",
-    tokenKind: "session",
-    account: {
-      apiVersion: r.api_version,
-      featureAllowWorkerReordering: Boolean(r.feature_allow_worker_reordering),
-      transitActiveLimit: r.transit_active_limit,
-      failedReasons: JSON.parse(r.failed_reasons || "[]"),
-      featureSignerName: Boolean(r.feature_signer_name),
-    },
-    actorUserId: null,
-  };
-}
-
 async function applySolution(
   env: Env,
   row: OptimizationRow,
@@ -188,7 +151,8 @@ async function applySolution(
   s: Solution,
   baseUrl: string,
 ) {
-  const p = await creator(env, row);
+  // The creator, acting again: the commands are recorded as theirs (contract §16).
+  const p = await jobPrincipal(env.DB, row.account_id, row.created_by);
   const r = eventRender(baseUrl);
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const items: Parameters<typeof submitCommands>[2] = [];

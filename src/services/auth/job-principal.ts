@@ -1,10 +1,11 @@
 import type { RoleName } from "../../db/schema";
-import type { Principal } from "../auth/principal";
+import type { Principal } from "./principal";
 
 /**
- * The user who made an export or import, acting again from its queue consumer: the job sees
- * what that user may see and writes what that user may write, through the same services as
- * the API. A user who lost their role in the meantime stops the job (it fails with the reason).
+ * The user who started a job (an export, an import, a route optimization), acting again from
+ * its queue consumer: the job sees what that user may see and writes what that user may write,
+ * through the same services as the API. A user who lost their role in the meantime stops the
+ * job (it fails with the reason).
  */
 export async function jobPrincipal(
   db: D1Database,
