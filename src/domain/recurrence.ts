@@ -13,7 +13,9 @@
  * spring-forward gap is read with the offset before the gap (02:30 becomes 03:30 local), and
  * a time repeated by a fall-back change means its first (earlier) instant.
  */
+
 import { Frequency, type Options, RRule } from "rrule";
+import { zoneOffsetMs } from "./time-zones";
 
 /** How far ahead `nextOccurrence` looks; a rule with nothing sooner is treated as finished. */
 export const NEXT_SEARCH_YEARS = 10;
@@ -36,54 +38,9 @@ export type Schedule = {
 // ---------------------------------------------------------------------------------------------
 // Time zones
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    });
-    formatters.set(zone, f);
-  }
-  return f;
-}
-
-/** True for a zone `Intl` knows (IANA names, `UTC`). */
-export function isTimeZone(zone: string): boolean {
-  try {
-    formatter(zone);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Offset of `zone` at instant `ms`, in ms east of UTC. */
-function offsetMs(zone: string, ms: number): number {
-  const parts = formatter(zone).formatToParts(new Date(ms));
-  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
-  const asUtc = Date.UTC(
-    get("year"),
-    get("month") - 1,
-    get("day"),
-    get("hour"),
-    get("minute"),
-    get("second"),
-  );
-  return asUtc - Math.floor(ms / 1000) * 1000;
-}
-
 /** The wall clock of `zone` at instant `ms`, encoded as UTC ms. */
 export function instantToWall(zone: string, ms: number): number {
-  return ms + offsetMs(zone, ms);
+  return ms + zoneOffsetMs(zone, ms);
 }
 
 /**
@@ -91,10 +48,10 @@ export function instantToWall(zone: string, ms: number): number {
  * the file comment). The offsets a day before and a day after bracket any single transition.
  */
 export function wallToInstant(zone: string, wall: number): number {
-  const before = offsetMs(zone, wall - DAY_MS);
-  const after = offsetMs(zone, wall + DAY_MS);
+  const before = zoneOffsetMs(zone, wall - DAY_MS);
+  const after = zoneOffsetMs(zone, wall + DAY_MS);
   for (const off of [before, after]) {
-    if (offsetMs(zone, wall - off) === off) return wall - off;
+    if (zoneOffsetMs(zone, wall - off) === off) return wall - off;
   }
   return wall - before;
 }
@@ -112,7 +69,7 @@ export function formatLocal(wall: number): string {
 
 /** ISO 8601 of an instant with the offset `zone` has then, e.g. `2026-03-30T09:00:00+03:00`. */
 export function formatInZone(zone: string, ms: number): string {
-  const off = Math.round(offsetMs(zone, ms) / 60_000);
+  const off = Math.round(zoneOffsetMs(zone, ms) / 60_000);
   const a = Math.abs(off);
   return `${formatLocal(ms + off * 60_000)}${off < 0 ? "-" : "+"}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
 }

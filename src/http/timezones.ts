@@ -1,3 +1,4 @@
+import { isTimeZone, zoneOffsetMs } from "../domain/time-zones";
 import { badRequest } from "./errors";
 
 /**
@@ -5,54 +6,19 @@ import { badRequest } from "./errors";
  * input without an offset is read in that zone. Without the header: UTC out (`Z`), and
  * input must carry `Z` or an offset (ISO 8601 / RFC 3339).
  */
-const formatterCache = new Map<string, Intl.DateTimeFormat>();
-
-function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatterCache.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    });
-    formatterCache.set(zone, f);
-  }
-  return f;
-}
-
 export function validateTimeZone(zone: string | undefined | null): string | null {
   if (!zone) return null;
   const z = zone.trim();
   if (z.toUpperCase() === "UTC") return null;
-  try {
-    formatter(z);
-    return z;
-  } catch {
-    // Echo at most 64 characters: an error body must not grow with whatever a client sent.
-    const shown = z.length > 64 ? `${z.slice(0, 64)}…` : z;
-    throw badRequest(`Unknown time zone in "Accept-Timezone" header: "${shown}".`, "invalid_timezone");
-  }
+  if (isTimeZone(z)) return z;
+  // Echo at most 64 characters: an error body must not grow with whatever a client sent.
+  const shown = z.length > 64 ? `${z.slice(0, 64)}…` : z;
+  throw badRequest(`Unknown time zone in "Accept-Timezone" header: "${shown}".`, "invalid_timezone");
 }
 
 /** Offset of `zone` at instant `ms`, in minutes east of UTC. */
-export function zoneOffsetMinutes(zone: string, ms: number): number {
-  const parts = formatter(zone).formatToParts(new Date(ms));
-  const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
-  const asUtc = Date.UTC(
-    get("year"),
-    get("month") - 1,
-    get("day"),
-    get("hour"),
-    get("minute"),
-    get("second"),
-  );
-  return Math.round((asUtc - Math.floor(ms / 1000) * 1000) / 60000);
-}
+export const zoneOffsetMinutes = (zone: string, ms: number): number =>
+  Math.round(zoneOffsetMs(zone, ms) / 60000);
 
 const pad = (n: number, w = 2) => String(n).padStart(w, "0");
 

@@ -5,13 +5,13 @@
  */
 import {
   firstOccurrence,
-  isTimeZone,
   nextOccurrence,
   occurrencesBetween,
   parseLocal,
   parseRule,
   type Schedule,
 } from "../../domain/recurrence";
+import { isTimeZone } from "../../domain/time-zones";
 import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
