@@ -160,6 +160,12 @@ describe("/task_exports/ (contract §21)", () => {
     const unknown = await post({ account: acc.account.url, filters: { colour: "red" } });
     expectStatus(unknown, 400);
     expect(unknown.body.filters).toEqual({ colour: ["Unknown filter."] });
+    const both = await post({ account: acc.account.url, fields: ["id", "nope"], filters: { colour: "red" } });
+    expectStatus(both, 400);
+    expect(both.body).toEqual({
+      fields: ["Unknown fields: nope."],
+      filters: { colour: ["Unknown filter."] },
+    });
     const badValue = await post({ account: acc.account.url, filters: { state: "flying" } });
     expectStatus(badValue, 400);
     expect(Object.keys(badValue.body.filters)).toEqual(["state"]);

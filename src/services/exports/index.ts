@@ -164,9 +164,15 @@ export async function createExport(
   if (unknown.length) errors.fields = [`Unknown fields: ${unknown.join(", ")}.`];
   if (new Set(fields).size !== fields.length) errors.fields = ["Each field may be listed once."];
   const filters = filterText(errors, input.filters ?? {});
-  if (Object.keys(errors).length) throw new ValidationError(errors);
   const now = Date.now();
-  checkFilters(kind, filters, p, ctx.zone, now, settleSeconds(env));
+  // One 400 names every bad name, in `fields` and `filters` alike (contract §21).
+  try {
+    if (!errors.filters) checkFilters(kind, filters, p, ctx.zone, now, settleSeconds(env));
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    Object.assign(errors, err.body as FieldErrors);
+  }
+  if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const row: ExportRow = {
     id: uuidv7(now),
