@@ -191,6 +191,36 @@ describe("notifications are sent when a task reaches the event (contract §18)",
     expect((await sends(t.body.id)).map((s) => s.state)).toEqual(["sent", "sent"]);
   });
 
+  it("messages rendered at once share one tracker of the task", async () => {
+    const acc = await newAccount();
+    await template(acc, { event: "task_assigned", channel: "sms", body: "Track: {{tracker_url}}" });
+    const task = await insertTask(acc.account.id);
+    const phones = ["+358401111111", "+358402222222", "+358403333333", "+358404444444"];
+    await env.DB.prepare("UPDATE tasks SET contact = ? WHERE id = ?")
+      .bind(JSON.stringify({ name: "D", phones }), task.id)
+      .run();
+    await env.DB.prepare("UPDATE tasks SET state = 'assigned', assignee_id = ? WHERE id = ?")
+      .bind(acc.admin.userId, task.id)
+      .run();
+    // Fenced by hand (no queue message), then all four rendered concurrently.
+    const fence = Date.now();
+    await env.DB.prepare("UPDATE notification_sends SET enqueued_at = ? WHERE task_id = ?")
+      .bind(fence, task.id)
+      .run();
+    const rows = await sends(task.id);
+    expect(rows).toHaveLength(4);
+    await Promise.all(
+      rows.map((r) => deliverNotification(env, { sendId: r.id, fence, baseUrl: "https://api.test" })),
+    );
+    const trackers = await env.DB.prepare("SELECT COUNT(*) AS n FROM trackers WHERE account_id = ?")
+      .bind(acc.account.id)
+      .first<{ n: number }>();
+    expect(trackers!.n).toBe(1);
+    const texts = (await smsOf(acc, task.id)).map((s) => s.message);
+    expect(texts).toHaveLength(4);
+    expect(new Set(texts).size).toBe(1);
+  });
+
   it("a redelivered or superseded message never sends twice; racing relays queue a row once", async () => {
     const acc = await newAccount();
     await template(acc, { event: "task_transit", channel: "sms", body: "On the way" });

@@ -28,7 +28,7 @@ import { emailSenderFromEnv } from "../messaging/email";
 import { POD_OPTIONS, type PodOptions, podData } from "../pod";
 import { MAX_SMS_LENGTH, smsProviderName } from "../sms";
 import type { TaskRow } from "../tasks/types";
-import { createTracker, publicUrl, type TrackerRow } from "../trackers";
+import { createTracker, LIVE_TRACKER_OF_TASK, publicUrl, type TrackerRow } from "../trackers";
 import { eta, publicField } from "../trackers/public";
 import { type NotificationTemplateRow, TEMPLATE_PLACEHOLDERS } from "./templates";
 
@@ -127,21 +127,27 @@ export const forgetTemplatesOf = (accountId: string) => seen.delete(accountId);
 
 type Context = { task: TaskRow; template: NotificationTemplateRow; timeZone: string };
 
-/** A live tracker showing the task (its own or its order's), or a new one with the default fields. */
+/**
+ * A live tracker showing the task (its own or its order's), or a new one with the default
+ * fields: created only if none exists when the INSERT runs, so two messages rendered at once
+ * share one tracker.
+ */
 async function trackerUrl(env: Env, c: Context, baseUrl: string): Promise<string> {
-  const now = Date.now();
-  const existing = await env.DB.prepare(
-    `SELECT token FROM trackers WHERE account_id = ? AND expires_at > ?
-       AND ((order_id IS NOT NULL AND order_id = ?) OR EXISTS (SELECT 1 FROM json_each(trackers.task_ids) WHERE value = ?))
-     ORDER BY created_at DESC LIMIT 1`,
-  )
-    .bind(c.task.account_id, now, c.task.order_id, c.task.id)
-    .first<Pick<TrackerRow, "token">>();
+  const live = () =>
+    env.DB.prepare(LIVE_TRACKER_OF_TASK)
+      .bind(c.task.account_id, Date.now(), c.task.order_id, c.task.id)
+      .first<Pick<TrackerRow, "token">>();
+  const existing = await live();
   if (existing) return publicUrl(baseUrl, existing.token);
-  const created = await createTracker(env.DB, accountPrincipal(c.task.account_id, c.template.created_by), {
-    tasks: [c.task.id],
-  });
-  return publicUrl(baseUrl, created.token);
+  const created = await createTracker(
+    env.DB,
+    accountPrincipal(c.task.account_id, c.template.created_by),
+    { tasks: [c.task.id] },
+    { unlessTaskTracked: { id: c.task.id, orderId: c.task.order_id } },
+  );
+  const token = created?.token ?? (await live())?.token;
+  if (!token) throw new Error("No tracker for the task.");
+  return publicUrl(baseUrl, token);
 }
 
 /**

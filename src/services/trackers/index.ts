@@ -167,7 +167,31 @@ async function defaultExpiry(
   return (r?.latest ?? now) + 30 * DAY;
 }
 
-export async function createTracker(db: D1Database, p: Principal, input: TrackerWrite) {
+/**
+ * A live tracker's token that shows the task (its own or its order's), in SQL: the guard of
+ * `createTracker`'s `unlessTaskTracked` and the lookup of notifications (contract §18).
+ */
+export const LIVE_TRACKER_OF_TASK = `SELECT token FROM trackers WHERE account_id = ? AND expires_at > ?
+  AND ((order_id IS NOT NULL AND order_id = ?) OR EXISTS (SELECT 1 FROM json_each(trackers.task_ids) WHERE value = ?))
+  ORDER BY created_at DESC LIMIT 1`;
+
+/**
+ * Creates a tracker. With `unlessTaskTracked`, only when no live tracker shows that task yet,
+ * decided by the INSERT itself (two racing callers make one); null when one already did.
+ */
+export async function createTracker(db: D1Database, p: Principal, input: TrackerWrite): Promise<TrackerRow>;
+export async function createTracker(
+  db: D1Database,
+  p: Principal,
+  input: TrackerWrite,
+  opts: { unlessTaskTracked: { id: string; orderId: string | null } },
+): Promise<TrackerRow | null>;
+export async function createTracker(
+  db: D1Database,
+  p: Principal,
+  input: TrackerWrite,
+  opts: { unlessTaskTracked?: { id: string; orderId: string | null } } = {},
+): Promise<TrackerRow | null> {
   const { fields, template, taskIds, orderId } = await resolve(db, p, input, null);
   const now = Date.now();
   const row: TrackerRow = {
@@ -184,11 +208,15 @@ export async function createTracker(db: D1Database, p: Principal, input: Tracker
     updated_at: now,
   };
   const keys = Object.keys(row) as (keyof TrackerRow)[];
-  await db
-    .prepare(`INSERT INTO trackers (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`)
-    .bind(...keys.map((k) => row[k]))
+  const guard = opts.unlessTaskTracked;
+  const inserted = await db
+    .prepare(
+      `INSERT INTO trackers (${keys.join(", ")}) SELECT ${keys.map(() => "?").join(", ")}` +
+        (guard ? ` WHERE NOT EXISTS (${LIVE_TRACKER_OF_TASK})` : ""),
+    )
+    .bind(...keys.map((k) => row[k]), ...(guard ? [p.accountId, now, guard.orderId, guard.id] : []))
     .run();
-  return row;
+  return inserted.meta.changes ? row : null;
 }
 
 export async function updateTracker(db: D1Database, p: Principal, id: string, input: TrackerWrite) {
