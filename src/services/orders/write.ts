@@ -254,7 +254,7 @@ async function writeOne(
 
   // An occurrence's claim leads the batch: a duplicate claim fails it whole (contract §20).
   const statements: D1PreparedStatement[] = [
-    ...(mark ? [mark.claim(orderId, now)] : []),
+    ...(mark ? mark.claim(orderId, now) : []),
     orderStatement(db, orderRow, d, target),
   ];
   for (let start = 0; start < updates.length; start += TASKS_PER_STATEMENT) {

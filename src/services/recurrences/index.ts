@@ -353,8 +353,9 @@ export async function deleteRecurrence(db: D1Database, p: Principal, id: string)
 /**
  * The shortcut of POST /tasks/ and POST /orders/ with `recurrence` (contract §20): the body
  * without `recurrence` becomes the template, and the first occurrence is made at once through
- * the same claim as the cron's, so the cron never makes it again. The recurrence row must exist
- * before the claim (its foreign key); if making the occurrence fails, the row is removed again
+ * the same claim as the cron's, so the cron never makes it again. The recurrence row leads that
+ * batch (the claim's foreign key needs it first): the recurrence, its claim and the first task
+ * or order commit together or not at all, so a failure or a crash leaves no recurrence behind
  * and the error is the caller's, as for a plain POST.
  */
 async function createWithFirst<T>(
@@ -374,14 +375,8 @@ async function createWithFirst<T>(
   if (!checked || Object.keys(errors).length) throw new ValidationError(errors);
   const next = nextOccurrence(checked.schedule, Math.max(checked.first + 1, now));
   const row = newRow(p, kind, checked, normalizeTemplate(kind, template, ctx.zone), true, next, now);
-  await insertStatement(env.DB, row).run();
-  try {
-    const made = await makeOccurrence(env, p, row, checked.first, ctx.baseUrl);
-    return await pick(made, row);
-  } catch (err) {
-    await env.DB.prepare("DELETE FROM recurrences WHERE id = ?").bind(row.id).run();
-    throw err;
-  }
+  const made = await makeOccurrence(env, p, row, checked.first, ctx.baseUrl, [insertStatement(env.DB, row)]);
+  return pick(made, row);
 }
 
 export function createRecurringTask(

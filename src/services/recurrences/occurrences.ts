@@ -130,14 +130,18 @@ export async function makeOccurrence(
   r: RecurrenceRow,
   occurrenceMs: number,
   baseUrl: string,
+  /** Written first in the same batch (the shortcut's recurrence row: both or neither). */
+  prelude: D1PreparedStatement[] = [],
 ): Promise<Made> {
   const mark: RecurrenceMark = {
     recurrenceId: r.id,
     calendarTime: formatInZone(r.timezone, occurrenceMs),
-    claim: (objectId, now) =>
+    claim: (objectId, now) => [
+      ...prelude,
       env.DB.prepare(
         "INSERT INTO recurrence_occurrences (recurrence_id, occurrence_at, object_id, created_at) VALUES (?, ?, ?, ?)",
       ).bind(r.id, occurrenceMs, objectId, now),
+    ],
   };
   const body = occurrenceBody(r, occurrenceMs);
   try {

@@ -101,7 +101,8 @@ export function creationValues(d: TaskDraft, now: number): TaskValues | null {
 export type RecurrenceMark = {
   recurrenceId: string;
   calendarTime: string;
-  claim: (objectId: string, now: number) => D1PreparedStatement;
+  /** The statements that lead the batch: the claim (and, for the shortcut, the recurrence itself). */
+  claim: (objectId: string, now: number) => D1PreparedStatement[];
 };
 
 /** Validation shared by POST /tasks/ and recurrence templates: everything but geocoding. */
@@ -178,7 +179,7 @@ export async function createTask(
     row.calendar_time = JSON.stringify(mark.calendarTime);
   }
   await env.DB.batch([
-    ...(mark ? [mark.claim(row.id, now)] : []),
+    ...(mark ? mark.claim(row.id, now) : []),
     insertTaskStatement(env.DB, row),
     eventStatement(env.DB, {
       accountId: row.account_id,
