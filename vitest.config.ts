@@ -1,6 +1,7 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { copyDocsAssets } from "./scripts/docs-assets.mjs";
+import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 
 // Tests run inside workerd against the real local bindings declared in wrangler.jsonc
 // (D1, R2, Durable Objects, Queues). Secrets that `npm run dev` keeps in .dev.vars are
@@ -26,8 +27,9 @@ export default defineConfig(async () => {
             STORAGE_ACCESS_KEY_ID: "AKIATESTKEY0000000001",
             STORAGE_SECRET_ACCESS_KEY: "test-secret-access-key-0000000000000000000",
             DEMO_ADMIN_PASSWORD: "demo-admin-password",
-            // Signs the SMS provider's status callbacks in the tests (never a real token).
-            TWILIO_AUTH_TOKEN: "test-twilio-auth-token",
+            // Signs the SMS provider's status callbacks in the tests (never a real token); the
+            // local Twilio stand-in of test/providers/server.mjs signs with the same.
+            TWILIO_AUTH_TOKEN: TWILIO_TEST_AUTH_TOKEN,
             // Two keys: the first encrypts, both decrypt (the rotation the README describes).
             WEBHOOK_SECRETS_KEYS:
               "whk-2:dGVzdC13ZWJob29rLWtleS10d28tLS0tLS0tLS0tLS0,whk-1:dGVzdC13ZWJob29rLWtleS1vbmUtLS0tLS0tLS0tLS0",
@@ -38,6 +40,8 @@ export default defineConfig(async () => {
     test: {
       include: ["test/**/*.test.ts", "src/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
+      // Local HTTP servers speaking Nominatim's, OSRM's and Twilio's APIs (test/providers/).
+      globalSetup: ["./test/providers/server.mjs"],
       // The service's info log lines (one per request, queue batch and cron run) would drown
       // the report; tests that check them spy on console.log. Errors still print.
       onConsoleLog: (log: string) => !log.startsWith('{"level":"info"'),

@@ -14,7 +14,11 @@ export interface MatrixProvider {
 
 export class RoutingUnavailableError extends Error {}
 
-export type RoutingEnv = { ROUTING_URL?: string; ROUTING_SPEED_KMH?: string };
+export type RoutingEnv = {
+  ROUTING_URL?: string;
+  ROUTING_SPEED_KMH?: string;
+  ROUTING_MAX_TABLE_SIZE?: string;
+};
 
 /** Great-circle distance in metres (haversine, mean Earth radius 6,371,008.8 m). */
 export function greatCircleMetres(a: Point, b: Point): number {
@@ -42,18 +46,68 @@ export class OfflineMatrix implements MatrixProvider {
 /**
  * OSRM's table service (`GET /table/v1/driving/{lon,lat;...}?annotations=duration,distance`):
  * `durations` in seconds and `distances` in metres, `null` where no route was found.
+ *
+ * An OSRM server refuses a table whose sources × destinations exceed its `--max-table-size`
+ * squared ("TooBig"; 100 unless the operator raised it), and a Worker's URL stops at 16 KB.
+ * A larger table is asked for in blocks of at most `maxTableSize` sources by as many
+ * destinations, each naming only its own coordinates with the `sources` and `destinations`
+ * parameters, at most six at a time (a Worker's simultaneous outgoing connections).
  */
 export class OsrmMatrix implements MatrixProvider {
   readonly name = "osrm";
+  private readonly fetchImpl: typeof fetch;
   constructor(
     private readonly baseUrl: string,
-    private readonly fetchImpl: typeof fetch = fetch,
+    fetchImpl: typeof fetch = fetch,
     private readonly timeoutMs = 30_000,
-  ) {}
+    private readonly maxTableSize = 100,
+  ) {
+    // Called unbound: workerd's fetch throws "Illegal invocation" when called as a method.
+    this.fetchImpl = (input, init) => fetchImpl(input, init);
+  }
 
   async table(points: Point[]): Promise<Matrix> {
+    const n = points.length;
+    const k = Math.max(1, this.maxTableSize);
+    if (n <= k) return this.block(points, null, null);
+    const durations = points.map(() => new Array<number>(n));
+    const distances = points.map(() => new Array<number>(n));
+    const blocks: [number, number][] = [];
+    for (let i = 0; i < n; i += k) for (let j = 0; j < n; j += k) blocks.push([i, j]);
+    const one = async ([i, j]: [number, number]) => {
+      const rows = range(i, Math.min(n, i + k));
+      const cols = range(j, Math.min(n, j + k));
+      // A diagonal block names its points once; others name the rows' then the columns'.
+      const ids = i === j ? rows : [...rows, ...cols];
+      const sources = rows.map((_, r) => r);
+      const destinations = cols.map((_, c) => (i === j ? c : rows.length + c));
+      const m = await this.block(
+        ids.map((id) => points[id]),
+        sources,
+        destinations,
+      );
+      rows.forEach((row, r) => {
+        cols.forEach((col, c) => {
+          durations[row][col] = m.durations[r][c];
+          distances[row][col] = m.distances[r][c];
+        });
+      });
+    };
+    let next = 0;
+    const lanes = Array.from({ length: Math.min(6, blocks.length) }, async () => {
+      while (next < blocks.length) await one(blocks[next++]);
+    });
+    await Promise.all(lanes);
+    return { durations, distances };
+  }
+
+  private async block(points: Point[], sources: number[] | null, destinations: number[] | null) {
     const coords = points.map(([lon, lat]) => `${lon.toFixed(6)},${lat.toFixed(6)}`).join(";");
-    const url = `${this.baseUrl.replace(/\/+$/, "")}/table/v1/driving/${coords}?annotations=duration,distance`;
+    // OSRM's own syntax: `;` between indexes, as between coordinates.
+    let query = "annotations=duration,distance";
+    if (sources) query += `&sources=${sources.join(";")}`;
+    if (destinations) query += `&destinations=${destinations.join(";")}`;
+    const url = `${this.baseUrl.replace(/\/+$/, "")}/table/v1/driving/${coords}?${query}`;
     let res: Response;
     try {
       res = await this.fetchImpl(url, {
@@ -82,8 +136,18 @@ export class OsrmMatrix implements MatrixProvider {
   }
 }
 
+const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
+
 export function matrixFromEnv(env: RoutingEnv, fetchImpl?: typeof fetch): MatrixProvider {
-  if (env.ROUTING_URL) return new OsrmMatrix(env.ROUTING_URL, fetchImpl);
+  if (env.ROUTING_URL) {
+    const size = Number(env.ROUTING_MAX_TABLE_SIZE);
+    return new OsrmMatrix(
+      env.ROUTING_URL,
+      fetchImpl,
+      undefined,
+      Number.isInteger(size) && size > 0 ? size : 100,
+    );
+  }
   const speed = Number(env.ROUTING_SPEED_KMH);
   return new OfflineMatrix(Number.isFinite(speed) && speed > 0 ? speed : 40);
 }

@@ -6,7 +6,15 @@
  */
 export type SmsSendResult = { providerMessageId: string };
 
+/** Twilio did not take the message (unreachable, 5xx, 429): safe to try again later. */
 export class SmsUnavailableError extends Error {}
+
+/**
+ * No answer in time: Twilio may have taken the message. Its Messages API has no idempotency
+ * key, so trying again could send it twice; the SMS is failed with this reason instead, and an
+ * operator who sees it undelivered can `resend` it.
+ */
+export class SmsOutcomeUnknownError extends Error {}
 
 export interface SmsSender {
   readonly name: string;
@@ -22,13 +30,18 @@ export class LocalSmsSender implements SmsSender {
 
 export class TwilioSmsSender implements SmsSender {
   readonly name = "twilio";
+  private readonly fetchImpl: typeof fetch;
   constructor(
     private readonly sid: string,
     private readonly token: string,
     private readonly from: string,
-    private readonly fetchImpl: typeof fetch = fetch,
+    fetchImpl: typeof fetch = fetch,
     private readonly apiBase = "https://api.twilio.com",
-  ) {}
+    private readonly timeoutMs = 15_000,
+  ) {
+    // Called unbound: workerd's fetch throws "Illegal invocation" when called as a method.
+    this.fetchImpl = (input, init) => fetchImpl(input, init);
+  }
 
   async send(m: { to: string; body: string; statusCallback: string | null }): Promise<SmsSendResult> {
     const form = new URLSearchParams({ To: m.to, From: this.from, Body: m.body });
@@ -36,7 +49,7 @@ export class TwilioSmsSender implements SmsSender {
     let res: Response;
     try {
       res = await this.fetchImpl(
-        `${this.apiBase}/2010-04-01/Accounts/${encodeURIComponent(this.sid)}/Messages.json`,
+        `${this.apiBase.replace(/\/+$/, "")}/2010-04-01/Accounts/${encodeURIComponent(this.sid)}/Messages.json`,
         {
           method: "POST",
           headers: {
@@ -44,10 +57,14 @@ export class TwilioSmsSender implements SmsSender {
             "Content-Type": "application/x-www-form-urlencoded",
           },
           body: form,
-          signal: AbortSignal.timeout(15_000),
+          signal: AbortSignal.timeout(this.timeoutMs),
         },
       );
     } catch (err) {
+      if ((err as Error)?.name === "TimeoutError")
+        throw new SmsOutcomeUnknownError(
+          `Twilio did not answer within ${this.timeoutMs / 1000} s; the message may have been sent, so it was not sent again.`,
+        );
       throw new SmsUnavailableError(`Twilio unreachable: ${String(err)}`);
     }
     const body = (await res.json().catch(() => null)) as {
@@ -70,6 +87,8 @@ export type SmsEnv = {
   SMS_FROM?: string;
   TWILIO_ACCOUNT_SID?: string;
   TWILIO_AUTH_TOKEN?: string;
+  /** Twilio's API host: a regional one (e.g. https://api.dublin.ie1.twilio.com) or, in tests, a local stand-in. */
+  TWILIO_API_URL?: string;
 };
 
 export function smsSenderFromEnv(env: SmsEnv, fetchImpl?: typeof fetch): SmsSender {
@@ -77,7 +96,13 @@ export function smsSenderFromEnv(env: SmsEnv, fetchImpl?: typeof fetch): SmsSend
     if (!env.TWILIO_ACCOUNT_SID || !env.TWILIO_AUTH_TOKEN || !env.SMS_FROM) {
       throw new Error("SMS_PROVIDER=twilio needs TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN and SMS_FROM");
     }
-    return new TwilioSmsSender(env.TWILIO_ACCOUNT_SID, env.TWILIO_AUTH_TOKEN, env.SMS_FROM, fetchImpl);
+    return new TwilioSmsSender(
+      env.TWILIO_ACCOUNT_SID,
+      env.TWILIO_AUTH_TOKEN,
+      env.SMS_FROM,
+      fetchImpl,
+      env.TWILIO_API_URL || undefined,
+    );
   }
   return new LocalSmsSender();
 }
