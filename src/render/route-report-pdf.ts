@@ -7,7 +7,7 @@
 
 import { PDFDocument, type PDFFont, rgb, StandardFonts } from "@cantoo/pdf-lib";
 import { winAnsi } from "./pdf-text";
-import { hm, km, type ReportData, timeIn } from "./route-report";
+import { hm, km, REASONS, type ReportData, timeIn } from "./route-report";
 
 const A4: [number, number] = [595.28, 841.89];
 const MARGIN = 48;
@@ -55,7 +55,7 @@ export async function renderRouteReportPdf(d: ReportData): Promise<Uint8Array> {
   }
   if (d.unassigned.length) {
     line("Unassigned", 13, bold, 4);
-    for (const u of d.unassigned) line(`${u.label}: ${u.reason}`, 9);
+    for (const u of d.unassigned) line(`${u.label}: ${REASONS[u.reason] ?? u.reason}`, 9);
   }
   return doc.save({ useObjectStreams: false });
 }

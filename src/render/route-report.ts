@@ -24,7 +24,8 @@ export type ReportData = {
   timeZone: string;
 };
 
-const REASONS: Record<string, string> = {
+/** Why a task was left unassigned, in words (the HTML and the PDF report say the same). */
+export const REASONS: Record<string, string> = {
   unreachable: "no location, or no road to it",
   capacity: "its demand exceeds every vehicle's capacity",
   time_window: "no route can reach it inside its time window",

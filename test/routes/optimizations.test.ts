@@ -123,6 +123,8 @@ describe("/route_optimizations/ (contract §16)", () => {
       expect(doc.getPageCount()).toBeGreaterThanOrEqual(1);
       expect(doc.getTitle()).toMatch(/^Route optimization /);
       expect(await pdfText(bytes)).toContain(pdfHex("Tallinn"));
+      // The unassigned task's reason in words, as the HTML report says it.
+      expect(await pdfText(bytes)).toContain(pdfHex("no location, or no road to it"));
     }
     // A redelivered message after completion changes nothing; a crashed run re-applies nothing twice.
     await runOptimization(env, {
