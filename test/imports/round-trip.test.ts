@@ -91,4 +91,61 @@ describe("export → import round trip (contract §21)", () => {
     const after = await exportFile(a, "/task_exports/", { fields });
     expect(sorted(after.text)).toBe(sorted(before.text));
   });
+
+  it("contact addresses, exported as CSV, re-import into a fresh account as the same data", async () => {
+    const fields = [
+      "external_id",
+      "address.raw_address",
+      "address.latitude",
+      "address.longitude",
+      "contact.name",
+      "contact.phones",
+      "contact.emails",
+      "metafields.gate_code",
+      "metafields.floors",
+    ];
+    const prepare = async () => {
+      const acc = await newAccount();
+      await defineMetafields(acc, "contact_addresses", { gate_code: "text", floors: "integer" });
+      return acc;
+    };
+    const a = await prepare();
+    for (const [i, code] of ["=1+1", "+99", "plain, with comma", '"quoted"\nline'].entries()) {
+      const r = await call("/contact_addresses/", {
+        token: a.admin.token,
+        body: {
+          account: a.account.url,
+          external_id: `CA-${i}`,
+          address: {
+            raw_address: `Street ${i}`,
+            location: { type: "Point", coordinates: [24.7 + i / 100, 59.4] },
+          },
+          contact: { name: `@Name ${i}`, phones: [`+37255500${i}`], emails: [`c${i}@example.test`] },
+          metafields: { gate_code: code, floors: i - 1 },
+        },
+      });
+      expectStatus(r, 201);
+    }
+    const exported = await exportFile(a, "/contact_address_exports/", {
+      fields: ["id", "created_at", ...fields],
+    });
+    const b = await prepare();
+    const done = await runImport(b, "contact_addresses", exported.text);
+    expect(done).toMatchObject({ state: "completed", total_rows: 4, created: 4, failed: 0, errors: [] });
+    const again = await exportFile(b, "/contact_address_exports/", { fields });
+    const original = await exportFile(a, "/contact_address_exports/", { fields });
+    expect(sorted(again.text)).toBe(sorted(original.text));
+    // Formula-looking values come back as they were written, not with the export's quote.
+    const read = await listAll(b, "/contact_addresses/");
+    expect(read.find((c: any) => c.external_id === "CA-0").metafields).toEqual({
+      gate_code: "=1+1",
+      floors: -1,
+    });
+    // Re-importing the same file updates the same addresses, creating none.
+    expect(await runImport(b, "contact_addresses", exported.text)).toMatchObject({
+      created: 0,
+      updated: 4,
+      failed: 0,
+    });
+  });
 });
