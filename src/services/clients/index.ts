@@ -3,7 +3,9 @@
  * per account, and a POST naming a known one updates that client, as orders do (§7): decided
  * by the INSERT's conflict clause, never by a read before the write.
  */
-import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
+
+import { accountRow } from "../../db/account-rows";
+import { type FieldErrors, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { uuidv7 } from "../../lib/ids";
@@ -73,12 +75,7 @@ export function serializeClient(r: RenderCtx, c: ClientRow) {
 }
 
 export async function getClient(db: D1Database, p: Principal, id: string): Promise<ClientRow> {
-  const row = await db
-    .prepare("SELECT * FROM clients WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<ClientRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<ClientRow>(db, "clients", p.accountId, id);
 }
 
 export function listClients(

@@ -1,5 +1,6 @@
+import { accountRow } from "../../db/account-rows";
 import { type FormFieldType, fieldValueError } from "../../domain/forms";
-import { type FieldErrors, fieldError, notFound, ValidationError } from "../../http/errors";
+import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
 import { paginate } from "../../http/pagination";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
@@ -27,12 +28,7 @@ const isUniqueViolation = (err: unknown) =>
   /UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err));
 
 export async function getField(db: D1Database, p: Principal, id: string): Promise<FormFieldRow> {
-  const row = await db
-    .prepare("SELECT * FROM form_fields WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<FormFieldRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<FormFieldRow>(db, "form_fields", p.accountId, id);
 }
 
 /** The fields of a form in display order (by `position`, then key). */

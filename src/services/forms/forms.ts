@@ -1,4 +1,4 @@
-import { notFound } from "../../http/errors";
+import { accountRow } from "../../db/account-rows";
 import { paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
 import type { FormWrite } from "../../schemas/forms";
@@ -6,12 +6,7 @@ import type { Principal } from "../auth/principal";
 import type { FormRow } from "./rows";
 
 export async function getForm(db: D1Database, p: Principal, id: string): Promise<FormRow> {
-  const row = await db
-    .prepare("SELECT * FROM forms WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<FormRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<FormRow>(db, "forms", p.accountId, id);
 }
 
 export function listForms(

@@ -5,9 +5,10 @@
  * the row limit checked before any row is applied), then rows are applied in chunks through
  * the API's own services (./apply.ts).
  */
+
+import { accountRow, accountRowsNewestFirst } from "../../db/account-rows";
 import { CsvReader, CsvSyntaxError, isBlankRecord } from "../../formats/csv";
-import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
-import { paginateByCreation } from "../../http/pagination";
+import { type FieldErrors, ValidationError } from "../../http/errors";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
@@ -164,12 +165,7 @@ export async function createImport(
 }
 
 export async function getImport(db: D1Database, p: Principal, id: string) {
-  const row = await db
-    .prepare("SELECT * FROM data_imports WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<ImportRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<ImportRow>(db, "data_imports", p.accountId, id);
 }
 
 export function listImports(
@@ -178,14 +174,5 @@ export function listImports(
   q: { cursor?: string; page_size?: number },
   url: string,
 ) {
-  return paginateByCreation<ImportRow>({
-    db,
-    select: "SELECT * FROM data_imports",
-    where: ["account_id = ?"],
-    params: [p.accountId],
-    cursor: q.cursor,
-    pageSize: q.page_size,
-    url,
-    desc: true,
-  });
+  return accountRowsNewestFirst<ImportRow>(db, "data_imports", p.accountId, q, url);
 }

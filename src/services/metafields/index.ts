@@ -3,13 +3,15 @@
  * orders and contact addresses are written with. The rules are pure (domain/metafields.ts);
  * here they meet the account: definitions are read, and `assignee` values resolved to users.
  */
+
+import { accountRow } from "../../db/account-rows";
 import {
   checkMetafields,
   type MetafieldDefinition,
   type MetafieldTarget,
   type MetafieldValueType,
 } from "../../domain/metafields";
-import { type FieldErrors, fieldError, notFound, ValidationError } from "../../http/errors";
+import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { uuidv7 } from "../../lib/ids";
@@ -134,12 +136,7 @@ export async function assertMetafields(
 }
 
 export async function getMetafield(db: D1Database, p: Principal, id: string) {
-  const row = await db
-    .prepare("SELECT * FROM metafields WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<MetafieldRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<MetafieldRow>(db, "metafields", p.accountId, id);
 }
 
 export function listMetafields(

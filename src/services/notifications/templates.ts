@@ -4,9 +4,11 @@
  * public tracker (§17: the public task fields) plus `{{tracker_url}}`; an unknown one is
  * refused when the template is saved, so a message never shows a raw `{{...}}`.
  */
+
+import { accountRow } from "../../db/account-rows";
 import { LOCALES } from "../../domain/locales";
 import { badPlaceholders, PUBLIC_TASK_FIELDS } from "../../domain/tracker";
-import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
+import { type FieldErrors, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { uuidv7 } from "../../lib/ids";
@@ -70,12 +72,7 @@ export function serializeNotificationTemplate(r: RenderCtx, t: NotificationTempl
 }
 
 export async function getNotificationTemplate(db: D1Database, p: Principal, id: string) {
-  const row = await db
-    .prepare("SELECT * FROM notification_templates WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<NotificationTemplateRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<NotificationTemplateRow>(db, "notification_templates", p.accountId, id);
 }
 
 export function listNotificationTemplates(

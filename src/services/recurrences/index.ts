@@ -3,6 +3,8 @@
  * order. Occurrences are made by the cron within the horizon (./occurrences.ts); a POST of a task
  * or an order with `recurrence` makes its first one at once.
  */
+
+import { accountRow } from "../../db/account-rows";
 import {
   firstOccurrence,
   nextOccurrence,
@@ -74,12 +76,7 @@ export function serializeRecurrence(r: RenderCtx, row: RecurrenceRow) {
 }
 
 export async function getRecurrence(db: D1Database, p: Principal, id: string): Promise<RecurrenceRow> {
-  const row = await db
-    .prepare("SELECT * FROM recurrences WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<RecurrenceRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<RecurrenceRow>(db, "recurrences", p.accountId, id);
 }
 
 export function listRecurrences(

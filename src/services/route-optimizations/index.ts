@@ -4,8 +4,9 @@
  * with `result`, or `failed` with `error_message`) and, with `apply`, writes each task's route
  * and position, and its assignee, through task commands.
  */
-import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
-import { paginateByCreation } from "../../http/pagination";
+
+import { accountRow, accountRowsNewestFirst } from "../../db/account-rows";
+import { type FieldErrors, ValidationError } from "../../http/errors";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
@@ -64,12 +65,7 @@ export function serializeOptimization(r: RenderCtx, row: OptimizationRow) {
 }
 
 export async function getOptimization(db: D1Database, p: Principal, id: string) {
-  const row = await db
-    .prepare("SELECT * FROM route_optimizations WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<OptimizationRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<OptimizationRow>(db, "route_optimizations", p.accountId, id);
 }
 
 export function listOptimizations(
@@ -78,16 +74,7 @@ export function listOptimizations(
   q: { cursor?: string; page_size?: number },
   url: string,
 ) {
-  return paginateByCreation<OptimizationRow>({
-    db,
-    select: "SELECT * FROM route_optimizations",
-    where: ["account_id = ?"],
-    params: [p.accountId],
-    cursor: q.cursor,
-    pageSize: q.page_size,
-    url,
-    desc: true,
-  });
+  return accountRowsNewestFirst<OptimizationRow>(db, "route_optimizations", p.accountId, q, url);
 }
 
 /**

@@ -4,7 +4,9 @@
  * tasks by position. Activation assigns the route's waiting tasks to its assignee through task
  * commands recorded for the caller, so nothing bypasses the tasks' single writers.
  */
-import { fieldError, nonFieldError, notFound, ValidationError } from "../../http/errors";
+
+import { accountRow } from "../../db/account-rows";
+import { fieldError, nonFieldError, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
@@ -78,12 +80,7 @@ export function serializeRoute(r: RenderCtx, row: RouteRow, tasks: TaskRow[], ex
 }
 
 export async function getRoute(db: D1Database, p: Principal, id: string): Promise<RouteRow> {
-  const row = await db
-    .prepare("SELECT * FROM routes WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<RouteRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<RouteRow>(db, "routes", p.accountId, id);
 }
 
 /** The tasks of each route, by position (then id): one query for a page of routes. */

@@ -6,8 +6,9 @@
  * provider, so a redelivered message is never sent twice: a claim older than the provider's
  * timeout with no answer recorded is marked `failed` (outcome unknown) rather than re-sent.
  */
-import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
-import { paginateByCreation } from "../../http/pagination";
+
+import { accountRow, accountRowsNewestFirst } from "../../db/account-rows";
+import { type FieldErrors, ValidationError } from "../../http/errors";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
@@ -57,12 +58,7 @@ export function serializeSms(r: RenderCtx, s: SmsRow) {
 }
 
 export async function getSms(db: D1Database, p: Principal, id: string) {
-  const row = await db
-    .prepare("SELECT * FROM sms WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<SmsRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<SmsRow>(db, "sms", p.accountId, id);
 }
 
 export function listSms(
@@ -71,16 +67,7 @@ export function listSms(
   q: { cursor?: string; page_size?: number },
   url: string,
 ) {
-  return paginateByCreation<SmsRow>({
-    db,
-    select: "SELECT * FROM sms",
-    where: ["account_id = ?"],
-    params: [p.accountId],
-    cursor: q.cursor,
-    pageSize: q.page_size,
-    url,
-    desc: true,
-  });
+  return accountRowsNewestFirst<SmsRow>(db, "sms", p.accountId, q, url);
 }
 
 /** The provider an SMS is sent with (wrangler.jsonc `SMS_PROVIDER`), recorded on the row. */

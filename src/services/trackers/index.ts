@@ -3,13 +3,15 @@
  * reduced to an allowlist of fields. The token is 128 random bits; only the tracker's tasks and
  * only their allowlisted fields are ever read for the public page.
  */
+
+import { accountRow } from "../../db/account-rows";
 import {
   badPlaceholders,
   DEFAULT_PUBLIC_TASK_FIELDS,
   PUBLIC_TASK_FIELDS,
   type PublicTaskField,
 } from "../../domain/tracker";
-import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
+import { type FieldErrors, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
@@ -63,12 +65,7 @@ export function serializeTracker(r: RenderCtx, t: TrackerRow) {
 }
 
 export async function getTracker(db: D1Database, p: Principal, id: string) {
-  const row = await db
-    .prepare("SELECT * FROM trackers WHERE id = ? AND account_id = ?")
-    .bind(id, p.accountId)
-    .first<TrackerRow>();
-  if (!row) throw notFound();
-  return row;
+  return accountRow<TrackerRow>(db, "trackers", p.accountId, id);
 }
 
 export function listTrackers(
