@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { DETOUR, greatCircleMetres, type Point } from "../../src/services/routing";
 import { addUser, call, defineMetafields, expectStatus, newAccount, type TestAccount } from "../helpers";
 
 const SECRET = "SECRET-do-not-show";
@@ -173,6 +174,54 @@ describe("/trackers/ (contract §17)", () => {
     });
     const sv = await read("xx-YY");
     expect(sv.tasks.find((x: any) => x.state === "unassigned").predicted_delivery_error).toMatch(/förare/);
+  });
+
+  it("eta of each stop: travel from the last location through the stops before it, their service times and windows", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker", "Aino");
+    // Offline travel model (contract §16): great-circle × 1.3 at 40 km/h.
+    const travel = (a: Point, b: Point) => (greatCircleMetres(a, b) * DETOUR) / (40_000 / 3600);
+    const here: Point = [24.7, 59.43];
+    const places: Point[] = [
+      [24.72, 59.435],
+      [24.76, 59.44],
+      [24.8, 59.45],
+    ];
+    const waitUntil = Date.now() + 3 * 3600_000;
+    const tasks = [];
+    for (const [i, p] of places.entries()) {
+      tasks.push(
+        await secretTask(acc, {
+          assignee: worker.user,
+          address: { raw_address: `Stop ${i}`, location: { type: "Point", coordinates: p } },
+          duration: "00:10:00",
+          complete_after: i === 2 ? new Date(waitUntil).toISOString() : null,
+          complete_before: null,
+        }),
+      );
+    }
+    await call("/task_commands/", {
+      token: worker.token,
+      body: {
+        task: tasks[0].url,
+        external_id: `e-${crypto.randomUUID()}`,
+        time: new Date().toISOString(),
+        action: "accept",
+        location: { type: "Point", coordinates: here },
+      },
+    });
+    const t = await call("/trackers/", {
+      token: acc.admin.token,
+      body: { tasks: [tasks[2].url, tasks[0].url, tasks[1].url] },
+    });
+    const asked = Date.now();
+    const body = (await (await publicGet(t.body.public_url, { Accept: "application/json" })).json()) as any;
+    // The public list is in the tasks' creation order, here the order they are driven.
+    const eta = (i: number) => new Date(body.tasks[i].eta).getTime();
+    expect(Math.abs(eta(0) - asked - travel(here, places[0]) * 1000)).toBeLessThan(5_000);
+    expect(eta(1) - eta(0)).toBeCloseTo(600_000 + travel(places[0], places[1]) * 1000, -1);
+    // The third waits for its window to open.
+    expect(eta(2)).toBe(waitUntil);
   });
 
   it("the HTML page: status, refresh, strict CSP, escaped popup; expired and deleted trackers are 404", async () => {

@@ -22,59 +22,127 @@ const pointOfAddress = (json: string | null): Point | null => {
   return c ? [c[0], c[1]] : null;
 };
 
+type EtaResult = { eta: number } | { reason: EtaReason };
+type Stop = Pick<TaskRow, "id" | "address" | "duration_seconds" | "complete_after">;
+
+/** ETA of one task (contract §17); see `etas`. */
+export async function eta(env: Env, task: TaskRow, now: number): Promise<EtaResult> {
+  return (await etas(env, [task], now)).get(task.id)!;
+}
+
 /**
- * ETA of an assigned task (contract §17): from the worker's last command location (or its
- * route's start) through its open tasks before this one in `position` order, with the travel
- * model of §16; never before the task's `complete_after`.
+ * ETAs of a tracker's tasks (contract §17): from the worker's last command location (or the
+ * task's route's start) through the worker's open tasks before it in `position` order, with
+ * the travel model of §16; never before a stop's `complete_after`. One D1 batch and one
+ * travel matrix per worker and start, however many of the worker's tasks the tracker shows
+ * (a 500-task tracker costs a query per worker, not per task).
  */
-export async function eta(
-  env: Env,
-  task: TaskRow,
-  now: number,
-): Promise<{ eta: number } | { reason: EtaReason }> {
-  if (FINISHED.includes(task.state)) return { reason: "finished" };
-  if (!task.assignee_id || !OPEN.includes(task.state)) return { reason: "not_assigned" };
-  const db = env.DB;
-  const [list, last, route] = await db.batch([
-    db
-      .prepare(
-        `SELECT id, address, duration_seconds, complete_after FROM tasks WHERE account_id = ? AND assignee_id = ? AND state IN ('assigned','accepted','transit','active')
-         ORDER BY position IS NULL, position, created_at, id LIMIT 200`,
-      )
-      .bind(task.account_id, task.assignee_id),
-    db
-      .prepare(
-        "SELECT location FROM task_commands WHERE account_id = ? AND user_id = ? AND location IS NOT NULL ORDER BY time DESC LIMIT 1",
-      )
-      .bind(task.account_id, task.assignee_id),
-    db
-      .prepare("SELECT start_address FROM routes WHERE id = ? AND account_id = ?")
-      .bind(task.route_id ?? "", task.account_id),
-  ]);
-  const stops = list.results as Pick<TaskRow, "id" | "address" | "duration_seconds" | "complete_after">[];
-  const upTo = stops.findIndex((s) => s.id === task.id);
-  const before = stops.slice(0, upTo < 0 ? stops.length : upTo + 1);
-  if (upTo < 0) before.push(task);
-  const lastPoint = parseJson<{ coordinates?: [number, number] } | null>(
-    (last.results[0] as { location?: string } | undefined)?.location,
-    null,
-  )?.coordinates;
-  const start: Point | null = lastPoint
-    ? [lastPoint[0], lastPoint[1]]
-    : pointOfAddress((route.results[0] as { start_address?: string } | undefined)?.start_address ?? null);
-  const points = before.map((s) => pointOfAddress(s.address));
-  if (!start || points.some((p) => !p)) return { reason: "no_location" };
-  const { durations } = await matrixFromEnv(env).table([start, ...(points as Point[])]);
-  let t = now / 1000;
-  for (let i = 0; i < before.length; i++) {
-    t += durations[i][i + 1];
-    if (!Number.isFinite(t)) return { reason: "no_location" };
-    const after = before[i].complete_after;
-    if (after !== null && after / 1000 > t) t = after / 1000;
-    if (i < before.length - 1) t += before[i].duration_seconds ?? 0;
+export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map<string, EtaResult>> {
+  const out = new Map<string, EtaResult>();
+  const byWorker = new Map<string, TaskRow[]>();
+  for (const task of tasks) {
+    if (FINISHED.includes(task.state)) out.set(task.id, { reason: "finished" });
+    else if (!task.assignee_id || !OPEN.includes(task.state)) out.set(task.id, { reason: "not_assigned" });
+    else byWorker.set(task.assignee_id, [...(byWorker.get(task.assignee_id) ?? []), task]);
   }
-  if (task.complete_before !== null && t * 1000 > task.complete_before) return { reason: "outside_window" };
-  return { eta: Math.round(t * 1000) };
+  const db = env.DB;
+  for (const [worker, mine] of byWorker) {
+    const accountId = mine[0].account_id;
+    const routeIds = [...new Set(mine.map((t) => t.route_id).filter((x): x is string => !!x))];
+    const [list, last, routes] = await db.batch([
+      db
+        .prepare(
+          `SELECT id, address, duration_seconds, complete_after FROM tasks WHERE account_id = ? AND assignee_id = ? AND state IN ('assigned','accepted','transit','active')
+           ORDER BY position IS NULL, position, created_at, id LIMIT 200`,
+        )
+        .bind(accountId, worker),
+      db
+        .prepare(
+          "SELECT location FROM task_commands WHERE account_id = ? AND user_id = ? AND location IS NOT NULL ORDER BY time DESC LIMIT 1",
+        )
+        .bind(accountId, worker),
+      db
+        .prepare(
+          "SELECT id, start_address FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+        )
+        .bind(accountId, JSON.stringify(routeIds)),
+    ]);
+    const stops = list.results as Stop[];
+    const lastPoint = parseJson<{ coordinates?: [number, number] } | null>(
+      (last.results[0] as { location?: string } | undefined)?.location,
+      null,
+    )?.coordinates;
+    const routeStart = new Map(
+      (routes.results as { id: string; start_address: string | null }[]).map((r) => [
+        r.id,
+        pointOfAddress(r.start_address),
+      ]),
+    );
+    // Tasks sharing a start share one chain of stops: one matrix for all of them.
+    const chains = new Map<string, { start: Point | null; tasks: TaskRow[] }>();
+    for (const task of mine) {
+      const start: Point | null = lastPoint
+        ? [lastPoint[0], lastPoint[1]]
+        : (routeStart.get(task.route_id ?? "") ?? null);
+      const key = start ? start.join(",") : "";
+      chains.set(key, { start, tasks: [...(chains.get(key)?.tasks ?? []), task] });
+    }
+    const index = new Map(stops.map((s, i) => [s.id, i]));
+    const stopPoints = stops.map((s) => pointOfAddress(s.address));
+    for (const { start, tasks: chainTasks } of chains.values()) {
+      if (!start) {
+        for (const t of chainTasks) out.set(t.id, { reason: "no_location" });
+        continue;
+      }
+      // The chain runs to the last of these tasks in the worker's order.
+      const end = Math.max(-1, ...chainTasks.map((t) => index.get(t.id) ?? -1)) + 1;
+      const arrivals = await arrivalTimes(env, start, stops.slice(0, end), stopPoints.slice(0, end), now);
+      for (const t of chainTasks) {
+        const i = index.get(t.id);
+        // A task beyond the worker's first 200 open tasks comes after all of them.
+        const arrival =
+          i !== undefined
+            ? arrivals[i]
+            : (
+                await arrivalTimes(env, start, [...stops, t], [...stopPoints, pointOfAddress(t.address)], now)
+              )[stops.length];
+        if (arrival === null) out.set(t.id, { reason: "no_location" });
+        else if (t.complete_before !== null && arrival * 1000 > t.complete_before)
+          out.set(t.id, { reason: "outside_window" });
+        else out.set(t.id, { eta: Math.round(arrival * 1000) });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Arrival times (epoch seconds) at each stop driven in order from `start` at `now`: travel,
+ * then waiting for `complete_after`, then the stop's `duration` before leaving. Null from the
+ * first stop without a location or a road to it.
+ */
+async function arrivalTimes(
+  env: Env,
+  start: Point,
+  chain: Stop[],
+  points: (Point | null)[],
+  now: number,
+): Promise<(number | null)[]> {
+  const known = points.findIndex((p) => !p);
+  const reachable = known < 0 ? chain.length : known;
+  const out: (number | null)[] = new Array(chain.length).fill(null);
+  if (reachable === 0) return out;
+  const { durations } = await matrixFromEnv(env).table([start, ...(points.slice(0, reachable) as Point[])]);
+  let t = now / 1000;
+  for (let i = 0; i < reachable; i++) {
+    if (i > 0) t += chain[i - 1].duration_seconds ?? 0;
+    t += durations[i][i + 1];
+    if (!Number.isFinite(t)) break;
+    const after = chain[i].complete_after;
+    if (after !== null && after / 1000 > t) t = after / 1000;
+    out[i] = t;
+  }
+  return out;
 }
 
 export function publicField(
@@ -181,8 +249,9 @@ export async function publicTracker(
     for (const o of results) references.set(o.id, o.reference);
   }
   const out: PublicTracker["tasks"] = [];
+  const computed = needs("eta") ? await etas(env, tasks, now) : new Map<string, EtaResult>();
   for (const task of tasks) {
-    const e = await eta(env, task, now);
+    const e = computed.get(task.id) ?? { reason: "not_assigned" as const };
     const extra = {
       assigneeName: task.assignee_id ? (names.get(task.assignee_id) ?? null) : null,
       reference: task.order_id ? (references.get(task.order_id) ?? "") : "",
