@@ -10,6 +10,8 @@ type Point = [lon: number, lat: number];
 export type PublicTask = Record<string, unknown>;
 export type PublicTracker = {
   language: Locale;
+  /** The account's time zone: times on the page are the recipient's local ones, named. */
+  timeZone: string;
   mapProvider: string;
   mapRegion: string | null;
   tasks: { fields: PublicTask; popup: string; location: Point | null }[];
@@ -37,8 +39,18 @@ function mapLink(t: PublicTracker, p: [number, number]): string {
   return `https://www.openstreetmap.org/?mlat=${lat}&mlon=${lon}#map=17/${lat}/${lon}`;
 }
 
-const fmt = (iso: unknown) =>
-  typeof iso === "string" ? `${new Date(iso).toISOString().replace("T", " ").slice(0, 16)} UTC` : "";
+/** A time as the reader writes it (their language), in the account's zone, with the zone named. */
+function fmt(t: PublicTracker, iso: unknown): string {
+  if (typeof iso !== "string") return "";
+  return new Intl.DateTimeFormat(t.language, {
+    timeZone: t.timeZone,
+    day: "numeric",
+    month: "short",
+    hour: "numeric",
+    minute: "2-digit",
+    timeZoneName: "short",
+  }).format(new Date(iso));
+}
 
 export function renderTrackerHtml(t: PublicTracker): string {
   const cards = t.tasks
@@ -49,10 +61,10 @@ export function renderTrackerHtml(t: PublicTracker): string {
         rows.push(`<p class="state" data-state="${e(f.state)}">${e(STATE_LABEL[f.state] ?? f.state)}</p>`);
       if (f.address?.formatted_address) rows.push(`<p>${e(f.address.formatted_address)}</p>`);
       if (f.complete_after || f.complete_before)
-        rows.push(`<p>Time window: ${e(fmt(f.complete_after))} – ${e(fmt(f.complete_before))}</p>`);
+        rows.push(`<p>Time window: ${e(fmt(t, f.complete_after))} – ${e(fmt(t, f.complete_before))}</p>`);
       if (f.eta)
         rows.push(
-          `<p class="eta">Estimated arrival: <time datetime="${e(f.eta)}">${e(fmt(f.eta))}</time></p>`,
+          `<p class="eta">Estimated arrival: <time datetime="${e(f.eta)}">${e(fmt(t, f.eta))}</time></p>`,
         );
       if (f.predicted_delivery_error) rows.push(`<p class="eta-error">${e(f.predicted_delivery_error)}</p>`);
       if (f.assignee?.name) rows.push(`<p>Driver: ${e(f.assignee.name)}</p>`);

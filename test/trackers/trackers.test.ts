@@ -253,6 +253,19 @@ describe("/trackers/ (contract §17)", () => {
     const never = await publicGet("https://api.test/t/AAAAAAAAAAAAAAAAAAAAAA/");
     expect(await never.text()).toBe(await expired.text().catch(() => ""));
     const t2 = await call("/trackers/", { token: acc.admin.token, body: { tasks: [task.url] } });
+    // Times are the recipient's local ones: the account's zone, written the reader's way.
+    await call(`/accounts/${acc.account.id}/`, {
+      method: "PATCH",
+      token: acc.admin.token,
+      body: { timezone: "Europe/Tallinn" },
+    });
+    const local = async (lang: string) =>
+      (await (await publicGet(t2.body.public_url, { Accept: "text/html", "Accept-Language": lang })).text())
+        .split("Time window:")[1]
+        .split("</p>")[0];
+    // 08:00Z–12:00Z on 3 June 2030 is 11:00–15:00 in Tallinn (summer time, UTC+3).
+    expect(await local("en")).toMatch(/Jun 3, 11:00\sAM GMT\+3 – Jun 3, 3:00\sPM GMT\+3/);
+    expect(await local("fi")).toMatch(/3\.6\..* 11\.00 UTC\+3 – 3\.6\..* 15\.00 UTC\+3/);
     expectStatus(await call(`/trackers/${t2.body.id}/`, { method: "DELETE", token: acc.admin.token }), 204);
     expect((await publicGet(t2.body.public_url)).status).toBe(404);
   });

@@ -216,12 +216,13 @@ export async function publicTracker(
           )
           .bind(tracker.account_id, tracker.task_ids),
     db
-      .prepare("SELECT language, map_provider, google_maps_region FROM accounts WHERE id = ?")
+      .prepare("SELECT language, timezone, map_provider, google_maps_region FROM accounts WHERE id = ?")
       .bind(tracker.account_id),
   ]);
   const tasks = tasksRes.results as TaskRow[];
   const account = accountRes.results[0] as {
     language: Locale;
+    timezone: string;
     map_provider: string;
     google_maps_region: string | null;
   };
@@ -272,5 +273,11 @@ export async function publicTracker(
           : null,
     });
   }
-  return { language, mapProvider: account.map_provider, mapRegion: account.google_maps_region, tasks: out };
+  return {
+    language,
+    timeZone: account.timezone,
+    mapProvider: account.map_provider,
+    mapRegion: account.google_maps_region,
+    tasks: out,
+  };
 }
