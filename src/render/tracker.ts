@@ -4,6 +4,7 @@
  * 30 s with nothing to run). Pure: data in, HTML out; the popup is already escaped.
  */
 import type { Locale } from "../domain/locales";
+import { stateLabel, TRACKER_LABELS } from "../domain/tracker-labels";
 import { escapeHtml as e } from "./html";
 
 type Point = [lon: number, lat: number];
@@ -15,19 +16,6 @@ export type PublicTracker = {
   mapProvider: string;
   mapRegion: string | null;
   tasks: { fields: PublicTask; popup: string; location: Point | null }[];
-};
-
-const STATE_LABEL: Record<string, string> = {
-  draft: "Planned",
-  scheduled: "Scheduled",
-  unassigned: "Waiting for a driver",
-  assigned: "Driver assigned",
-  accepted: "Driver assigned",
-  transit: "On the way",
-  active: "At your door",
-  completed: "Done",
-  failed: "Could not be completed",
-  cancelled: "Cancelled",
 };
 
 function mapLink(t: PublicTracker, p: [number, number]): string {
@@ -53,25 +41,28 @@ function fmt(t: PublicTracker, iso: unknown): string {
 }
 
 export function renderTrackerHtml(t: PublicTracker): string {
+  const words = TRACKER_LABELS[t.language];
   const cards = t.tasks
     .map((task) => {
       const f = task.fields as Record<string, any>;
       const rows: string[] = [];
       if (f.state !== undefined)
-        rows.push(`<p class="state" data-state="${e(f.state)}">${e(STATE_LABEL[f.state] ?? f.state)}</p>`);
+        rows.push(`<p class="state" data-state="${e(f.state)}">${e(stateLabel(words, f.state))}</p>`);
       if (f.address?.formatted_address) rows.push(`<p>${e(f.address.formatted_address)}</p>`);
       if (f.complete_after || f.complete_before)
-        rows.push(`<p>Time window: ${e(fmt(t, f.complete_after))} – ${e(fmt(t, f.complete_before))}</p>`);
+        rows.push(
+          `<p class="window">${e(words.window)}: ${e(fmt(t, f.complete_after))} – ${e(fmt(t, f.complete_before))}</p>`,
+        );
       if (f.eta)
         rows.push(
-          `<p class="eta">Estimated arrival: <time datetime="${e(f.eta)}">${e(fmt(t, f.eta))}</time></p>`,
+          `<p class="eta">${e(words.eta)}: <time datetime="${e(f.eta)}">${e(fmt(t, f.eta))}</time></p>`,
         );
       if (f.predicted_delivery_error) rows.push(`<p class="eta-error">${e(f.predicted_delivery_error)}</p>`);
-      if (f.assignee?.name) rows.push(`<p>Driver: ${e(f.assignee.name)}</p>`);
-      if (f.reference) rows.push(`<p>Reference: ${e(f.reference)}</p>`);
+      if (f.assignee?.name) rows.push(`<p>${e(words.driver)}: ${e(f.assignee.name)}</p>`);
+      if (f.reference) rows.push(`<p>${e(words.reference)}: ${e(f.reference)}</p>`);
       if (task.location)
         rows.push(
-          `<p><a href="${e(mapLink(t, task.location))}" rel="noopener noreferrer">Open the map</a></p>`,
+          `<p><a href="${e(mapLink(t, task.location))}" rel="noopener noreferrer">${e(words.map)}</a></p>`,
         );
       if (task.popup) rows.push(`<div class="popup">${task.popup}</div>`);
       return `<section class="task">${rows.join("\n")}</section>`;
@@ -80,9 +71,9 @@ export function renderTrackerHtml(t: PublicTracker): string {
   return `<!doctype html>
 <html lang="${e(t.language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="30"><meta name="robots" content="noindex">
-<title>Delivery tracking</title>
+<title>${e(words.title)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:0;padding:1rem;background:#f6f6f4;color:#222}section{background:#fff;border-radius:.6rem;padding:.8rem 1rem;margin-bottom:.8rem;box-shadow:0 1px 2px #0001}.state{font-size:1.3rem;font-weight:600;margin:.2rem 0}.eta{font-size:1.1rem}.eta-error{color:#8a4b00}p{margin:.35rem 0}a{color:#0b5cad}</style>
-</head><body><h1>Delivery tracking</h1>
-${cards || "<p>Nothing to show.</p>"}
+</head><body><h1>${e(words.title)}</h1>
+${cards || `<p>${e(words.empty)}</p>`}
 </body></html>`;
 }

@@ -140,6 +140,11 @@ async function main() {
     await pageFi.goto(url);
     assert.equal(await pageFi.locator("html").getAttribute("lang"), "fi");
     assert.match(await pageFi.locator(".eta-error").textContent(), /Kuljettajaa ei ole vielä määrätty/);
+    assert.deepEqual((await pageFi.locator(".state").allTextContents()).sort(), [
+      "Kuljettaja määrätty",
+      "Odottaa kuljettajaa",
+    ]);
+    assert.equal(await pageFi.locator("h1").textContent(), "Toimituksen seuranta");
     await pageFi.screenshot({ path: "test-output/tracker-phone-fi.png", fullPage: true });
 
     // A change shows by itself within 30 s (the page reloads itself; nobody touches it).

@@ -259,13 +259,19 @@ describe("/trackers/ (contract §17)", () => {
       token: acc.admin.token,
       body: { timezone: "Europe/Tallinn" },
     });
-    const local = async (lang: string) =>
-      (await (await publicGet(t2.body.public_url, { Accept: "text/html", "Accept-Language": lang })).text())
-        .split("Time window:")[1]
-        .split("</p>")[0];
+    const page = async (lang: string) =>
+      (await publicGet(t2.body.public_url, { Accept: "text/html", "Accept-Language": lang })).text();
+    const local = async (lang: string) => (await page(lang)).split('class="window">')[1].split("</p>")[0];
     // 08:00Z–12:00Z on 3 June 2030 is 11:00–15:00 in Tallinn (summer time, UTC+3).
     expect(await local("en")).toMatch(/Jun 3, 11:00\sAM GMT\+3 – Jun 3, 3:00\sPM GMT\+3/);
-    expect(await local("fi")).toMatch(/3\.6\..* 11\.00 UTC\+3 – 3\.6\..* 15\.00 UTC\+3/);
+    expect(await local("fi")).toMatch(/^Aikaikkuna: 3\.6\..* 11\.00 UTC\+3 – 3\.6\..* 15\.00 UTC\+3/);
+    // The page's own words are the reader's language too.
+    const fi = await page("fi-FI");
+    expect(fi).toContain('<html lang="fi">');
+    expect(fi).toContain("<h1>Toimituksen seuranta</h1>");
+    expect(fi).toContain("Odottaa kuljettajaa");
+    expect(fi).not.toContain("Waiting for a driver");
+    expect(await page("ru")).toContain("Ожидает водителя");
     expectStatus(await call(`/trackers/${t2.body.id}/`, { method: "DELETE", token: acc.admin.token }), 204);
     expect((await publicGet(t2.body.public_url)).status).toBe(404);
   });
