@@ -130,8 +130,33 @@ export function parseRule(text: string): ParsedRule {
   if (options.interval != null && !(options.interval >= 1)) {
     return { ok: false, error: "Not a valid RFC 5545 RRULE: INTERVAL must be a positive integer." };
   }
+  for (const [part, key, lo, hi, zero] of RANGES) {
+    const raw = options[key] as number | number[] | null | undefined;
+    const values = raw == null ? [] : Array.isArray(raw) ? raw : [raw];
+    const bad = values.find((v) => !Number.isInteger(v) || Math.abs(v) > hi || v < lo || (!zero && v === 0));
+    if (bad !== undefined) {
+      const range = lo < 0 ? `${-hi} to -1 or 1 to ${hi}` : `${lo} to ${hi}`;
+      return { ok: false, error: `Not a valid RFC 5545 RRULE: ${part} must be ${range}, not ${bad}.` };
+    }
+  }
   return { ok: true, options, untilIsUtc: /UNTIL=\d{8}T\d{6}Z/i.test(value) };
 }
+
+/**
+ * The value ranges of RFC 5545 §3.3.10 (`rrule` accepts any number, and a value that can never
+ * match, such as BYHOUR=25, sends it walking to the year 9999): part, option, lowest, highest
+ * magnitude, whether 0 is allowed.
+ */
+const RANGES: [string, keyof Options, number, number, boolean][] = [
+  ["BYSECOND", "bysecond", 0, 60, true],
+  ["BYMINUTE", "byminute", 0, 59, true],
+  ["BYHOUR", "byhour", 0, 23, true],
+  ["BYMONTHDAY", "bymonthday", -31, 31, false],
+  ["BYYEARDAY", "byyearday", -366, 366, false],
+  ["BYWEEKNO", "byweekno", -53, 53, false],
+  ["BYMONTH", "bymonth", 1, 12, false],
+  ["BYSETPOS", "bysetpos", -366, 366, false],
+];
 
 /** Rule periods one expansion may walk through (see `budgeted`). */
 export const PERIOD_BUDGET = 100_000;
@@ -169,19 +194,29 @@ function wallRule(s: Schedule, notBefore: number): RRule {
   return budgeted(new RRule(options));
 }
 
+/** Thrown by a budgeted rule's walk once it has visited PERIOD_BUDGET periods. */
+class PeriodBudgetSpent extends Error {}
+
 /**
  * A rule that can never match (FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30, or an INTERVAL that never
- * lands on its BYDAY) makes `rrule` walk period by period to the year 9999: seconds of CPU.
- * Its loop reads `options.interval` on every period and stops when it reads 0, so a getter that
- * turns to 0 after PERIOD_BUDGET periods bounds the walk; the budget is far above what a window
- * needs after the rebasing above (ten years of hourly periods are 87,600).
+ * lands on its BYDAY) makes `rrule` walk period by period to the year 9999: seconds of CPU, or
+ * minutes for HOURLY. Its loop reads `options.interval` on every period (twice), so a getter
+ * that throws after PERIOD_BUDGET periods stops the walk wherever it is; the budget is far
+ * above what a window needs after the rebasing above (ten years of hourly periods are 87,600).
+ * (A getter answering 0 instead, which `rrule` reads as "stop", was tried: when the 0 reached
+ * its hourly step rather than its check, the step looped for ever.)
  */
 function budgeted(rule: RRule): RRule {
   const real = rule.options;
   let reads = 0;
   const interval = real.interval;
   const options = Object.create(real, {
-    interval: { get: () => (++reads > 2 * PERIOD_BUDGET ? 0 : interval) },
+    interval: {
+      get: () => {
+        if (++reads > 2 * PERIOD_BUDGET) throw new PeriodBudgetSpent();
+        return interval;
+      },
+    },
   });
   (rule as { options: unknown }).options = options;
   return rule;
@@ -199,13 +234,18 @@ export function occurrencesBetween(s: Schedule, fromMs: number, toMs: number, li
   const out = new Set<number>();
   const lo = new Date(Math.max(MIN_MS, fromMs - DAY_MS));
   const hi = new Date(Math.min(MAX_MS, toMs + DAY_MS));
-  rule.between(lo, hi, true, (wall) => {
-    const w = wall.getTime();
-    if (end !== null && w > end) return false;
-    const at = wallToInstant(s.timezone, w);
-    if (at >= fromMs && at <= toMs) out.add(at);
-    return out.size < limit;
-  });
+  try {
+    rule.between(lo, hi, true, (wall) => {
+      const w = wall.getTime();
+      if (end !== null && w > end) return false;
+      const at = wallToInstant(s.timezone, w);
+      if (at >= fromMs && at <= toMs) out.add(at);
+      return out.size < limit;
+    });
+  } catch (err) {
+    // The budget ran out: the occurrences found so far are all there are within reach.
+    if (!(err instanceof PeriodBudgetSpent)) throw err;
+  }
   return [...out].sort((a, b) => a - b);
 }
 

@@ -106,6 +106,42 @@ describe("any rule that parses expands without throwing (never a 500)", () => {
   });
 });
 
+describe("rules that rarely or never match end their walk", () => {
+  it("refuses values outside RFC 5545's ranges (BYHOUR=25 could never match)", () => {
+    for (const [rule, message] of [
+      ["FREQ=DAILY;BYHOUR=25", "BYHOUR must be 0 to 23, not 25"],
+      ["FREQ=HOURLY;BYMINUTE=61", "BYMINUTE must be 0 to 59, not 61"],
+      ["FREQ=MONTHLY;BYMONTHDAY=0", "BYMONTHDAY must be -31 to -1 or 1 to 31, not 0"],
+      ["FREQ=YEARLY;BYYEARDAY=367", "BYYEARDAY must be -366 to -1 or 1 to 366, not 367"],
+      ["FREQ=YEARLY;BYWEEKNO=60", "BYWEEKNO must be -53 to -1 or 1 to 53, not 60"],
+      ["FREQ=YEARLY;BYMONTH=13", "BYMONTH must be 1 to 12, not 13"],
+      // rrule checks BYSETPOS itself.
+      ["FREQ=MONTHLY;BYDAY=MO;BYSETPOS=400", "bysetpos must be between 1 and 366"],
+    ]) {
+      const parsed = parseRule(rule);
+      expect(parsed.ok, rule).toBe(false);
+      expect(!parsed.ok && parsed.error, rule).toContain(message);
+    }
+    expect(parseRule("FREQ=YEARLY;BYMONTH=12;BYMONTHDAY=-1;BYHOUR=0,23;BYSETPOS=-1").ok).toBe(true);
+  });
+
+  it("an hourly rule that never matches ends (it once looped for ever), one that matches years ahead is found", () => {
+    // BYMONTHDAY=-31 is the 1st of a 31-day month, never day 366 (31 December of a leap year).
+    const never: Schedule = {
+      rule: "FREQ=HOURLY;BYHOUR=9;BYMONTHDAY=-31;BYYEARDAY=366",
+      start: "2030-01-01T09:00:00",
+      end: null,
+      timezone: HEL,
+    };
+    expect(occurrencesBetween(never, at("2030-01-01T00:00:00Z"), at("2030-01-08T00:00:00Z"), 101)).toEqual(
+      [],
+    );
+    expect(firstOccurrence(never)).toBeNull();
+    const leapDay366 = { ...never, rule: "FREQ=HOURLY;BYHOUR=9;BYYEARDAY=366" };
+    expect(firstOccurrence(leapDay366)).toBe(at("2032-12-31T07:00:00Z"));
+  });
+});
+
 describe("local date-times", () => {
   it("parses only YYYY-MM-DDTHH:MM:SS without offset", () => {
     expect(parseLocal("2026-03-02T09:00:00")).toBe(Date.UTC(2026, 2, 2, 9));

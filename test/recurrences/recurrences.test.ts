@@ -105,6 +105,8 @@ describe("/recurrences/ (contract §20)", () => {
       [{ rule: "FREQ=SECONDLY" }, "rule", /SECONDLY/],
       [{ rule: "FREQ=HOURLY" }, "rule", /more than 100 occurrences within the 7-day horizon/],
       [{ rule: "FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30" }, "rule", /no occurrence/],
+      [{ rule: "FREQ=DAILY;BYHOUR=25" }, "rule", /BYHOUR must be 0 to 23, not 25/],
+      [{ rule: "FREQ=HOURLY;BYHOUR=9;BYMONTHDAY=-31;BYYEARDAY=366" }, "rule", /no occurrence/],
       [{ start: "2030-03-04T09:00:00+02:00" }, "start", /without offset/],
       [{ start: "2030-03-04T09:00:00Z" }, "start", /without offset/],
       [{ start: "2030-02-30T09:00:00" }, "start", /without offset/],
