@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import type { Principal } from "../src/services/auth/principal";
 
 export const BASE = "https://api.test";
 
@@ -96,3 +97,28 @@ export async function defineMetafields(
     expectStatus(r, 201);
   }
 }
+
+/** The principal the API resolves for a session token of this user, for calling services directly. */
+export function principalFor(
+  user: { userId: string; email: string; accountId: string },
+  role: Principal["role"] = "admin",
+): Principal {
+  return {
+    ...user,
+    role,
+    tokenId: "test",
+    tokenKind: "session",
+    account: {
+      apiVersion: "2.11.4",
+      featureAllowWorkerReordering: false,
+      transitActiveLimit: 1,
+      failedReasons: [],
+      featureSignerName: false,
+    },
+    actorUserId: null,
+  };
+}
+
+/** The account's admin as a principal (services called directly, as the API would). */
+export const adminPrincipal = (acc: TestAccount) =>
+  principalFor({ userId: acc.admin.userId, email: acc.admin.email, accountId: acc.account.id });

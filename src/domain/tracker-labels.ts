@@ -5,19 +5,10 @@
  * ETA sentences of eta-messages.ts.
  */
 import type { Locale } from "./locales";
+import type { TaskState } from "./task-state-machine";
 
-export const PAGE_STATES = [
-  "draft",
-  "scheduled",
-  "unassigned",
-  "assigned",
-  "transit",
-  "active",
-  "completed",
-  "failed",
-  "cancelled",
-] as const;
-export type PageState = (typeof PAGE_STATES)[number];
+/** The task states as the recipient reads them: `accepted` reads as `assigned`. */
+export type PageState = Exclude<TaskState, "accepted">;
 
 export type TrackerLabels = {
   title: string;

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeOrders } from "../../src/services/orders";
-import { addUser, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { addUser, adminPrincipal, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { api } from "../tasks/helpers";
 
 const NOT_EXIST = ["Invalid hyperlink - Object does not exist."];
@@ -426,22 +426,7 @@ describe("GET, PATCH, DELETE /orders/", () => {
 describe("order upsert race (service level, no HTTP in between)", () => {
   it("ends with one order and one task per index when every writer planned a creation", async () => {
     const acc = await newAccount();
-    const principal = {
-      userId: acc.admin.userId,
-      email: acc.admin.email,
-      accountId: acc.account.id,
-      role: "admin" as const,
-      tokenId: "test",
-      tokenKind: "session" as const,
-      account: {
-        apiVersion: "2.11.4",
-        featureAllowWorkerReordering: false,
-        transitActiveLimit: 1,
-        failedReasons: [],
-        featureSignerName: false,
-      },
-      actorUserId: null,
-    };
+    const principal = adminPrincipal(acc);
     const body = orderBody(acc, {
       external_id: "service-race",
       tasks_data: [taskData(0), taskData(1, { description: "v" })],

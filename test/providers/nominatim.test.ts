@@ -4,32 +4,14 @@ import { describe, expect, inject, it } from "vitest";
 import { handleGeocodeBatch } from "../../src/queues/geocode/handler";
 import type { GeocodeMessage } from "../../src/queues/geocode/message";
 import { GeocodingUnavailableError, geocoderFromEnv } from "../../src/services/addresses/geocoding";
-import type { Principal } from "../../src/services/auth/principal";
 import { createTask } from "../../src/services/tasks";
-import { call, newAccount, type TestAccount } from "../helpers";
+import { adminPrincipal, call, newAccount } from "../helpers";
 import { sampleTask } from "../tasks/helpers";
 
 // Nominatim's search and reverse API as served by the local stand-in (test/providers/server.mjs).
 const server = inject("providers").url;
 const nominatim = (path = "nominatim") =>
   geocoderFromEnv({ GEOCODING_PROVIDER: "nominatim", GEOCODING_URL: `${server}/${path}` });
-
-const principalOf = (acc: TestAccount): Principal => ({
-  userId: acc.admin.userId,
-  email: acc.admin.email,
-  accountId: acc.account.id,
-  role: "admin",
-  tokenId: "test",
-  tokenKind: "session",
-  account: {
-    apiVersion: "2.11.4",
-    featureAllowWorkerReordering: false,
-    transitActiveLimit: 1,
-    failedReasons: [],
-    featureSignerName: false,
-  },
-  actorUserId: null,
-});
 
 describe("Nominatim provider against a server speaking Nominatim's API", () => {
   it("geocodes, reverse-geocodes, and finds nothing where the server finds nothing", async () => {
@@ -55,7 +37,7 @@ describe("Nominatim provider against a server speaking Nominatim's API", () => {
     const sent: GeocodeMessage[] = [];
     const row = await createTask(
       env,
-      principalOf(acc),
+      adminPrincipal(acc),
       sampleTask(acc, { address: { raw_address: "10 Downing Street, London" } }) as never,
       { zone: null, baseUrl: "https://api.test" },
       {

@@ -4,30 +4,12 @@ import { describe, expect, it } from "vitest";
 import { backoff, handleGeocodeBatch } from "../../src/queues/geocode/handler";
 import type { GeocodeMessage, GeocodeQueue } from "../../src/queues/geocode/message";
 import { type Geocoder, GeocodingUnavailableError } from "../../src/services/addresses/geocoding";
-import type { Principal } from "../../src/services/auth/principal";
 import { createContactAddress } from "../../src/services/contact-addresses";
 import { createTask } from "../../src/services/tasks";
-import { expectStatus, newAccount, type TestAccount } from "../helpers";
+import { adminPrincipal, expectStatus, newAccount } from "../helpers";
 import { api, sampleTask } from "./helpers";
 
 const BASE = "https://api.test";
-
-const principalOf = (acc: TestAccount): Principal => ({
-  userId: acc.admin.userId,
-  email: acc.admin.email,
-  accountId: acc.account.id,
-  role: "admin",
-  tokenId: "test",
-  tokenKind: "session",
-  account: {
-    apiVersion: "2.11.4",
-    featureAllowWorkerReordering: false,
-    transitActiveLimit: 1,
-    failedReasons: [],
-    featureSignerName: false,
-  },
-  actorUserId: null,
-});
 
 const down: Geocoder = {
   name: "flaky",
@@ -78,7 +60,7 @@ describe("geocoding failures never lose a task", () => {
     const q = recorder();
     const row = await createTask(
       env,
-      principalOf(acc),
+      adminPrincipal(acc),
       sampleTask(acc) as never,
       { zone: null, baseUrl: BASE },
       { geocoder: down, geocodeQueue: q.queue },
@@ -123,7 +105,7 @@ describe("geocoding failures never lose a task", () => {
     const q = recorder();
     const row = await createTask(
       env,
-      principalOf(acc),
+      adminPrincipal(acc),
       sampleTask(acc) as never,
       { zone: null, baseUrl: BASE },
       { geocoder: down, geocodeQueue: q.queue },
@@ -141,7 +123,7 @@ describe("geocoding failures never lose a task", () => {
     const q = recorder();
     const ca = await createContactAddress(
       env,
-      principalOf(acc),
+      adminPrincipal(acc),
       { address: { raw_address: "Tartu, Estonia" } },
       { geocoder: down, geocodeQueue: q.queue },
     );
@@ -160,7 +142,7 @@ describe("geocoding failures never lose a task", () => {
     const q = recorder();
     const row = await createTask(
       env,
-      principalOf(acc),
+      adminPrincipal(acc),
       sampleTask(acc) as never,
       { zone: null, baseUrl: BASE },
       { geocoder: nothing, geocodeQueue: q.queue },

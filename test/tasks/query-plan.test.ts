@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { TaskListQueryInput } from "../../src/schemas/tasks";
 import type { Principal } from "../../src/services/auth/principal";
 import { ORDERINGS, pageStatements, planTaskList } from "../../src/services/tasks/list";
+import { principalFor } from "../helpers";
 
 // The issue asks that lists stay fast at a million tasks in one account: no list may scan the
 // tasks table. This runs EXPLAIN QUERY PLAN on the exact statements the list service builds,
@@ -13,22 +14,8 @@ import { ORDERINGS, pageStatements, planTaskList } from "../../src/services/task
 const ID = "01a20000-0000-7000-8000-000000000000";
 const TIME = "2030-01-01T00:00:00Z";
 
-const principal = (role: Principal["role"]): Principal => ({
-  userId: ID,
-  email: "x@example.test",
-  accountId: ID,
-  role,
-  tokenId: ID,
-  tokenKind: "session",
-  account: {
-    apiVersion: "2.11.4",
-    featureAllowWorkerReordering: false,
-    transitActiveLimit: 1,
-    failedReasons: [],
-    featureSignerName: false,
-  },
-  actorUserId: null,
-});
+const principal = (role: Principal["role"]) =>
+  principalFor({ userId: ID, email: "x@example.test", accountId: ID }, role);
 
 const FILTERS: TaskListQueryInput[] = [
   {},

@@ -1,3 +1,4 @@
+import { pool } from "../../lib/pool";
 import { type DeliverOptions, processDelivery } from "../../services/webhooks/deliver";
 import type { DeliveryMessage } from "./message";
 
@@ -18,32 +19,28 @@ export async function handleWebhookBatch(
   env: Env,
   opts: DeliverOptions = {},
 ): Promise<void> {
-  const queue = [...batch.messages];
-  const worker = async () => {
-    for (let m = queue.shift(); m; m = queue.shift()) {
-      const body = m.body;
-      if (!body || typeof body.deliveryId !== "string" || typeof body.due !== "number") {
-        console.error(
-          JSON.stringify({ level: "error", queue: "webhooks", error: "malformed message", id: m.id }),
-        );
-        m.ack();
-        continue;
-      }
-      try {
-        await processDelivery(env, body, opts);
-        m.ack();
-      } catch (err) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            queue: "webhooks",
-            delivery: body.deliveryId,
-            error: String(err),
-          }),
-        );
-        m.retry({ delaySeconds: Math.min(300, 5 * 2 ** Math.min(m.attempts, 6)) });
-      }
+  await pool(batch.messages, CONCURRENCY, async (m) => {
+    const body = m.body;
+    if (!body || typeof body.deliveryId !== "string" || typeof body.due !== "number") {
+      console.error(
+        JSON.stringify({ level: "error", queue: "webhooks", error: "malformed message", id: m.id }),
+      );
+      m.ack();
+      return;
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+    try {
+      await processDelivery(env, body, opts);
+      m.ack();
+    } catch (err) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          queue: "webhooks",
+          delivery: body.deliveryId,
+          error: String(err),
+        }),
+      );
+      m.retry({ delaySeconds: Math.min(300, 5 * 2 ** Math.min(m.attempts, 6)) });
+    }
+  });
 }

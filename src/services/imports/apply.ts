@@ -20,6 +20,7 @@
 import type { MetafieldValueType } from "../../domain/metafields";
 import { type FieldErrors, ValidationError } from "../../http/errors";
 import { zodToFieldErrors } from "../../http/openapi";
+import { pool } from "../../lib/pool";
 import type { ImportMessage } from "../../queues/imports/message";
 import { ContactAddressWriteSchema } from "../../schemas/contact-addresses";
 import { type OrderWriteBody, OrderWriteSchema } from "../../schemas/orders";
@@ -91,16 +92,6 @@ type Ctx = {
 
 const loadImport = (db: D1Database, id: string) =>
   db.prepare("SELECT * FROM data_imports WHERE id = ?").bind(id).first<ImportRow>();
-
-/** Runs concurrently, at most `n` at a time (Workers allow six open connections). */
-async function pool<T>(items: T[], n: number, fn: (x: T) => Promise<void>) {
-  const queue = [...items];
-  await Promise.all(
-    Array.from({ length: Math.min(n, queue.length) }, async () => {
-      for (let x = queue.shift(); x !== undefined; x = queue.shift()) await fn(x);
-    }),
-  );
-}
 
 function fail(t: Tally, row: number, e: { field: string | null; message: string }[]) {
   for (const x of e.length ? e : [{ field: null, message: "Invalid row." }]) t.errors.push({ row, ...x });

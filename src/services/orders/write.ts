@@ -24,6 +24,7 @@
 
 import { notFound, ValidationError } from "../../http/errors";
 import { uuidv7 } from "../../lib/ids";
+import { pool } from "../../lib/pool";
 import { enqueueGeocodeRetries, type GeocodeMessage } from "../../queues/geocode/message";
 import type { OrderWriteBody } from "../../schemas/orders";
 import { GeocodeSession } from "../addresses/geocode-session";
@@ -138,27 +139,23 @@ export async function writeOrders(
     const key = d.cols.external_id ? `ext:${d.cols.external_id}` : `idx:${i}`;
     chains.set(key, [...(chains.get(key) ?? []), i]);
   });
-  const queue = [...chains.values()];
-  const worker = async () => {
-    for (let chain = queue.shift(); chain; chain = queue.shift()) {
-      for (const i of chain) {
-        const d = drafts[i];
-        try {
-          results[i] = await writeOne(env, principal, d, opts, deps);
-        } catch (err) {
-          const text = String((err as Error)?.message ?? err);
-          // A recurrence's occurrence claim (contract §20) is its caller's business.
-          if (/UNIQUE constraint failed/i.test(text) && !/recurrence_occurrences/.test(text)) {
-            // Only a PATCH that renames external_id to a taken one gets here (POST upserts).
-            const e = { external_id: ["order with this external id already exists."] };
-            throw new ValidationError(opts.isArray ? drafts.map((x) => (x === d ? e : {})) : e);
-          }
-          throw err;
+  await pool(chains.values(), ORDER_CONCURRENCY, async (chain) => {
+    for (const i of chain) {
+      const d = drafts[i];
+      try {
+        results[i] = await writeOne(env, principal, d, opts, deps);
+      } catch (err) {
+        const text = String((err as Error)?.message ?? err);
+        // A recurrence's occurrence claim (contract §20) is its caller's business.
+        if (/UNIQUE constraint failed/i.test(text) && !/recurrence_occurrences/.test(text)) {
+          // Only a PATCH that renames external_id to a taken one gets here (POST upserts).
+          const e = { external_id: ["order with this external id already exists."] };
+          throw new ValidationError(opts.isArray ? drafts.map((x) => (x === d ? e : {})) : e);
         }
+        throw err;
       }
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(ORDER_CONCURRENCY, queue.length) }, worker));
+  });
   return results;
 }
 

@@ -23,6 +23,7 @@ import {
 import { ValidationError } from "../../http/errors";
 import { logLine } from "../../http/log";
 import { parseTimestamp } from "../../http/timezones";
+import { pool } from "../../lib/pool";
 import type { OrderWriteBody } from "../../schemas/orders";
 import type { TaskWriteBody } from "../../schemas/tasks";
 import { accountPrincipal, type Principal } from "../auth/principal";
@@ -238,29 +239,25 @@ export async function sweepRecurrences(env: Env, now = Date.now()) {
       .all<RecurrenceRow>();
     const page = results.filter((r) => !failed.has(r.id));
     if (!page.length) break;
-    const queue = [...page];
-    const worker = async () => {
-      for (let r = queue.shift(); r; r = queue.shift()) {
-        try {
-          const out = await sweepOne(env, r, horizonEnd, baseUrl);
-          made += out.made;
-          skipped += out.skipped;
-          recurrences++;
-        } catch (err) {
-          // Left for the next run; this run does not pick it again.
-          failed.add(r.id);
-          console.error(
-            JSON.stringify({
-              level: "error",
-              type: "recurrence_sweep",
-              recurrence: r.id,
-              error: String(err),
-            }),
-          );
-        }
+    await pool(page, SWEEP_CONCURRENCY, async (r) => {
+      try {
+        const out = await sweepOne(env, r, horizonEnd, baseUrl);
+        made += out.made;
+        skipped += out.skipped;
+        recurrences++;
+      } catch (err) {
+        // Left for the next run; this run does not pick it again.
+        failed.add(r.id);
+        console.error(
+          JSON.stringify({
+            level: "error",
+            type: "recurrence_sweep",
+            recurrence: r.id,
+            error: String(err),
+          }),
+        );
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(SWEEP_CONCURRENCY, queue.length) }, worker));
+    });
   }
   return { recurrences, made, skipped };
 }

@@ -3,6 +3,7 @@
  * providers, as geocoding has: `offline` (the default: great-circle distance × 1.3 at a settable
  * speed, no network) and `osrm` (an OSRM-compatible `/table` service at `ROUTING_URL`).
  */
+import { pool } from "../../lib/pool";
 export type Point = [lon: number, lat: number];
 export type Matrix = { distances: number[][]; durations: number[][] };
 
@@ -93,11 +94,7 @@ export class OsrmMatrix implements MatrixProvider {
         });
       });
     };
-    let next = 0;
-    const lanes = Array.from({ length: Math.min(6, blocks.length) }, async () => {
-      while (next < blocks.length) await one(blocks[next++]);
-    });
-    await Promise.all(lanes);
+    await pool(blocks, 6, one);
     return { durations, distances };
   }
 

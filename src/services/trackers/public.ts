@@ -43,7 +43,7 @@ export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map
   for (const task of tasks) {
     if (FINISHED.includes(task.state)) out.set(task.id, { reason: "finished" });
     else if (!task.assignee_id || !OPEN.includes(task.state)) out.set(task.id, { reason: "not_assigned" });
-    else byWorker.set(task.assignee_id, [...(byWorker.get(task.assignee_id) ?? []), task]);
+    else byWorker.get(task.assignee_id)?.push(task) ?? byWorker.set(task.assignee_id, [task]);
   }
   const db = env.DB;
   for (const [worker, mine] of byWorker) {
@@ -85,7 +85,7 @@ export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map
         ? [lastPoint[0], lastPoint[1]]
         : (routeStart.get(task.route_id ?? "") ?? null);
       const key = start ? start.join(",") : "";
-      chains.set(key, { start, tasks: [...(chains.get(key)?.tasks ?? []), task] });
+      chains.get(key)?.tasks.push(task) ?? chains.set(key, { start, tasks: [task] });
     }
     const index = new Map(stops.map((s, i) => [s.id, i]));
     const stopPoints = stops.map((s) => pointOfAddress(s.address));
