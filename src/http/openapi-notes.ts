@@ -220,7 +220,8 @@ export const TAGS: { name: string; description: string }[] = [
     description:
       "A public page for some tasks (a list, or an order's): `public_url` answers without authentication, JSON with " +
       '`Accept: application/json` (`{"tasks": [...]}`: the allowlisted fields, `eta` or `predicted_delivery_error` in the ' +
-      "language of `Accept-Language`), else an HTML page that refreshes itself every 30 s. Expired or deleted: 404.",
+      "language of `Accept-Language`; times in ISO 8601 UTC), else an HTML page that refreshes itself every 30 s, in the same " +
+      "language, its times in the account's `timezone`. Expired or deleted: 404.",
   },
   {
     name: "SMS",

@@ -46,7 +46,7 @@ export const RecurrenceWriteSchema = z
   .object({
     rule: z.string().max(1000).openapi({
       description:
-        "RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, and rules with more occurrences in one horizon than the limit (README, Recurrences).",
+        "RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences).",
     }),
     start: localDateTime("First occurrence (DTSTART)."),
     end: localDateTime("No occurrence after it; null: no end.").nullable().optional(),
