@@ -105,6 +105,80 @@ describe("hijack (contract §14)", () => {
     expectStatus(await call("/users/me/", { token: again.body.token }), 401);
   });
 
+  it("made from an authorization JWT, it dies when the admin signs out of the session behind it", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const authz = await call("/session_tokens/authorize/", {
+      token: acc.admin.token,
+      body: { account: acc.account.url },
+    });
+    expectStatus(authz, 200);
+    const r = await hijack(authz.body.token, worker.userId);
+    expectStatus(r, 200);
+    expectStatus(await call("/users/me/", { token: r.body.token }), 200);
+    expectStatus(await call("/logout/", { method: "POST", token: acc.admin.token }), 204);
+    expectStatus(await call("/users/me/", { token: authz.body.token }), 401);
+    expectStatus(await call("/users/me/", { token: r.body.token }), 401);
+  });
+
+  it("dies at once when its admin is demoted, deactivated (user or role) or removed", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const roleOf = async (userId: string) => {
+      const roles = await call("/account_roles/", { token: acc.admin.token });
+      return roles.body.results.find((x: any) => x.user.endsWith(`/${userId}/`)).id as string;
+    };
+    const changes: [string, (admin2: { userId: string }) => Promise<unknown>][] = [
+      [
+        "demoted",
+        async (a2) =>
+          call(`/account_roles/${await roleOf(a2.userId)}/`, {
+            method: "PATCH",
+            token: acc.admin.token,
+            body: { role: "manager" },
+          }),
+      ],
+      [
+        "role deactivated",
+        async (a2) =>
+          call(`/account_roles/${await roleOf(a2.userId)}/`, {
+            method: "PATCH",
+            token: acc.admin.token,
+            body: { is_active: false },
+          }),
+      ],
+      [
+        "user deactivated",
+        async (a2) =>
+          call(`/users/${a2.userId}/`, {
+            method: "PATCH",
+            token: acc.admin.token,
+            body: { is_active: false },
+          }),
+      ],
+      [
+        "removed",
+        async (a2) =>
+          call(`/account_roles/${await roleOf(a2.userId)}/`, { method: "DELETE", token: acc.admin.token }),
+      ],
+    ];
+    for (const [what, change] of changes) {
+      const admin2 = await addUser(acc, "admin");
+      // An access token (legacy) is not revoked by a role change: only the chain check ends it.
+      const legacy = await call("/authenticate/", {
+        version: "2.9.0",
+        body: { username: admin2.email, password: admin2.password },
+      });
+      const r = await hijack(legacy.body.token, worker.userId);
+      expectStatus(r, 200);
+      expectStatus(await call("/users/me/", { token: r.body.token }), 200);
+      const changed = (await change(admin2)) as { status: number; text: string };
+      expect(changed.status, `${what}: ${changed.text}`).toBeLessThan(300);
+      const after = await call("/users/me/", { token: r.body.token });
+      expect(after.status, what).toBe(401);
+    }
+  });
+
   it("a token whose act claim does not match its row is refused", async () => {
     const acc = await newAccount();
     // A session token carries no act claim; its row has no actor: accepted as usual.

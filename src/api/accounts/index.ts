@@ -10,6 +10,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
+import { pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { getAccountFor, listAccountsFor, signUp, updateAccount } from "../../services/accounts";
 import { AccountPatchSchema, AccountSchema, SignUpSchema, serializeAccount } from "./schema";
@@ -32,12 +33,12 @@ export const listAccountsRoute = createRoute({
   path: "/accounts/",
   tags,
   security,
-  summary: "Accounts the caller has a role in",
+  summary: "The account the caller's token acts in",
+  description:
+    "One item: the account of the token (a session JWT or access token: the user's default account; an authorization JWT or hijack token: its account). A user's other accounts are reached by exchanging the session at `POST /session_tokens/authorize/`.",
+  request: { query: z.object(paginationQuery).strict() },
   responses: {
-    200: jsonResponse(
-      z.object({ next: z.null(), previous: z.null(), results: z.array(AccountSchema) }),
-      "Accounts.",
-    ),
+    200: jsonResponse(pageSchema(AccountSchema), "A page of accounts."),
     ...errorResponses,
   },
 });
@@ -47,7 +48,9 @@ export const retrieveAccountRoute = createRoute({
   path: "/accounts/{id}/",
   tags,
   security,
-  summary: "Read an account the caller belongs to",
+  summary: "Read the account the caller's token acts in",
+  description:
+    "Any other account is 404, even one where the user holds a role: authorize that account first.",
   request: { params: uuidParam },
   responses: { 200: jsonResponse(AccountSchema, "The account."), ...errorResponses },
 });

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { badRequest, fieldError, permissionDenied } from "../../http/errors";
+import { fieldError, permissionDenied } from "../../http/errors";
 import { pathId, requireUser } from "../../http/guards";
 import {
   dateTime,
@@ -11,6 +11,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
+import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { link, type RenderCtx, renderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { atLeast } from "../../http/versions";
@@ -108,11 +109,11 @@ export const listSessionTokensRoute = createRoute({
   tags,
   security,
   summary: "The caller's own live sessions",
+  description:
+    "Session JWTs and access tokens of the calling user, newest first (never the token strings). Not with a hijack token (403): sessions are the user's, not the account's.",
+  request: { query: z.object(paginationQuery).strict() },
   responses: {
-    200: jsonResponse(
-      z.object({ next: z.null(), previous: z.null(), results: z.array(SessionTokenSchema) }),
-      "Sessions.",
-    ),
+    200: jsonResponse(pageSchema(SessionTokenSchema), "A page of sessions."),
     ...errorResponses,
   },
 });
@@ -168,8 +169,6 @@ export function mountAuth(app: Router) {
 
   defineRoute(app, createSessionTokenAuthorizeRoute, async (c) => {
     const p = requireUser(c);
-    if (p.tokenKind === "authorization")
-      throw badRequest("Present a session token, not an authorization token.");
     const accountId = parseHyperlink(c.req.valid("json").account, "accounts");
     if (!accountId) throw fieldError("account", "Invalid hyperlink - No URL match.");
     const t = await authorizeAccount(c.env, p, accountId);
@@ -179,8 +178,8 @@ export function mountAuth(app: Router) {
   defineRoute(app, listSessionTokensRoute, async (c) => {
     const p = requireUser(c);
     const r = renderCtx(c);
-    const rows = await listSessions(c.env, p);
-    return c.json({ next: null, previous: null, results: rows.map((s) => serializeSession(r, s)) });
+    const page = await listSessions(c.env, p, { ...c.req.valid("query"), url: c.req.url });
+    return c.json(mapPage(page, (s) => serializeSession(r, s)));
   });
 
   defineRoute(app, createSessionTokenRoute, async (c) => {

@@ -5,6 +5,7 @@ import { CURRENT_VERSION } from "../../http/versions";
 import { uuidv7 } from "../../lib/ids";
 import { hashPassword, verifyPassword } from "../auth/passwords";
 import type { Principal } from "../auth/principal";
+import { assertNotHijack } from "../auth/tokens";
 import { emailSenderFromEnv } from "../messaging/email";
 import { ACTIVATION_TTL_MS, consumeUserToken, issueUserToken } from "../user-tokens";
 
@@ -126,24 +127,34 @@ export async function getAccountRow(env: Env, id: string) {
   return env.DB.prepare("SELECT * FROM accounts WHERE id = ?").bind(id).first<AccountRow>();
 }
 
-/** Accounts in which the caller has an active role; any other id is 404 (contract §2). */
+/**
+ * The account the caller's token acts in (contract §2): what a request may read or change is
+ * decided against that account alone, never the user's roles elsewhere, so any other id is 404
+ * (a user in two accounts exchanges a session for an authorization JWT of the other one).
+ */
 export async function getAccountFor(env: Env, p: Principal, id: string) {
-  const row = await env.DB.prepare(
-    "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 AND r.state = 'active' WHERE a.id = ?",
-  )
-    .bind(p.userId, id)
-    .first<AccountRow>();
+  const row = id === p.accountId ? await getAccountRow(env, id) : null;
   if (!row) throw notFound();
   return row;
 }
 
+/**
+ * `GET /accounts/`: the token's account, as a one-item page, so lists and details agree. The
+ * other accounts of a user are reached through `POST /session_tokens/authorize/`.
+ */
 export async function listAccountsFor(env: Env, p: Principal) {
-  const { results } = await env.DB.prepare(
-    "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 AND r.state = 'active' ORDER BY a.created_at, a.id",
+  return [await getAccountFor(env, p, p.accountId)];
+}
+
+/** Accounts in which a user holds an accepted, active role: what `/session_tokens/authorize/` may exchange for. */
+export async function memberAccount(env: Env, userId: string, id: string) {
+  const row = await env.DB.prepare(
+    "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 AND r.state = 'active' WHERE a.id = ?",
   )
-    .bind(p.userId)
-    .all<AccountRow>();
-  return results;
+    .bind(userId, id)
+    .first<AccountRow>();
+  if (!row) throw notFound();
+  return row;
 }
 
 /** Validated by the API's zod schema: its keys are columns of `accounts`. */
@@ -151,8 +162,7 @@ export type AccountPatch = Record<string, string | number | boolean | string[] |
 
 export async function updateAccount(env: Env, p: Principal, id: string, patch: AccountPatch) {
   await getAccountFor(env, p, id);
-  const role = await roleIn(env, p.userId, id);
-  if (role !== "admin") throw permissionDenied("Only account admins can change account settings.");
+  if (p.role !== "admin") throw permissionDenied("Only account admins can change account settings.");
   const sets: string[] = [];
   const params: unknown[] = [];
   for (const [k, v] of Object.entries(patch)) {
@@ -372,10 +382,13 @@ export async function activateUser(env: Env, token: string, password: string) {
 
 /** `POST /account_roles/{id}/accept/`: only the invited user accepts; anyone else gets 404. */
 export async function acceptRole(env: Env, p: Principal, id: string) {
+  assertNotHijack(p);
   const row = await env.DB.prepare("SELECT * FROM account_roles WHERE id = ? AND user_id = ?")
     .bind(id, p.userId)
     .first<AccountRoleRow>();
-  if (!row) throw notFound();
+  // An invitation is the user's to accept with their own (session or access) token; a token
+  // scoped to one account sees nothing of another's.
+  if (!row || (p.tokenKind === "authorization" && row.account_id !== p.accountId)) throw notFound();
   if (row.state === "pending") {
     await env.DB.prepare("UPDATE account_roles SET state = 'active', updated_at = ? WHERE id = ?")
       .bind(Date.now(), id)
@@ -392,13 +405,19 @@ export async function updateUser(
 ) {
   await getUserInAccount(env, p.accountId, userId);
   const self = userId === p.userId;
+  // A user's profile is theirs in every account: an admin acting as them (hijack) may not
+  // change it, as that admin could not (below) for a user with roles elsewhere.
+  if (self) assertNotHijack(p);
   if (!self && p.role !== "admin") throw permissionDenied();
   if (patch.is_active !== undefined && p.role !== "admin") throw permissionDenied();
   const sensitive =
-    patch.password !== undefined || patch.email !== undefined || patch.is_active !== undefined;
+    patch.password !== undefined ||
+    patch.email !== undefined ||
+    patch.is_active !== undefined ||
+    patch.name !== undefined;
   if (sensitive && !self) {
-    // A user may hold roles in several accounts: one account's admin changes the credentials
-    // or the activity of a user only when every role of that user is in that account.
+    // A user may hold roles in several accounts: one account's admin changes the credentials,
+    // the name or the activity of a user only when every role of that user is in that account.
     const other = await env.DB.prepare(
       "SELECT 1 AS x FROM account_roles WHERE user_id = ? AND account_id != ? LIMIT 1",
     )

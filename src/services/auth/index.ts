@@ -1,10 +1,12 @@
-import { nonFieldError, notFound } from "../../http/errors";
-import { getAccountFor } from "../accounts";
+import { badRequest, nonFieldError, notFound } from "../../http/errors";
+import { paginateByCreation } from "../../http/pagination";
+import { memberAccount } from "../accounts";
 import { verifyPassword } from "./passwords";
 import type { Principal } from "./principal";
 import { assertSignInAllowed, clearSignInFailures, recordSignInFailure, signInKeys } from "./sign-in-limits";
 import {
   assertMayIssueTokens,
+  assertNotHijack,
   issueAccessToken,
   issueAuthorization,
   issueSession,
@@ -59,8 +61,12 @@ export async function authenticate(
 }
 
 export async function authorizeAccount(env: Env, p: Principal, accountId: string) {
+  assertMayIssueTokens(p);
+  // An authorization JWT is scoped to its account: it mints no token for another one.
+  if (p.tokenKind === "authorization")
+    throw badRequest("Present a session token, not an authorization token.");
   try {
-    await getAccountFor(env, p, accountId);
+    await memberAccount(env, p.userId, accountId);
   } catch {
     throw nonFieldError("You have no role in this account.");
   }
@@ -78,18 +84,33 @@ export type SessionRow = {
   last_used_at: number | null;
 };
 
-export async function listSessions(env: Env, p: Principal) {
-  const { results } = await env.DB.prepare(
-    `SELECT id, kind, name, user_id, created_at, expires_at, revoked_at, last_used_at FROM auth_tokens
-     WHERE user_id = ? AND kind IN ('session', 'access') AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
-     ORDER BY created_at DESC, id DESC LIMIT 500`,
-  )
-    .bind(p.userId, Date.now())
-    .all<SessionRow>();
-  return results;
+/** The caller's live sessions and access tokens, newest first, as a cursor page (contract §4). */
+export async function listSessions(
+  env: Env,
+  p: Principal,
+  q: { cursor?: string; page_size?: number; url: string },
+) {
+  assertNotHijack(p);
+  return paginateByCreation<SessionRow>({
+    db: env.DB,
+    select:
+      "SELECT id, kind, name, user_id, created_at, expires_at, revoked_at, last_used_at FROM auth_tokens",
+    where: [
+      "user_id = ?",
+      "kind IN ('session', 'access')",
+      "revoked_at IS NULL",
+      "(expires_at IS NULL OR expires_at > ?)",
+    ],
+    params: [p.userId, Date.now()],
+    desc: true,
+    cursor: q.cursor,
+    pageSize: q.page_size,
+    url: q.url,
+  });
 }
 
 export async function getSession(env: Env, p: Principal, id: string) {
+  assertNotHijack(p);
   const row = await env.DB.prepare(
     "SELECT id, kind, name, user_id, created_at, expires_at, revoked_at, last_used_at FROM auth_tokens WHERE id = ? AND user_id = ? AND kind IN ('session', 'access')",
   )

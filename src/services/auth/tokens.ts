@@ -33,10 +33,22 @@ type TokenRow = {
   failed_reasons: string | null;
   feature_signer_name: number | null;
   actor_user_id: string | null;
+  parent_id_found: string | null;
   parent_revoked_at: number | null;
+  parent_expires_at: number | null;
+  parent_parent_id: string | null;
+  root_id_found: string | null;
+  root_revoked_at: number | null;
+  root_expires_at: number | null;
+  root_parent_id: string | null;
+  actor_active: number | null;
+  actor_role: RoleName | null;
+  actor_role_active: number | null;
 };
 
-// One round trip resolves token, user, role and account: this runs on every request.
+// One round trip resolves token, user, role and account, and the chain the token hangs from
+// (the session an authorization JWT came from, the admin token a hijack token came from and
+// that token's own session, and the hijacking admin's role): this runs on every request.
 const RESOLVE_SQL = `
 SELECT t.id, t.kind, t.user_id, t.account_id, t.parent_id, t.expires_at, t.revoked_at, t.actor_user_id,
        u.email, u.is_active,
@@ -44,13 +56,46 @@ SELECT t.id, t.kind, t.user_id, t.account_id, t.parent_id, t.expires_at, t.revok
        r.role, CASE WHEN r.state = 'active' THEN r.is_active ELSE 0 END AS role_active,
        a.api_version, a.feature_allow_worker_reordering, a.transit_active_limit, a.failed_reasons,
        a.feature_signer_name,
-       p.revoked_at AS parent_revoked_at
+       p.id AS parent_id_found, p.revoked_at AS parent_revoked_at, p.expires_at AS parent_expires_at,
+       p.parent_id AS parent_parent_id,
+       g.id AS root_id_found, g.revoked_at AS root_revoked_at, g.expires_at AS root_expires_at,
+       g.parent_id AS root_parent_id,
+       au.is_active AS actor_active,
+       ar.role AS actor_role, CASE WHEN ar.state = 'active' THEN ar.is_active ELSE 0 END AS actor_role_active
 FROM auth_tokens t
 JOIN users u ON u.id = t.user_id
 LEFT JOIN account_roles r ON r.user_id = u.id AND r.account_id = COALESCE(t.account_id, u.default_account_id)
 LEFT JOIN accounts a ON a.id = r.account_id
 LEFT JOIN auth_tokens p ON p.id = t.parent_id
+LEFT JOIN auth_tokens g ON g.id = p.parent_id
+LEFT JOIN users au ON au.id = t.actor_user_id
+LEFT JOIN account_roles ar ON ar.user_id = t.actor_user_id AND ar.account_id = t.account_id
 WHERE `;
+
+/**
+ * A derived token lives only as long as everything it came from (contract §2, §14): an
+ * authorization JWT dies with its session; a hijack token with the admin's token, that token's
+ * own session, and the admin's standing in the account (still an active admin there). Chains
+ * are at most two links long (session or access token → authorization JWT → hijack token:
+ * neither a hijack token nor an authorization JWT mints another), so a longer one fails closed.
+ */
+function chainAlive(row: TokenRow, now: number): boolean {
+  const alive = (id: string | null, revoked: number | null, expires: number | null) =>
+    id !== null && revoked === null && (expires === null || expires > now);
+  if (row.parent_id !== null) {
+    if (!alive(row.parent_id_found, row.parent_revoked_at, row.parent_expires_at)) return false;
+    if (row.parent_parent_id !== null) {
+      if (!alive(row.root_id_found, row.root_revoked_at, row.root_expires_at)) return false;
+      if (row.root_parent_id !== null) return false;
+    }
+  }
+  if (row.actor_user_id !== null) {
+    if (!row.actor_active || row.actor_role !== "admin" || !row.actor_role_active) return false;
+    // Admins cannot be hijacked: a user promoted to admin since ends the hijack too.
+    if (row.role === "admin") return false;
+  }
+  return true;
+}
 
 async function loadRow(db: D1Database, where: string, value: string): Promise<TokenRow | null> {
   return db.prepare(`${RESOLVE_SQL}${where}`).bind(value).first<TokenRow>();
@@ -87,7 +132,7 @@ export async function resolvePrincipal(
     throw authenticationFailed("Invalid token.");
   }
   const now = Date.now();
-  if (row.revoked_at || row.parent_revoked_at) throw authenticationFailed("Token has been revoked.");
+  if (row.revoked_at || !chainAlive(row, now)) throw authenticationFailed("Token has been revoked.");
   if (row.expires_at !== null && row.expires_at <= now) throw authenticationFailed("Token has expired.");
   if (!row.is_active) throw authenticationFailed("User inactive or deleted.");
   if (!row.role || !row.role_active || !row.effective_account_id) {
@@ -166,7 +211,9 @@ export async function issueAuthorization(env: Env, p: Principal, accountId: stri
   const id = uuidv7();
   const now = Date.now();
   const exp = Math.floor(now / 1000) + AUTHORIZATION_TTL_SECONDS;
-  const parent = p.tokenKind === "authorization" ? null : p.tokenId;
+  // Always the session or access token presented (an authorization JWT mints none): the new
+  // token dies with it.
+  const parent = p.tokenId;
   await env.DB.prepare(
     "INSERT INTO auth_tokens (id, kind, user_id, account_id, parent_id, created_at, expires_at) VALUES (?, 'authorization', ?, ?, ?, ?, ?)",
   )
@@ -202,10 +249,15 @@ export async function issueHijackSession(env: Env, admin: Principal, userId: str
   };
 }
 
-/** A hijack token acts as its user for its hour, in its account: it cannot make tokens that outlive it. */
+/**
+ * A hijack token acts as its user for its hour, in its account, and never beyond what the
+ * hijacking admin may do there: it cannot make tokens that outlive it, nor touch what belongs
+ * to the user rather than the account (the user's sessions, profile and invitations).
+ */
 export function assertMayIssueTokens(p: Principal) {
   if (p.actorUserId) throw permissionDenied("Not allowed with a hijack token.");
 }
+export const assertNotHijack = assertMayIssueTokens;
 
 export async function revokeToken(env: Env, tokenId: string): Promise<void> {
   await env.DB.prepare("UPDATE auth_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
