@@ -14,6 +14,7 @@ import {
 import { pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { AddressInputSchema, AddressSchema } from "../../schemas/tasks";
+import { tasksForReader } from "../../services/forms/worker-view";
 import {
   createRoute as createRouteRow,
   deleteRoute,
@@ -188,12 +189,19 @@ export function mountRoutes(app: Router) {
       page.results.map((r) => r.id),
     );
     const r = renderCtx(c);
-    return c.json({
-      ...page,
-      results: page.results.map((row) =>
-        serializeRoute(r, row, tasks.get(row.id) ?? [], q.expand === "tasks"),
+    const expand = q.expand === "tasks";
+    // One look at hidden form fields for every expanded task of the page (workers only).
+    const shown = expand ? await tasksForReader(c.env.DB, p, [...tasks.values()].flat()) : [];
+    const byId = new Map(shown.map((t) => [t.id, t]));
+    const results = page.results.map((row) =>
+      serializeRoute(
+        r,
+        row,
+        (tasks.get(row.id) ?? []).map((t) => byId.get(t.id) ?? t),
+        expand,
       ),
-    });
+    );
+    return c.json({ ...page, results });
   });
 
   defineRoute(app, retrieveRouteRoute, async (c) => {
@@ -201,8 +209,10 @@ export function mountRoutes(app: Router) {
     const row = await getRoute(c.env.DB, p, pathId(c));
     if (p.role === "worker" && row.assignee_id !== p.userId) throw notFound();
     const tasks = await tasksOfRoutes(c.env.DB, p.accountId, [row.id]);
+    const expand = c.req.valid("query").expand === "tasks";
+    const own = tasks.get(row.id) ?? [];
     return c.json(
-      serializeRoute(renderCtx(c), row, tasks.get(row.id) ?? [], c.req.valid("query").expand === "tasks"),
+      serializeRoute(renderCtx(c), row, expand ? await tasksForReader(c.env.DB, p, own) : own, expand),
     );
   });
 

@@ -10,7 +10,7 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { mapPage, pageSchema } from "../../http/pagination";
+import { pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
   TaskCreateSchema,
@@ -20,6 +20,7 @@ import {
   TaskSchema,
   TaskWriteSchema,
 } from "../../schemas/tasks";
+import { tasksForReader } from "../../services/forms/worker-view";
 import { createRecurringTask } from "../../services/recurrences";
 import { createTask, deleteTask, getTask, listTasks, serializeTask, updateTask } from "../../services/tasks";
 import { planTaskList } from "../../services/tasks/list";
@@ -114,8 +115,9 @@ export function mountTasks(app: Router) {
     const q = c.req.valid("query");
     const { page, expand } = await listTasks(c.env, p, q, { zone: c.get("timeZone"), url: c.req.url });
     const r = renderCtx(c);
-    const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, page.results) : undefined;
-    return c.json(mapPage(page, (t) => serializeTask(r, t, { expand, routes })));
+    const rows = await tasksForReader(c.env.DB, p, page.results);
+    const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, rows) : undefined;
+    return c.json({ ...page, results: rows.map((t) => serializeTask(r, t, { expand, routes })) });
   });
 
   defineRoute(app, retrieveTaskRoute, async (c) => {
@@ -125,7 +127,7 @@ export function mountTasks(app: Router) {
       { expand: c.req.valid("query").expand },
       { principal: p, zone: null, settleSeconds: 0 },
     );
-    const row = await getTask(c.env.DB, p, pathId(c));
+    const [row] = await tasksForReader(c.env.DB, p, [await getTask(c.env.DB, p, pathId(c))]);
     const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, [row]) : undefined;
     return c.json(serializeTask(renderCtx(c), row, { expand, routes }));
   });

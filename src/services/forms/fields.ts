@@ -1,11 +1,11 @@
 import { accountRow } from "../../db/account-rows";
 import { type FormFieldType, fieldValueError } from "../../domain/forms";
-import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
+import { type FieldErrors, fieldError, notFound, ValidationError } from "../../http/errors";
 import { paginate } from "../../http/pagination";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import type { FormFieldPatch, FormFieldWrite } from "../../schemas/forms";
-import type { Principal } from "../auth/principal";
+import { isDispatcher, type Principal } from "../auth/principal";
 import { getForm } from "./forms";
 import type { FormFieldRow } from "./rows";
 
@@ -27,8 +27,11 @@ const NO_DEFAULT: Partial<Record<FormFieldType, string>> = {
 const isUniqueViolation = (err: unknown) =>
   /UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err));
 
+/** A field; for a worker, one with `visible_to_worker: false` does not exist (contract §15). */
 export async function getField(db: D1Database, p: Principal, id: string): Promise<FormFieldRow> {
-  return accountRow<FormFieldRow>(db, "form_fields", p.accountId, id);
+  const row = await accountRow<FormFieldRow>(db, "form_fields", p.accountId, id);
+  if (!isDispatcher(p) && !row.visible_to_worker) throw notFound();
+  return row;
 }
 
 /** The fields of a form in display order (by `position`, then key). */
@@ -49,6 +52,8 @@ export function listFields(
 ) {
   const where = ["account_id = ?"];
   const params: unknown[] = [p.accountId];
+  // Workers neither write nor read hidden fields, their definitions and defaults included.
+  if (!isDispatcher(p)) where.push("visible_to_worker = 1");
   if (q.form !== undefined) {
     const formId = parseHyperlink(q.form, "forms");
     if (!formId) throw fieldError("form", "Invalid hyperlink - No URL match.");

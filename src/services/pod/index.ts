@@ -9,7 +9,7 @@ import { fieldError, nonFieldError } from "../../http/errors";
 import { parseHyperlink } from "../../http/urls";
 import type { PodData, PodImage } from "../../render/pod";
 import { fileUrl } from "../../s3/keys";
-import type { Principal } from "../auth/principal";
+import { isDispatcher, type Principal } from "../auth/principal";
 import { getTask } from "../tasks";
 import { addressOf, contactOf, parseJson } from "../tasks/types";
 
@@ -46,9 +46,10 @@ export async function podData(
       .bind(task.order_id ?? "", p.accountId),
     db
       .prepare(
-        "SELECT kind, key, thumbnail_key, file_name, mimetype, description, signer_name FROM attachments WHERE account_id = ? AND task_id = ? ORDER BY created_at, id",
+        "SELECT kind, key, thumbnail_key, file_name, mimetype, description, signer_name FROM attachments WHERE account_id = ? AND task_id = ? AND (? OR visible_to_worker = 1) ORDER BY created_at, id",
       )
-      .bind(p.accountId, task.id),
+      // A worker's proof of delivery shows what the worker may see of the task, nothing else.
+      .bind(p.accountId, task.id, isDispatcher(p) ? 1 : 0),
     db
       .prepare(
         `SELECT c.action, c.time, c.location, c.notes, u.name AS user_name FROM task_commands c LEFT JOIN users u ON u.id = c.user_id
