@@ -3,7 +3,13 @@ import { pathId, requireUser } from "../../http/guards";
 import { defineRoute, errorResponses, type Router, security, uuidParam } from "../../http/openapi";
 import { renderPodHtml } from "../../render/pod";
 import { renderPodPdf } from "../../render/pod-pdf";
-import { POD_OPTIONS, type PodOptions, podData, templatePodOptions } from "../../services/pod";
+import {
+  POD_OPTIONS,
+  type PodOptions,
+  podData,
+  podImageLoader,
+  templatePodOptions,
+} from "../../services/pod";
 
 const bool = z.enum(["true", "false"]).optional();
 
@@ -58,10 +64,7 @@ export function mountPod(app: Router) {
       q.format === "pdf" ||
       (q.format === undefined && /\bapplication\/pdf\b/i.test(c.req.header("Accept") ?? ""));
     if (pdf) {
-      const bytes = await renderPodPdf(data, async (key) => {
-        const object = await c.env.FILES.get(key);
-        return object ? new Uint8Array(await object.arrayBuffer()) : null;
-      });
+      const bytes = await renderPodPdf(data, podImageLoader(c.env.FILES));
       return c.body(new Uint8Array(bytes), 200, {
         "Content-Type": "application/pdf",
         "Content-Disposition": `inline; filename="pod-${data.task.id}.pdf"`,

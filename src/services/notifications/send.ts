@@ -25,7 +25,7 @@ import type { NotificationMessage } from "../../queues/notifications/message";
 import type { SmsMessage } from "../../queues/sms/message";
 import { renderPodPdf } from "../../render/pod-pdf";
 import { emailSenderFromEnv } from "../messaging/email";
-import { POD_OPTIONS, type PodOptions, podData } from "../pod";
+import { POD_OPTIONS, type PodOptions, podData, podImageLoader } from "../pod";
 import { MAX_SMS_LENGTH, smsProviderName } from "../sms";
 import type { TaskRow } from "../tasks/types";
 import { createTracker, LIVE_TRACKER_OF_TASK, publicUrl, type TrackerRow } from "../trackers";
@@ -296,10 +296,7 @@ async function sendEmail(
       for (const o of POD_OPTIONS) if (c.template[o] !== null) overrides[o] = Boolean(c.template[o]);
       const principal = accountPrincipal(row.account_id, c.template.created_by);
       const data = await podData(env, principal, row.task_id, overrides, m.baseUrl);
-      const pdf = await renderPodPdf(data, async (key) => {
-        const object = await env.FILES.get(key);
-        return object ? new Uint8Array(await object.arrayBuffer()) : null;
-      });
+      const pdf = await renderPodPdf(data, podImageLoader(env.FILES));
       attachments.push({ filename: `pod-${row.task_id}.pdf`, contentType: "application/pdf", content: pdf });
     }
     await emailSenderFromEnv(env).send({

@@ -10,6 +10,8 @@ import { parseHyperlink } from "../../http/urls";
 import type { PodData, PodImage } from "../../render/pod";
 import { fileUrl } from "../../s3/keys";
 import { isDispatcher, type Principal } from "../auth/principal";
+import { imageInfo } from "../files/image-info";
+import { THUMBNAIL_MAX_PIXELS } from "../files/thumbnails";
 import { getTask } from "../tasks";
 import { addressOf, contactOf, parseJson } from "../tasks/types";
 
@@ -126,6 +128,37 @@ export async function podData(
           by: options.pod_show_task_event_creators ? c.user_name : null,
         }))
       : null,
+  };
+}
+
+/**
+ * What a POD PDF may decode, decided from the file's size and its header alone, before any
+ * pixel is read (a 62 KB PNG can declare 8000 × 8000 pixels: 256 MB decoded, more than a
+ * Worker's 128 MB). Thumbnails (200 px) are what a POD embeds; an original (an image whose
+ * thumbnail was skipped) only within these budgets, else it is named instead of drawn:
+ * - PNG is decoded and re-encoded by the PDF writer: at most POD_PNG_MAX_PIXELS (2048 × 2048);
+ * - JPEG is embedded as it is (its DCT data copied, nothing decoded): at most
+ *   THUMBNAIL_MAX_PIXELS, the thumbnailer's own budget (4096 × 3072);
+ * - any file: at most POD_IMAGE_MAX_BYTES.
+ */
+export const POD_PNG_MAX_PIXELS = 2048 * 2048;
+export const POD_IMAGE_MAX_BYTES = 10 * 1024 * 1024;
+
+/** The bytes of a POD image from R2, or null when it is missing or past the budgets above. */
+export function podImageLoader(files: R2Bucket) {
+  return async (key: string): Promise<Uint8Array | null> => {
+    const object = await files.get(key);
+    if (!object) return null;
+    if (object.size > POD_IMAGE_MAX_BYTES) {
+      await object.body.cancel();
+      return null;
+    }
+    const bytes = new Uint8Array(await object.arrayBuffer());
+    const type = bytes[0] === 0x89 && bytes[1] === 0x50 ? "image/png" : "image/jpeg";
+    const info = imageInfo(bytes, type);
+    if (!info) return null;
+    const budget = type === "image/png" ? POD_PNG_MAX_PIXELS : THUMBNAIL_MAX_PIXELS;
+    return info.width * info.height <= budget ? bytes : null;
   };
 }
 
