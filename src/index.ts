@@ -12,6 +12,8 @@ import { handleSmsBatch } from "./queues/sms/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
 import { handleWebhookBatch } from "./queues/webhooks/handler";
 import { sweepWebhooks } from "./services/events/dispatch";
+import { sweepExpiredExportFiles } from "./services/exports/lifecycle";
+import { sweepJobLeases } from "./services/jobs/sweep";
 import { sweepNotifications } from "./services/notifications/send";
 import { sweepRecurrences } from "./services/recurrences";
 import { rearmOverdueSchedules } from "./services/task-commands";
@@ -67,7 +69,8 @@ export default {
    * write commits: the webhook outbox sweeper, scheduled tasks whose alarm was never armed,
    * asynchronous commands still pending after their message was lost, and notifications planned
    * by writes that had no request to relay them (queue consumers, alarms); and the recurrences'
-   * occurrences within the horizon (contract §20).
+   * occurrences within the horizon (contract §20); jobs whose lease lapsed (services/jobs), and
+   * export files past `EXPORT_FILE_TTL_DAYS`.
    */
   async scheduled(controller, env, ctx) {
     const started = Date.now();
@@ -78,8 +81,10 @@ export default {
         sweepPendingCommands(env),
         sweepNotifications(env),
         sweepRecurrences(env),
-      ]).then(([sweep, rearm, pending, notifications, recurring]) => {
-        const all = [sweep, rearm, pending, notifications, recurring];
+        sweepJobLeases(env),
+        sweepExpiredExportFiles(env),
+      ]).then(([sweep, rearm, pending, notifications, recurring, jobs, expired]) => {
+        const all = [sweep, rearm, pending, notifications, recurring, jobs, expired];
         for (const r of all) {
           if (r.status === "rejected")
             console.error(
@@ -99,6 +104,9 @@ export default {
           deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
           notifications_queued: notifications.status === "fulfilled" ? notifications.value : null,
           occurrences_made: recurring.status === "fulfilled" ? recurring.value.made : null,
+          jobs_requeued: jobs.status === "fulfilled" ? jobs.value.requeued : null,
+          jobs_failed: jobs.status === "fulfilled" ? jobs.value.failed : null,
+          export_files_expired: expired.status === "fulfilled" ? expired.value : null,
           duration_ms: Date.now() - started,
         });
       }),

@@ -4,6 +4,8 @@ import { notFound, renderError } from "../http/errors";
 import { anonymousCaller, publicCors, rateLimit, requestContext, timeZone } from "../http/middleware";
 import { createRouter } from "../http/openapi";
 import { STORAGE_PREFIX } from "../http/urls";
+import { keyFromFilesPath } from "../s3/keys";
+import { isPrivateKey } from "../s3/signed-links";
 import { methodNotAllowedOr404 } from "./fallback";
 
 /**
@@ -18,7 +20,12 @@ export function createStorageApp() {
   app.notFound((c) => renderError(notFound(), c));
 
   app.use("*", requestContext);
-  app.use("*", publicCors);
+  // Stored files are anyone's by their key, as S3's public-read objects; private ones (exports,
+  // the archive: a signed link each) get no CORS, so no page of another origin reads them.
+  app.use("*", (c, next) => {
+    const key = keyFromFilesPath(getPath(c.req.raw));
+    return key !== null && isPrivateKey(key) ? next() : publicCors(c, next);
+  });
   app.use("*", anonymousCaller);
   app.use("*", timeZone);
   app.use(STORAGE_PREFIX, rateLimit);

@@ -10,10 +10,11 @@ import {
   security,
   uuidParam,
 } from "../../http/openapi";
-import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
+import { pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { createExport, getExport, listExports, serializeExport } from "../../services/exports";
 import type { ExportKind } from "../../services/exports/fields";
+import { cancelExport, deleteExport } from "../../services/exports/lifecycle";
 
 const DISPATCHERS = ["admin", "manager", "integration"] as const;
 
@@ -29,11 +30,13 @@ export const ExportSchema = z
     row_count: z.number().int().openapi({
       description: "Rows written so far: grows while `running` (progress), final when `completed`.",
     }),
-    file: z
-      .string()
-      .url()
+    file: z.string().url().nullable().openapi({
+      description:
+        "Once `completed`: a signed link to the file, valid `SIGNED_LINK_SECONDS` (900) and never past `file_expires_at` (read the export again for a fresh one); served with Range, ETag and conditional GET, without CORS. Null before completion and once the file expired.",
+    }),
+    file_expires_at: dateTime()
       .nullable()
-      .openapi({ description: "The file (served with Range, ETag and conditional GET), once `completed`." }),
+      .openapi({ description: "When the file is deleted: `EXPORT_FILE_TTL_DAYS` (7) after completion." }),
     error_message: z.string(),
     created_by: z.string().url().nullable(),
     created_at: dateTime(),
@@ -88,7 +91,28 @@ function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: s
     request: { params: uuidParam },
     responses: { 200: jsonResponse(ExportSchema, "The export."), ...errorResponses },
   });
-  return { kind, create, list, retrieve };
+  const cancel = createRoute({
+    method: "post",
+    path: `/${collection}/{id}/cancel/`,
+    tags,
+    security,
+    summary: `Cancel a queued or running ${noun} export`,
+    description:
+      "The export stops at its next step and its partial file is removed; it reads `failed` with `error_message` `Cancelled.`. An export already `completed` or `failed`: 400.",
+    request: { params: uuidParam },
+    responses: { 200: jsonResponse(ExportSchema, "The export, failed as cancelled."), ...errorResponses },
+  });
+  const destroy = createRoute({
+    method: "delete",
+    path: `/${collection}/{id}/`,
+    tags,
+    security,
+    summary: `Delete a ${noun} export and its file`,
+    description: "A queued or running export is cancelled first. The file's links stop working at once.",
+    request: { params: uuidParam },
+    responses: { 204: { description: "Deleted." }, ...errorResponses },
+  });
+  return { kind, create, list, retrieve, cancel, destroy };
 }
 
 export const taskExportRoutes = exportRoutes("tasks", "task_exports", "Exports", "tasks");
@@ -108,17 +132,31 @@ export function mountExports(app: Router) {
         zone: c.get("timeZone"),
         baseUrl: c.get("baseUrl"),
       });
-      return c.json(serializeExport(renderCtx(c), row), 202);
+      return c.json(await serializeExport(c.env, renderCtx(c), row), 202);
     });
     defineRoute(app, routes.list, async (c) => {
       const p = requireRole(c, ...DISPATCHERS);
       const page = await listExports(c.env.DB, p, kind, c.req.valid("query"), c.req.url);
       const r = renderCtx(c);
-      return c.json(mapPage(page, (x) => serializeExport(r, x)));
+      const results = await Promise.all(page.results.map((x) => serializeExport(c.env, r, x)));
+      return c.json({ ...page, results });
     });
     defineRoute(app, routes.retrieve, async (c) => {
       const p = requireRole(c, ...DISPATCHERS);
-      return c.json(serializeExport(renderCtx(c), await getExport(c.env.DB, p, kind, pathId(c))));
+      return c.json(
+        await serializeExport(c.env, renderCtx(c), await getExport(c.env.DB, p, kind, pathId(c))),
+      );
+    });
+    defineRoute(app, routes.cancel, async (c) => {
+      const p = requireRole(c, ...DISPATCHERS);
+      return c.json(
+        await serializeExport(c.env, renderCtx(c), await cancelExport(c.env, p, kind, pathId(c))),
+      );
+    });
+    defineRoute(app, routes.destroy, async (c) => {
+      const p = requireRole(c, ...DISPATCHERS);
+      await deleteExport(c.env, p, kind, pathId(c));
+      return c.body(null, 204);
     });
   }
 }

@@ -14,6 +14,7 @@ import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { createImport, getImport, listImports, serializeImport } from "../../services/imports";
 import { IMPORT_KINDS } from "../../services/imports/columns";
+import { cancelImport } from "../../services/imports/lifecycle";
 
 const tags = ["Imports"];
 const DISPATCHERS = ["admin", "manager", "integration"] as const;
@@ -96,6 +97,18 @@ export const retrieveImportRoute = createRoute({
   responses: { 200: jsonResponse(ImportSchema, "The import."), ...errorResponses },
 });
 
+export const cancelImportRoute = createRoute({
+  method: "post",
+  path: "/imports/{id}/cancel/",
+  tags,
+  security,
+  summary: "Cancel a queued or running import",
+  description:
+    "Rows already applied stay applied (each once); no further row is. The import reads `failed` with `error_message` `Cancelled.`. An import already `completed` or `failed`: 400.",
+  request: { params: uuidParam },
+  responses: { 200: jsonResponse(ImportSchema, "The import, failed as cancelled."), ...errorResponses },
+});
+
 export function mountImports(app: Router) {
   defineRoute(app, createImportRoute, async (c) => {
     const p = requireRole(c, ...DISPATCHERS);
@@ -114,5 +127,9 @@ export function mountImports(app: Router) {
   defineRoute(app, retrieveImportRoute, async (c) => {
     const p = requireRole(c, ...DISPATCHERS);
     return c.json(serializeImport(renderCtx(c), await getImport(c.env.DB, p, pathId(c))));
+  });
+  defineRoute(app, cancelImportRoute, async (c) => {
+    const p = requireRole(c, ...DISPATCHERS);
+    return c.json(serializeImport(renderCtx(c), await cancelImport(c.env, p, pathId(c))));
   });
 }

@@ -19,6 +19,7 @@ import {
   serializeOptimization,
 } from "../../services/route-optimizations";
 import { optimizationReport } from "../../services/route-optimizations/report";
+import { cancelOptimization } from "../../services/route-optimizations/run";
 
 const tags = ["Route optimizations"];
 const PLANNERS = ["admin", "manager", "integration"] as const;
@@ -123,6 +124,21 @@ export const reportRouteOptimizationRoute = createRoute({
   },
 });
 
+export const cancelRouteOptimizationRoute = createRoute({
+  method: "post",
+  path: "/route_optimizations/{id}/cancel/",
+  tags,
+  security,
+  summary: "Cancel a queued or running optimization",
+  description:
+    "It reads `failed` with `error_message` `Cancelled.`; a solve under way applies nothing. One already `completed` or `failed`: 400.",
+  request: { params: uuidParam },
+  responses: {
+    200: jsonResponse(RouteOptimizationSchema, "The optimization, failed as cancelled."),
+    ...errorResponses,
+  },
+});
+
 export function mountRouteOptimizations(app: Router) {
   defineRoute(app, createRouteOptimizationRoute, async (c) => {
     const p = requireRole(c, ...PLANNERS);
@@ -140,6 +156,11 @@ export function mountRouteOptimizations(app: Router) {
   defineRoute(app, retrieveRouteOptimizationRoute, async (c) => {
     const p = requireRole(c, ...PLANNERS);
     return c.json(serializeOptimization(renderCtx(c), await getOptimization(c.env.DB, p, pathId(c))));
+  });
+
+  defineRoute(app, cancelRouteOptimizationRoute, async (c) => {
+    const p = requireRole(c, ...PLANNERS);
+    return c.json(serializeOptimization(renderCtx(c), await cancelOptimization(c.env, p, pathId(c))));
   });
 
   defineRoute(app, reportRouteOptimizationRoute, async (c) => {

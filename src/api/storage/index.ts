@@ -16,6 +16,7 @@ import { FILES_PREFIX, STORAGE_PREFIX } from "../../http/urls";
 import { fileUrl, keyFromFilesPath } from "../../s3/keys";
 import { postResponseXml, S3Error, s3ErrorResponse, toS3Error } from "../../s3/s3-errors";
 import { serveObject } from "../../s3/serve";
+import { checkLink, isPrivateKey } from "../../s3/signed-links";
 import { type PostObjectOutcome, receivePostObject } from "../../services/files/storage-post";
 
 const tags = ["Storage"];
@@ -107,6 +108,24 @@ async function getObject(c: Ctx): Promise<Response> {
   if (key === null) {
     const err = new S3Error(404, "NoSuchKey", "The specified key does not exist.");
     return s3ErrorResponse(err, requestId);
+  }
+  if (isPrivateKey(key)) {
+    // Exports and archives: only through a signed, unexpired link (./s3/signed-links.ts), in S3's
+    // words for a presigned URL that fails.
+    const check = await checkLink(c.env, key, new URL(c.req.url));
+    if (check !== "ok") {
+      const message =
+        check === "expired"
+          ? "Request has expired"
+          : check === "missing"
+            ? "This file needs a signed link: read its object again for a fresh one."
+            : "The request signature we calculated does not match the signature you provided.";
+      return s3ErrorResponse(new S3Error(403, "AccessDenied", message), requestId);
+    }
+    const res = await serveObject(c.env.FILES, key, c.req.raw, requestId);
+    res.headers.delete("Access-Control-Allow-Origin");
+    res.headers.delete("Access-Control-Expose-Headers");
+    return withHeaders(res, { "Cache-Control": "private, no-store" });
   }
   // Hono answers HEAD with the GET route and drops the body; the method is still HEAD here.
   return serveObject(c.env.FILES, key, c.req.raw, requestId);

@@ -36,8 +36,20 @@ export const dataExports = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     completedAt: integer("completed_at"),
+    /** The job's lease (services/jobs): a step renews it; the cron re-queues the job when it lapses. */
+    leaseExpiresAt: integer("lease_expires_at"),
+    /** Re-queues since the last step that made progress (bounded, then the job fails). */
+    leaseAttempts: integer("lease_attempts").notNull().default(0),
+    /** Origin of the links the job writes, for a re-queue made by the cron. */
+    baseUrl: text("base_url"),
+    /** When the file is deleted (`EXPORT_FILE_TTL_DAYS` after completion); its link never outlives it. */
+    fileExpiresAt: integer("file_expires_at"),
   },
-  (t) => [index("data_exports_account_kind_created_idx").on(t.accountId, t.kind, t.createdAt, t.id)],
+  (t) => [
+    index("data_exports_account_kind_created_idx").on(t.accountId, t.kind, t.createdAt, t.id),
+    index("data_exports_lease_idx").on(t.leaseExpiresAt).where(sql`state IN ('queued', 'running')`),
+    index("data_exports_file_expiry_idx").on(t.fileExpiresAt).where(sql`file_key IS NOT NULL`),
+  ],
 );
 
 /**
@@ -75,8 +87,17 @@ export const dataImports = sqliteTable(
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
     completedAt: integer("completed_at"),
+    /** The job's lease (services/jobs): a step renews it; the cron re-queues the job when it lapses. */
+    leaseExpiresAt: integer("lease_expires_at"),
+    /** Re-queues since the last step that made progress (bounded, then the job fails). */
+    leaseAttempts: integer("lease_attempts").notNull().default(0),
+    /** Origin of the links the job writes, for a re-queue made by the cron. */
+    baseUrl: text("base_url"),
   },
-  (t) => [index("data_imports_account_created_idx").on(t.accountId, t.createdAt, t.id)],
+  (t) => [
+    index("data_imports_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    index("data_imports_lease_idx").on(t.leaseExpiresAt).where(sql`state IN ('queued', 'running')`),
+  ],
 );
 
 /** The staged rows of an import: `row` as a spreadsheet numbers it, `grp` the object it builds. */

@@ -234,8 +234,17 @@ export const routeOptimizations = sqliteTable(
     createdBy: text("created_by"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    /** The job's lease (services/jobs): a step renews it; the cron re-queues the job when it lapses. */
+    leaseExpiresAt: integer("lease_expires_at"),
+    /** Re-queues since the last step that made progress (bounded, then the job fails). */
+    leaseAttempts: integer("lease_attempts").notNull().default(0),
+    /** Origin of the links the job writes, for a re-queue made by the cron. */
+    baseUrl: text("base_url"),
   },
-  (t) => [index("route_optimizations_account_created_idx").on(t.accountId, t.createdAt, t.id)],
+  (t) => [
+    index("route_optimizations_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    index("route_optimizations_lease_idx").on(t.leaseExpiresAt).where(sql`state IN ('queued', 'running')`),
+  ],
 );
 
 /** Trackers (contract §17): a public page for some tasks, behind an unguessable token. */

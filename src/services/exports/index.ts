@@ -11,9 +11,10 @@ import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import { settleSeconds } from "../../lib/settle";
 import type { ExportMessage } from "../../queues/exports/message";
-import { fileUrl } from "../../s3/keys";
+import { signLink } from "../../s3/signed-links";
 import { TaskListQuery, type TaskListQueryInput } from "../../schemas/tasks";
 import type { Principal } from "../auth/principal";
+import { leaseUntil } from "../jobs/lease";
 import { MSG } from "../tasks/input";
 import { planTaskList } from "../tasks/list";
 import { parseJson } from "../tasks/types";
@@ -42,6 +43,10 @@ export type ExportRow = {
   created_at: number;
   updated_at: number;
   completed_at: number | null;
+  lease_expires_at: number | null;
+  lease_attempts: number;
+  base_url: string | null;
+  file_expires_at: number | null;
 };
 
 export type ExportInput = {
@@ -62,7 +67,25 @@ const NOT_FILTERS = ["cursor", "page_size", "expand"];
 /** The contact address list's filters (GET /contact_addresses/). */
 const CONTACT_ADDRESS_FILTERS = ["external_id"];
 
-export function serializeExport(r: RenderCtx, row: ExportRow) {
+/** Days a finished export's file is kept (`EXPORT_FILE_TTL_DAYS`, contract §21: 7). */
+export function exportFileTtlMs(env: Env) {
+  const n = Number((env as unknown as Record<string, string | undefined>).EXPORT_FILE_TTL_DAYS);
+  return (Number.isFinite(n) && n > 0 ? n : 7) * 86_400_000;
+}
+
+/**
+ * The export's `file`: a short-lived signed link (s3/signed-links.ts) while the file is kept,
+ * null before completion and after the file expired. A fresh link comes with every read.
+ */
+export async function exportFileLink(env: Env, baseUrl: string, row: ExportRow, now = Date.now()) {
+  if (row.state !== "completed" || !row.file_key) return null;
+  if (row.file_expires_at !== null && row.file_expires_at <= now) return null;
+  return (await signLink(env, baseUrl, row.file_key, row.file_expires_at, now)).url;
+}
+
+/** The Export as answered (with its `file` link signed now). */
+export async function serializeExport(env: Env, r: RenderCtx, row: ExportRow) {
+  const file = await exportFileLink(env, r.baseUrl, row);
   return {
     id: row.id,
     url: link(r, EXPORT_COLLECTION[row.kind], row.id),
@@ -72,7 +95,8 @@ export function serializeExport(r: RenderCtx, row: ExportRow) {
     filters: parseJson<Record<string, string>>(row.filters, {}),
     state: row.state,
     row_count: row.row_count,
-    file: row.state === "completed" && row.file_key ? fileUrl(r.baseUrl, row.file_key) : null,
+    file,
+    file_expires_at: ts(r, row.state === "completed" ? row.file_expires_at : null),
     error_message: row.error_message,
     created_by: link(r, "users", row.created_by),
     created_at: ts(r, row.created_at),
@@ -195,6 +219,10 @@ export async function createExport(
     created_at: now,
     updated_at: now,
     completed_at: null,
+    lease_expires_at: leaseUntil(env, now),
+    lease_attempts: 0,
+    base_url: ctx.baseUrl,
+    file_expires_at: null,
   };
   const keysOf = Object.keys(row) as (keyof ExportRow)[];
   await env.DB.prepare(

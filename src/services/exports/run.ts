@@ -28,10 +28,11 @@ import { settleSeconds } from "../../lib/settle";
 import type { ExportMessage } from "../../queues/exports/message";
 import { MIN_PART_SIZE } from "../../s3/r2-put";
 import { JobError, jobPrincipal } from "../auth/job-principal";
+import { leaseUntil } from "../jobs/lease";
 import { pageStatements } from "../tasks/list";
 import { parseJson } from "../tasks/types";
 import { type ColumnPlan, cellText, loadRelated, planColumns, rowValues } from "./fields";
-import { checkFilters, type ExportRow } from "./index";
+import { checkFilters, type ExportRow, exportFileTtlMs } from "./index";
 
 type Cursor = { v: number | null; id: string; back: false };
 type Part = { partNumber: number; etag: string };
@@ -144,8 +145,10 @@ export async function runExportStep(env: Env, msg: ExportMessage): Promise<void>
   const now = Date.now();
   if (row.state === "queued") {
     await db
-      .prepare("UPDATE data_exports SET state = 'running', updated_at = ? WHERE id = ? AND state = 'queued'")
-      .bind(now, row.id)
+      .prepare(
+        "UPDATE data_exports SET state = 'running', lease_expires_at = ?, updated_at = ? WHERE id = ? AND state = 'queued'",
+      )
+      .bind(leaseUntil(env, now), now, row.id)
       .run();
   }
   const principal = await jobPrincipal(db, row.account_id, row.created_by);
@@ -205,10 +208,15 @@ export async function runExportStep(env: Env, msg: ExportMessage): Promise<void>
   }
 
   const next = row.step + 1;
+  // Progress renews the job's lease (services/jobs); a cancelled export (no longer `running`)
+  // commits nothing more.
   const cas = (sets: string, values: unknown[]) =>
     db
-      .prepare(`UPDATE data_exports SET ${sets}, step = ?, updated_at = ? WHERE id = ? AND step = ?`)
-      .bind(...values, next, Date.now(), row.id, row.step)
+      .prepare(
+        `UPDATE data_exports SET ${sets}, step = ?, lease_expires_at = ?, lease_attempts = 0, updated_at = ?
+         WHERE id = ? AND step = ? AND state = 'running'`,
+      )
+      .bind(...values, next, leaseUntil(env), Date.now(), row.id, row.step)
       .run();
 
   if (done) {
@@ -218,11 +226,27 @@ export async function runExportStep(env: Env, msg: ExportMessage): Promise<void>
     } else {
       await bucket.put(fileKey, buf.take(buf.size), { httpMetadata });
     }
+    const finished = Date.now();
     const res = await cas(
-      "state = 'completed', row_count = row_count + ?, file_key = ?, upload_id = ?, parts = ?, cursor = ?, carry_bytes = 0, completed_at = ?",
-      [written, fileKey, uploadId, JSON.stringify(parts), JSON.stringify(cursor), Date.now()],
+      "state = 'completed', row_count = row_count + ?, file_key = ?, upload_id = ?, parts = ?, cursor = ?, carry_bytes = 0, completed_at = ?, file_expires_at = ?",
+      [
+        written,
+        fileKey,
+        uploadId,
+        JSON.stringify(parts),
+        JSON.stringify(cursor),
+        finished,
+        finished + exportFileTtlMs(env),
+      ],
     );
-    if (res.meta.changes) await removeCarries(bucket, row.id);
+    if (res.meta.changes) {
+      await removeCarries(bucket, row.id);
+      return;
+    }
+    // Another delivery finished first (with this key or its own), or the export was cancelled
+    // meanwhile: a file no completed row points at is removed.
+    const latest = await loadExport(db, row.id);
+    if (latest?.state !== "completed" || latest.file_key !== fileKey) await bucket.delete(fileKey);
     return;
   }
   const carry = buf.take(buf.size);

@@ -28,6 +28,7 @@ import { TaskWriteSchema } from "../../schemas/tasks";
 import { JobError, jobPrincipal } from "../auth/job-principal";
 import type { Principal } from "../auth/principal";
 import { createContactAddress, updateContactAddress } from "../contact-addresses";
+import { leaseUntil } from "../jobs/lease";
 import { loadDefinitions } from "../metafields";
 import { orderLimits, writeOrders } from "../orders";
 import { createTask } from "../tasks";
@@ -330,18 +331,21 @@ export async function runImportStep(env: Env, msg: ImportMessage): Promise<void>
   const now = Date.now();
   if (!imp.staged) {
     await db
-      .prepare("UPDATE data_imports SET state = 'running', updated_at = ? WHERE id = ? AND state = 'queued'")
-      .bind(now, imp.id)
+      .prepare(
+        "UPDATE data_imports SET state = 'running', lease_expires_at = ?, updated_at = ? WHERE id = ? AND state = 'queued'",
+      )
+      .bind(leaseUntil(env, now), now, imp.id)
       .run();
     await jobPrincipal(db, imp.account_id, imp.created_by);
     const staged = await stageImport(env, imp);
-    await db
+    const res = await db
       .prepare(
-        "UPDATE data_imports SET staged = 1, total_rows = ?, groups = ?, updated_at = ? WHERE id = ? AND staged = 0",
+        `UPDATE data_imports SET staged = 1, total_rows = ?, groups = ?, lease_expires_at = ?, lease_attempts = 0, updated_at = ?
+         WHERE id = ? AND staged = 0 AND state = 'running'`,
       )
-      .bind(staged.totalRows, staged.groups, Date.now(), imp.id)
+      .bind(staged.totalRows, staged.groups, leaseUntil(env), Date.now(), imp.id)
       .run();
-    await env.IMPORTS_QUEUE.send(msg);
+    if (res.meta.changes) await env.IMPORTS_QUEUE.send(msg);
     return;
   }
   const c = await context(env, imp, msg.baseUrl);
@@ -365,7 +369,8 @@ export async function runImportStep(env: Env, msg: ImportMessage): Promise<void>
     const res = await db
       .prepare(
         `UPDATE data_imports SET cursor = ?, processed_rows = processed_rows + ?, created = created + ?, updated = updated + ?,
-           failed = failed + ?, errors = ?, updated_at = ? WHERE id = ? AND cursor = ?`,
+           failed = failed + ?, errors = ?, lease_expires_at = ?, lease_attempts = 0, updated_at = ?
+         WHERE id = ? AND cursor = ? AND state = 'running'`,
       )
       .bind(
         end,
@@ -374,12 +379,13 @@ export async function runImportStep(env: Env, msg: ImportMessage): Promise<void>
         t.updated,
         t.failed,
         JSON.stringify(errors),
+        leaseUntil(env),
         Date.now(),
         imp.id,
         cursor,
       )
       .run();
-    if (!res.meta.changes) return; // another delivery committed this chunk first
+    if (!res.meta.changes) return; // another delivery committed this chunk first, or it was cancelled
     cursor = end;
   }
   if (cursor >= imp.groups) {

@@ -16,6 +16,7 @@ import type { ImportMessage } from "../../queues/imports/message";
 import type { Principal } from "../auth/principal";
 import { metafieldKeys } from "../exports";
 import { getFileUpload } from "../files/uploads";
+import { leaseUntil } from "../jobs/lease";
 import { MSG } from "../tasks/input";
 import { parseJson } from "../tasks/types";
 import { columnsKind, headerProblems, type ImportKind, type RowError } from "./columns";
@@ -44,6 +45,9 @@ export type ImportRow = {
   created_at: number;
   updated_at: number;
   completed_at: number | null;
+  lease_expires_at: number | null;
+  lease_attempts: number;
+  base_url: string | null;
 };
 
 export type ImportInput = { kind: ImportKind; file: string; dry_run?: boolean };
@@ -152,6 +156,9 @@ export async function createImport(
     created_at: now,
     updated_at: now,
     completed_at: null,
+    lease_expires_at: leaseUntil(env, now),
+    lease_attempts: 0,
+    base_url: ctx.baseUrl,
   };
   const cols = Object.keys(row) as (keyof ImportRow)[];
   await env.DB.prepare(

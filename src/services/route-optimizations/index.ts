@@ -12,6 +12,7 @@ import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import type { OptimizationMessage } from "../../queues/route-optimizations/message";
 import type { Principal } from "../auth/principal";
+import { leaseUntil } from "../jobs/lease";
 import { parseJson } from "../tasks/types";
 
 export const FINAL_TASK_STATES = ["completed", "failed", "cancelled"];
@@ -30,6 +31,9 @@ export type OptimizationRow = {
   created_by: string | null;
   created_at: number;
   updated_at: number;
+  lease_expires_at: number | null;
+  lease_attempts: number;
+  base_url: string | null;
 };
 
 export type OptimizationInput = {
@@ -142,6 +146,9 @@ export async function createOptimization(env: Env, p: Principal, input: Optimiza
     created_by: p.userId,
     created_at: now,
     updated_at: now,
+    lease_expires_at: leaseUntil(env, now),
+    lease_attempts: 0,
+    base_url: baseUrl,
   };
   const keys = Object.keys(row) as (keyof OptimizationRow)[];
   await env.DB.prepare(

@@ -4,18 +4,21 @@
  * through task commands whose `external_id`s are derived from the optimization and the task,
  * so a command applied before the crash is answered from what is stored, never applied twice.
  */
+import { nonFieldError } from "../../http/errors";
 import { link } from "../../http/serialize";
 import type { OptimizationMessage } from "../../queues/route-optimizations/message";
 import { solve } from "../../solver";
 import type { Solution } from "../../solver/types";
 import { jobPrincipal } from "../auth/job-principal";
+import type { Principal } from "../auth/principal";
+import { CANCELLED, leaseUntil } from "../jobs/lease";
 import type { RouteRow } from "../routes";
 import { type MatrixProvider, matrixFromEnv } from "../routing";
 import { MAX_COMMANDS_PER_REQUEST, submitCommands } from "../task-commands";
 import { eventRender } from "../tasks/serialize";
 import type { TaskRow } from "../tasks/types";
 import { type AccountShift, type Assignee, buildInstance, collectPoints, dayIn } from "./build";
-import { FINAL_TASK_STATES, type OptimizationRow } from "./index";
+import { FINAL_TASK_STATES, getOptimization, type OptimizationRow } from "./index";
 
 const seedOf = (id: string) => {
   let h = 2166136261;
@@ -34,11 +37,12 @@ export async function runOptimization(
     .bind(msg.optimizationId, msg.accountId)
     .first<OptimizationRow>();
   if (!row || row.state === "completed" || row.state === "failed") return;
+  // One step: its start renews the lease for the whole solve (services/jobs).
   await db
     .prepare(
-      "UPDATE route_optimizations SET state = 'running', updated_at = ? WHERE id = ? AND state IN ('queued', 'running')",
+      "UPDATE route_optimizations SET state = 'running', lease_expires_at = ?, lease_attempts = 0, updated_at = ? WHERE id = ? AND state IN ('queued', 'running')",
     )
-    .bind(Date.now(), row.id)
+    .bind(leaseUntil(env), Date.now(), row.id)
     .run();
   const routeIds: string[] = JSON.parse(row.route_ids);
   const [routesRes, tasksRes, accountRes] = await db.batch([
@@ -84,7 +88,15 @@ export async function runOptimization(
   const iterations = Number(env.ROUTE_OPTIMIZATION_ITERATIONS) || 20_000;
   const solution = solve(built.instance, { seed: seedOf(row.id), iterations });
   const result = resultOf(msg.baseUrl, solution, built.noLocation);
-  if (row.apply) await applySolution(env, row, routes, tasks, solution, msg.baseUrl);
+  if (row.apply) {
+    // Cancelled during the solve: nothing is applied.
+    const still = await db
+      .prepare("SELECT state FROM route_optimizations WHERE id = ?")
+      .bind(row.id)
+      .first<{ state: string }>();
+    if (still?.state !== "running") return;
+    await applySolution(env, row, routes, tasks, solution, msg.baseUrl);
+  }
   const now = Date.now();
   const statements = [
     db
@@ -104,6 +116,18 @@ export async function runOptimization(
     }
   }
   await db.batch(statements);
+}
+
+/**
+ * `POST /route_optimizations/{id}/cancel/`: a queued or running optimization reads `failed`
+ * ("Cancelled."); a solve under way finishes in the background and applies nothing.
+ */
+export async function cancelOptimization(env: Env, p: Principal, id: string) {
+  const row = await getOptimization(env.DB, p, id);
+  if (row.state !== "queued" && row.state !== "running")
+    throw nonFieldError(`This route optimization is already ${row.state}.`);
+  await failOptimization(env, { accountId: row.account_id, optimizationId: row.id, baseUrl: "" }, CANCELLED);
+  return getOptimization(env.DB, p, id);
 }
 
 /** Marks an optimization failed (the consumer's last retry, or a job that cannot run). */
