@@ -146,6 +146,30 @@ describe("activation and resend_activation_token (contract §14)", () => {
     expect(again.body).toEqual({ non_field_errors: ["This user is already active."] });
   });
 
+  it("a registered user's pending invitation answers exactly as a new user's activation", async () => {
+    const { acc, role } = await pendingUser();
+    const other = await newAccount("Elsewhere");
+    const invited = await call("/account_roles/", {
+      token: acc.admin.token,
+      body: { email: other.admin.email, role: "worker" },
+    });
+    expectStatus(invited, 201);
+    const resend = (id: string) =>
+      call(`/account_roles/${id}/resend_activation_token/`, { method: "POST", token: acc.admin.token });
+    const forNew = await resend(role.id);
+    const forRegistered = await resend(invited.body.id);
+    expect({ status: forRegistered.status, body: forRegistered.text }).toEqual({
+      status: forNew.status,
+      body: forNew.text,
+    });
+    expectStatus(forRegistered, 204);
+    // The registered user got the invitation again (never an activation link).
+    const mails = (await call("/outbox/?page_size=500", { token: acc.admin.token })).body.results.filter(
+      (m: any) => m.to === other.admin.email,
+    );
+    expect(mails.map((m: any) => m.kind)).toEqual(["invitation", "invitation"]);
+  });
+
   it("activation tokens live 7 days (clock moved)", async () => {
     const { acc, email } = await pendingUser();
     const token = await mailedToken(acc.admin.token, email, "activation");

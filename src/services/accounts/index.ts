@@ -315,7 +315,7 @@ async function roleOf(env: Env, accountId: string, userId: string) {
     .first<AccountRoleRow>();
 }
 
-async function sendInvitation(env: Env, baseUrl: string, role: AccountRoleRow, accountName: string) {
+export async function sendInvitation(env: Env, baseUrl: string, role: AccountRoleRow, accountName: string) {
   const user = await env.DB.prepare("SELECT email FROM users WHERE id = ?")
     .bind(role.user_id)
     .first<{ email: string }>();

@@ -4,7 +4,7 @@
  * UPDATE (services/user-tokens), and a new one invalidates the user's earlier ones of its kind.
  */
 import { fieldError, nonFieldError, notFound, permissionDenied } from "../../http/errors";
-import { getAccountRow, getRole, getUserInAccount, sendActivation } from "../accounts";
+import { getAccountRow, getRole, getUserInAccount, sendActivation, sendInvitation } from "../accounts";
 import type { Principal } from "../auth/principal";
 import { emailSenderFromEnv } from "../messaging/email";
 import { ACTIVATION_TTL_MS, consumeUserToken, issueUserToken } from "../user-tokens";
@@ -61,7 +61,14 @@ export async function resendActivationToken(env: Env, p: Principal, roleId: stri
     .bind(role.user_id)
     .first<{ id: string; email: string; password_hash: string | null }>();
   if (!user) throw notFound();
-  if (user.password_hash !== null) throw nonFieldError("This user is already active.");
+  // Decided by the role, never by the user: a registered user's pending invitation answers
+  // exactly as a new user's activation (contract §14: nothing tells the two apart).
+  if (role.state !== "pending") throw nonFieldError("This user is already active.");
+  if (user.password_hash !== null) {
+    const account = await getAccountRow(env, p.accountId);
+    await sendInvitation(env, baseUrl, role, account?.name ?? "");
+    return;
+  }
   const token = await issueUserToken(env, {
     kind: "activation",
     userId: user.id,
