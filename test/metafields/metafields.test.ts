@@ -231,6 +231,45 @@ describe("metafields in task commands", () => {
     expect(JSON.parse((await taskRow(t.body.id)).metafields)).toEqual({ floor: 3, note: "ring twice" });
   });
 
+  it("reassign's task_data.metafields are checked as update's are", async () => {
+    const acc = await newAccount();
+    const w1 = await addUser(acc, "worker");
+    const w2 = await addUser(acc, "worker");
+    const other = await newAccount("Other");
+    await define(acc, { key: "site", value_type: "link" });
+    await define(acc, { key: "helper", value_type: "assignee" });
+    const task = await insertTask(acc.account.id, { state: "assigned", assigneeId: w1.userId });
+    const reassign = async (metafields: Record<string, unknown>) => {
+      const r = await call("/task_commands/", {
+        token: acc.admin.token,
+        body: {
+          task: task.url,
+          external_id: ext(),
+          time: new Date().toISOString(),
+          action: "reassign",
+          assignee: w2.user,
+          task_data: { metafields },
+        },
+      });
+      expect([200, 201], r.text).toContain(r.status);
+      return r.body;
+    };
+    for (const [metafields, message] of [
+      [{ site: "javascript:alert(1)" }, /^Metafield "site": /],
+      [{ nope: 1 }, /^Metafield "nope": Unknown metafield\.$/],
+      [{ helper: other.admin.user }, /^Metafield "helper": /],
+    ] as const) {
+      const refused = await reassign(metafields);
+      expect(refused.state, JSON.stringify(metafields)).toBe("rejected");
+      expect(refused.error_message).toMatch(message);
+    }
+    expect((await taskRow(task.id)).assignee_id).toBe(w1.userId);
+    expect(JSON.parse((await taskRow(task.id)).metafields || "{}")).toEqual({});
+    const ok = await reassign({ site: "https://example.org/gate", helper: w1.user });
+    expect(ok.state).toBe("accepted");
+    expect((await taskRow(task.id)).assignee_id).toBe(w2.userId);
+  });
+
   it("a worker cannot touch a metafield not editable by workers", async () => {
     const acc = await newAccount();
     const worker = await addUser(acc, "worker");

@@ -20,7 +20,14 @@ import { definitionOf, type MetafieldRow } from "../../metafields";
 import type { TaskRow } from "../../tasks/types";
 import { storedCommands } from "../store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "../types";
-import { decisionInput, type MetafieldContext, NO_METAFIELDS, planRun, project } from "./plan";
+import {
+  carriesTaskData,
+  decisionInput,
+  type MetafieldContext,
+  NO_METAFIELDS,
+  planRun,
+  project,
+} from "./plan";
 import {
   appliedGuard,
   contactAddressUpdate,
@@ -414,7 +421,7 @@ async function loadMetafieldContext(
   commands: CommandInput[],
 ): Promise<MetafieldContext> {
   const sent = commands.flatMap((c) => {
-    const m = c.action === "update" ? (c.taskData as Record<string, unknown>).metafields : undefined;
+    const m = carriesTaskData(c.action) ? (c.taskData as Record<string, unknown>).metafields : undefined;
     return m && typeof m === "object" ? [m as Record<string, unknown>] : [];
   });
   if (!sent.length && !commands.some((c) => c.action === "complete")) return NO_METAFIELDS;

@@ -34,7 +34,7 @@ export function project(
 ) {
   const changes: Partial<TaskRow> = { state, assignee_id: assigneeId, updated_at: now };
   let geocode = false;
-  if (cmd.action === "update" || cmd.action === "reassign") {
+  if (carriesTaskData(cmd.action)) {
     const td = cmd.taskData as Record<string, any>;
     if ("position" in td) changes.position = td.position;
     if ("scheduled_time" in td) changes.scheduled_time = td.scheduled_time;
@@ -91,9 +91,12 @@ export type MetafieldContext = {
 };
 export const NO_METAFIELDS: MetafieldContext = { definitions: [], accountUsers: new Set() };
 
-/** Why an `update` command's `task_data.metafields` cannot be applied, or null. */
+/** The actions whose `task_data` is applied to the task (interface 2.6: `update`, and `reassign`). */
+export const carriesTaskData = (action: string) => action === "update" || action === "reassign";
+
+/** Why an `update` or `reassign` command's `task_data.metafields` cannot be applied, or null. */
 export function metafieldProblem(actor: Actor, task: TaskRow, cmd: CommandInput, mf: MetafieldContext) {
-  if (cmd.action !== "update") return null;
+  if (!carriesTaskData(cmd.action)) return null;
   const sent = (cmd.taskData as Record<string, unknown>).metafields;
   if (!sent || typeof sent !== "object" || Array.isArray(sent)) return null;
   const input = sent as Record<string, unknown>;
