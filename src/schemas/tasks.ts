@@ -2,6 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { TASK_STATES } from "../domain/task-state-machine";
 import { dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { CONTROL_CHARACTERS } from "../services/messaging/email/address";
 import { TASK_CATEGORIES } from "../services/tasks/types";
 import { RecurrenceShortcutSchema } from "./recurrences";
 
@@ -61,7 +62,19 @@ export const ContactSchema = z
   .object({
     name: z.string().max(255).optional(),
     company: z.string().max(255).optional(),
-    emails: z.array(z.string().max(254)).max(50).optional(),
+    emails: z
+      .array(
+        z
+          .string()
+          .max(254)
+          // An address becomes a message's `To` header: a line break would add headers of its own.
+          .refine(
+            (v) => !CONTROL_CHARACTERS.test(v),
+            "E-mail addresses may not contain line breaks or control characters.",
+          ),
+      )
+      .max(50)
+      .optional(),
     phones: z.array(z.string().max(64)).max(50).optional(),
     notes: z.string().max(10_000).optional(),
   })

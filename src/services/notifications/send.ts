@@ -25,8 +25,9 @@ import type { NotificationMessage } from "../../queues/notifications/message";
 import type { SmsMessage } from "../../queues/sms/message";
 import { renderPodPdf } from "../../render/pod-pdf";
 import { emailSenderFromEnv } from "../messaging/email";
+import { EMAIL_ADDRESS } from "../messaging/email/address";
 import { POD_OPTIONS, type PodOptions, podData, podImageLoader } from "../pod";
-import { MAX_SMS_LENGTH, smsProviderName } from "../sms";
+import { E164, MAX_SMS_LENGTH, smsProviderName } from "../sms";
 import type { TaskRow } from "../tasks/types";
 import { createTracker, LIVE_TRACKER_OF_TASK, publicUrl, type TrackerRow } from "../trackers";
 import { eta, publicField } from "../trackers/public";
@@ -214,6 +215,18 @@ const fail = (env: Env, id: string, message: string, fromState: string) =>
     .bind(message.slice(0, 500), Date.now(), id, fromState)
     .run();
 
+/** A phone as written by people (`+358 40 123-4567`, `(+372) 555.0000`) reduced to E.164's digits. */
+const phoneOf = (raw: string) => raw.replace(/[\s().-]/g, "");
+
+/** Why a contact's phone or e-mail cannot be sent to, or null. */
+export function recipientProblem(channel: string, recipient: string): string | null {
+  if (channel === "sms")
+    return E164.test(phoneOf(recipient))
+      ? null
+      : "Not sent: the contact's phone is not a number in E.164 format (e.g. +358401234567).";
+  return EMAIL_ADDRESS.test(recipient) ? null : "Not sent: the contact's e-mail is not an e-mail address.";
+}
+
 /** The fd-notifications job for one message. */
 export async function deliverNotification(env: Env, m: NotificationMessage): Promise<void> {
   const row = await env.DB.prepare("SELECT * FROM notification_sends WHERE id = ?")
@@ -235,12 +248,17 @@ export async function deliverNotification(env: Env, m: NotificationMessage): Pro
     return;
   }
   if (row.state !== "pending" || row.enqueued_at !== m.fence) return;
+  // A contact's phone or e-mail is free text: a recipient no provider could take is skipped,
+  // with the reason on the send, instead of being handed to Twilio or put in a header.
+  const refused = recipientProblem(row.channel, row.recipient);
+  if (refused) return void (await fail(env, row.id, refused, "pending"));
   const c = await load(env, row);
   if (typeof c === "string") return void (await fail(env, row.id, c, "pending"));
   const vals = await values(env, c, m.baseUrl);
   const allowed = TEMPLATE_PLACEHOLDERS;
   const text = renderTemplate(c.template.body, vals, allowed, { html: false });
-  if (row.channel === "sms") return sendSms(env, row, m, text.slice(0, MAX_SMS_LENGTH));
+  if (row.channel === "sms")
+    return sendSms(env, { ...row, recipient: phoneOf(row.recipient) }, m, text.slice(0, MAX_SMS_LENGTH));
   const subject = renderTemplate(c.template.subject, vals, allowed, { html: false }).replace(/[\r\n]+/g, " ");
   return sendEmail(env, row, m, c, subject, text);
 }

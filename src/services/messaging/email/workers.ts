@@ -1,3 +1,4 @@
+import { EMAIL_ADDRESS } from "./address";
 import { EmailError, type EmailMessage, type EmailSender } from "./types";
 
 /** The shape of a `send_email` binding (wrangler.jsonc `send_email`), as far as it is used here. */
@@ -25,6 +26,14 @@ const base64Lines = (bytes: Uint8Array) => {
  * file names as RFC 2231 parameters when they are not plain ASCII.
  */
 export function buildMime(from: string, m: EmailMessage, messageId: string, date = new Date()): string {
+  // Every header is encoded (RFC 2047 for text) or checked: an address with a line break would
+  // start a header of its own (RFC 5322 §2.2), so it is refused, never sent.
+  for (const [name, address] of [
+    ["From", from],
+    ["To", m.to],
+  ] as const) {
+    if (!EMAIL_ADDRESS.test(address)) throw new EmailError(`Not an e-mail address in ${name}: refused.`);
+  }
   const head = [
     `From: ${from}`,
     `To: ${m.to}`,
