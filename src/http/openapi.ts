@@ -30,9 +30,16 @@ function message(issue: Issue, data: unknown): string {
 }
 
 /** Turns zod issues into the contract's error body: `{field: [..], nested: {sub: [..]}}`. */
+export const MAX_REPORTED_ISSUES = 100;
+
 export function zodToFieldErrors(issues: readonly Issue[], target?: string, data?: unknown): FieldErrors {
   const out: FieldErrors = {};
-  for (const issue of issues) {
+  // A list of thousands of wrong items would answer thousands of messages: the first ones tell
+  // the client what is wrong; the rest are counted.
+  if (issues.length > MAX_REPORTED_ISSUES) {
+    out.non_field_errors = [`${issues.length} errors; the first ${MAX_REPORTED_ISSUES} are shown.`];
+  }
+  for (const issue of issues.slice(0, MAX_REPORTED_ISSUES)) {
     if (issue.code === "unrecognized_keys") {
       // Only query strings are strict (contract §3: unknown query parameters are 400).
       for (const key of issue.keys)

@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../lib/json-depth";
 import type { AppEnv } from "./context";
 import { ApiError, type FieldErrors, ValidationError } from "./errors";
 
@@ -16,6 +17,12 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const FREE_FORM_FIELDS = new Set(["metafields", "data", "form_default_values"]);
 export const DEFAULT_JSON_FIELD_MAX_BYTES = 64 * 1024;
+/**
+ * Longest list a body may hold anywhere. The API's own limits are far lower (500 commands, 100
+ * orders, 500 tasks an order); this bound keeps a list of 150,000 wrong items from costing a
+ * validation error each (and the validator its stack) before those limits are even read.
+ */
+export const MAX_JSON_ARRAY_ITEMS = 10_000;
 
 export function jsonFieldMaxBytes(env: { JSON_FIELD_MAX_BYTES?: string }): number {
   const n = Number(env.JSON_FIELD_MAX_BYTES);
@@ -55,6 +62,15 @@ export function checkJsonValue(value: unknown, maxFieldBytes: number): FieldErro
       return;
     }
     if (Array.isArray(v)) {
+      if (v.length > MAX_JSON_ARRAY_ITEMS) {
+        put(
+          out,
+          path,
+          `Ensure this list has no more than ${MAX_JSON_ARRAY_ITEMS} items (it has ${v.length}).`,
+        );
+        found = true;
+        return;
+      }
       for (const [i, x] of v.entries()) walk(x, [...path, i]);
       return;
     }
@@ -106,12 +122,22 @@ export const strictJson: MiddlewareHandler<AppEnv> = async (c, next) => {
   } catch {
     throw parseError("the body is not valid UTF-8.");
   }
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw parseError(`the body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (err) {
     throw parseError(String((err as Error).message ?? err).slice(0, 200));
   }
+  // A list body past the bound is refused as a whole (as a batch past its limit is), not with
+  // one error map per item.
+  if (Array.isArray(parsed) && parsed.length > MAX_JSON_ARRAY_ITEMS)
+    throw new ValidationError({
+      non_field_errors: [
+        `Ensure this list has no more than ${MAX_JSON_ARRAY_ITEMS} items (it has ${parsed.length}).`,
+      ],
+    });
   const errors = checkJsonValue(parsed, jsonFieldMaxBytes(c.env));
   if (errors) throw new ValidationError(Array.isArray(parsed) ? toArrayErrors(errors, parsed) : errors);
   // The validator reads the body from this cache: the parse above is the only one.

@@ -47,6 +47,26 @@ export const AddressInputSchema = z
       "Other members (formatted_address, geocoded_at, ...) are read-only and ignored.",
   });
 
+/** An address input names a place (`raw_address` not blank, or `location`); null or absent is no address. */
+export const addressGiven = (a: { raw_address?: string; location?: unknown } | null | undefined) =>
+  !a || Boolean(a.raw_address?.trim() || a.location);
+export const NO_PLACE = "Give raw_address or location.";
+
+/** The refinements of a body's depot addresses (routes, account roles): each names a place. */
+export function refineDepots<T extends z.ZodType<{ start_address?: unknown; end_address?: unknown }>>(
+  schema: T,
+) {
+  return schema
+    .refine((v) => addressGiven(v.start_address as never), {
+      message: NO_PLACE,
+      path: ["start_address", "non_field_errors"],
+    })
+    .refine((v) => addressGiven(v.end_address as never), {
+      message: NO_PLACE,
+      path: ["end_address", "non_field_errors"],
+    });
+}
+
 export const AddressSchema = z
   .object({
     raw_address: z.string(),

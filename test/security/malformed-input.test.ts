@@ -126,4 +126,53 @@ describe("response headers", () => {
       expect(r.headers.get("X-Content-Type-Options")).toBe("nosniff");
     }
   });
+
+  it("answers the round-two findings with 400s that name the field or the limit", async () => {
+    const acc = await newAccount();
+    const deep = `${"[".repeat(4000)}${"]".repeat(4000)}`;
+    for (const [path, token] of [
+      ["/authenticate/", undefined],
+      ["/tasks/", acc.admin.token],
+    ] as const) {
+      const r = await call(path, {
+        token,
+        raw: deep,
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+      });
+      expectStatus(r, 400);
+      expect(r.body).toMatchObject({
+        code: "parse_error",
+        detail: expect.stringMatching(/deeper than 64 levels/),
+      });
+    }
+    const huge = await call("/trackers/", {
+      token: acc.admin.token,
+      body: { tasks: Array(150_000).fill({}) },
+    });
+    expectStatus(huge, 400);
+    expect(huge.body.tasks[0]).toMatch(/no more than 10000 items/);
+    const many = await call("/trackers/", { token: acc.admin.token, body: { tasks: Array(5000).fill({}) } });
+    expectStatus(many, 400);
+    expect(many.body.non_field_errors[0]).toBe("5000 errors; the first 100 are shown.");
+    for (const method of ["POST", "PUT"] as const) {
+      const route =
+        method === "POST"
+          ? "/routes/"
+          : `/routes/${(await call("/routes/", { token: acc.admin.token, body: { name: "r" } })).body.id}/`;
+      for (const column of ["start_address", "end_address"]) {
+        const r = await call(route, { method, token: acc.admin.token, body: { name: "r", [column]: {} } });
+        expectStatus(r, 400);
+        expect(r.body[column]).toEqual({ non_field_errors: ["Give raw_address or location."] });
+      }
+    }
+    const client = await call("/clients/", { token: acc.admin.token, body: { name: "Kept" } });
+    const patched = await call(`/clients/${client.body.id}/`, {
+      method: "PATCH",
+      token: acc.admin.token,
+      body: {},
+    });
+    expectStatus(patched, 200);
+    expect(patched.body.name).toBe("Kept");
+  });
 });

@@ -13,7 +13,7 @@ import {
 } from "../../http/openapi";
 import { pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
-import { AddressInputSchema, AddressSchema } from "../../schemas/tasks";
+import { AddressInputSchema, AddressSchema, refineDepots } from "../../schemas/tasks";
 import { tasksForReader } from "../../services/forms/worker-view";
 import {
   createRoute as createRouteRow,
@@ -55,25 +55,24 @@ export const RouteSchema = z
   })
   .openapi("Route");
 
-const RouteWriteSchema = z
-  .object({
-    name: z.string().max(255).optional(),
-    assignee: z.string().nullable().optional().openapi({ description: "User URL of the account, or null." }),
-    date: z
-      .string()
-      .regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, "Date has wrong format. Use YYYY-MM-DD.")
-      .nullable()
-      .optional(),
-    objective: z.enum(ROUTE_OBJECTIVES).optional().openapi({ description: "Default `distance`." }),
-    start_address: AddressInputSchema.nullable().optional().openapi({
-      description: "Default: the assignee's account-role `start_address`, copied when the assignee is set.",
-    }),
-    end_address: AddressInputSchema.nullable()
-      .optional()
-      .openapi({ description: "Default: the assignee's account-role `end_address`." }),
-    metafields: z.record(z.string(), z.any()).nullable().optional(),
-  })
-  .openapi("RouteWrite");
+const RouteWriteFields = z.object({
+  name: z.string().max(255).optional(),
+  assignee: z.string().nullable().optional().openapi({ description: "User URL of the account, or null." }),
+  date: z
+    .string()
+    .regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, "Date has wrong format. Use YYYY-MM-DD.")
+    .nullable()
+    .optional(),
+  objective: z.enum(ROUTE_OBJECTIVES).optional().openapi({ description: "Default `distance`." }),
+  start_address: AddressInputSchema.nullable().optional().openapi({
+    description: "Default: the assignee's account-role `start_address`, copied when the assignee is set.",
+  }),
+  end_address: AddressInputSchema.nullable()
+    .optional()
+    .openapi({ description: "Default: the assignee's account-role `end_address`." }),
+  metafields: z.record(z.string(), z.any()).nullable().optional(),
+});
+const RouteWriteSchema = refineDepots(RouteWriteFields).openapi("RouteWrite");
 
 const expandQuery = {
   expand: z.string().optional().openapi({ description: "`tasks`: the route's tasks inline." }),

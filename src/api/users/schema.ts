@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../db/schema";
 import { dateTime } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
-import { AddressInputSchema, AddressSchema } from "../../schemas/tasks";
+import { AddressInputSchema, AddressSchema, refineDepots } from "../../schemas/tasks";
 import type { AccountRoleRow, UserRow } from "../../services/accounts";
 import { serializeAddressWithOutcome } from "../../services/addresses/stored";
 
@@ -128,10 +128,7 @@ export const AccountRoleCreateSchema = z
   .openapi("AccountRoleCreate", { example: { email: "dispatcher@example.com", role: "manager" } });
 
 /** An address to store must say where: text, a point, or both (null removes it). */
-const addressGiven = (a: { raw_address?: string; location?: unknown } | null | undefined) =>
-  !a || Boolean(a.raw_address?.trim() || a.location);
-
-export const AccountRolePatchSchema = z
+const AccountRolePatchFields = z
   .object({
     role: RoleEnum,
     is_active: z.boolean(),
@@ -149,16 +146,8 @@ export const AccountRolePatchSchema = z
       description: "Geocoded like a task's address; null removes it.",
     }),
   })
-  .partial()
-  .refine((v) => addressGiven(v.start_address), {
-    message: "Give raw_address or location.",
-    path: ["start_address", "non_field_errors"],
-  })
-  .refine((v) => addressGiven(v.end_address), {
-    message: "Give raw_address or location.",
-    path: ["end_address", "non_field_errors"],
-  })
-  .openapi("AccountRolePatch");
+  .partial();
+export const AccountRolePatchSchema = refineDepots(AccountRolePatchFields).openapi("AccountRolePatch");
 
 export function serializeRole(r: RenderCtx, a: AccountRoleRow) {
   return {

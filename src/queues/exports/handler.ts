@@ -20,7 +20,12 @@ export async function handleExportBatch(batch: MessageBatch<ExportMessage>, env:
         message.retry({ delaySeconds: 5 * 2 ** (message.attempts - 1) });
         continue;
       }
-      await failExport(env, message.body, err instanceof Error ? err.message : String(err));
+      // A reason the job gives (JobError) is shown; an internal one stays in the log above.
+      const reason =
+        err instanceof JobError
+          ? err.message
+          : `The export stopped on an internal error after ${message.attempts} attempts (logged with its id).`;
+      await failExport(env, message.body, reason);
       message.ack();
     }
   }

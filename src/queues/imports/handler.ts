@@ -21,7 +21,10 @@ export async function handleImportBatch(batch: MessageBatch<ImportMessage>, env:
         message.retry({ delaySeconds: 5 * 2 ** (message.attempts - 1) });
         continue;
       }
-      const reason = err instanceof Error ? err.message : String(err);
+      // A reason about the file or the job is shown; an internal one stays in the log above.
+      const reason = final
+        ? (err as Error).message
+        : `The import stopped on an internal error after ${message.attempts} attempts (logged with its id).`;
       await failImport(env, message.body, reason, err instanceof FileProblem ? err.error : null);
       message.ack();
     }

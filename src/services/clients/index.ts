@@ -147,6 +147,7 @@ export async function updateClient(
     throw new ValidationError({ name: ["This field may not be blank."] });
   await checkMetafields(db, p, input, current);
   const fields = FIELDS.filter((f) => method === "put" || input[f] !== undefined);
+  if (!fields.length) return current; // a PATCH that sends nothing changes nothing
   try {
     await db
       .prepare(

@@ -12,6 +12,7 @@
  */
 import type { MetafieldValueType } from "../../domain/metafields";
 import type { FieldErrors } from "../../http/errors";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../lib/json-depth";
 import { type ExportKind, fieldNames, type MetafieldKeys, unknownFields } from "../exports/fields";
 
 export type ImportKind = "orders" | "tasks" | "contact_addresses";
@@ -71,6 +72,10 @@ function put(target: Record<string, unknown>, path: string[], value: unknown) {
 }
 
 function json(out: RowBody, column: string, text: string): unknown {
+  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    out.errors[column] = [`Value is nested deeper than ${MAX_JSON_DEPTH} levels.`];
+    return undefined;
+  }
   try {
     return JSON.parse(text);
   } catch {
@@ -99,7 +104,8 @@ export function metafieldValue(text: string, type: MetafieldValueType | undefine
     case "boolean":
       return text === "true" ? true : text === "false" ? false : text;
     case "multiselect":
-      if (text.startsWith("[")) {
+      // Left as text (then refused by type) when nested past what any body may be.
+      if (text.startsWith("[") && !nestsDeeperThan(text, MAX_JSON_DEPTH)) {
         try {
           return JSON.parse(text);
         } catch {

@@ -87,6 +87,10 @@ export function serializeImport(r: RenderCtx, row: ImportRow) {
  */
 export async function readHeader(bucket: R2Bucket, key: string): Promise<string[]> {
   const fail = (m: string) => new ValidationError({ file: [m] });
+  const head = await bucket.head(key);
+  if (!head) throw fail("The file has not been uploaded.");
+  // A range of an empty object is not satisfiable (RFC 9110 §14.1.1): say what is wrong instead.
+  if (head.size === 0) throw fail("The file is empty: it needs at least a header row.");
   const obj = await bucket.get(key, { range: { offset: 0, length: HEADER_MAX_BYTES } });
   if (!obj) throw fail("The file has not been uploaded.");
   const bytes = new Uint8Array(await obj.arrayBuffer());

@@ -18,6 +18,8 @@ import type { ImportRow } from "./index";
 export const DEFAULT_MAX_IMPORT_ROWS = 100_000;
 /** JSON text per INSERT (one bound parameter; D1 allows up to 2 MB a value). */
 const STAGE_BYTES = 256 * 1024;
+/** Longest row (its cells as JSON): no object of the API is larger; D1 would refuse far larger. */
+export const MAX_IMPORT_ROW_BYTES = 256 * 1024;
 
 export const maxImportRows = (env: Env) => {
   const n = Number((env as unknown as Record<string, string | undefined>).MAX_IMPORT_ROWS);
@@ -106,6 +108,17 @@ export async function stageImport(env: Env, row: ImportRow): Promise<StageResult
         groups.set(key, grp);
       } else grp = nextGroup++;
       const cells = JSON.stringify(r);
+      if (cells.length > MAX_IMPORT_ROW_BYTES) {
+        const kib = Math.ceil(cells.length / 1024);
+        throw new FileProblem(
+          `Row ${number} is ${kib} KiB long; a row may have at most 256 KiB. Nothing was imported.`,
+          {
+            row: number,
+            field: null,
+            message: `This row is ${kib} KiB long; at most 256 KiB.`,
+          },
+        );
+      }
       pending.push([number, grp, cells]);
       pendingBytes += cells.length + 24;
       if (pendingBytes >= STAGE_BYTES) await flush(false);
