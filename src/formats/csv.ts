@@ -7,7 +7,8 @@
  *
  * Formula injection (contract §21): a spreadsheet runs a cell that starts with `=`, `+`, `-`,
  * `@`, tab or carriage return as a formula (OWASP "CSV Injection"), so such a cell is written
- * with a leading `'`. That includes negative numbers: `-5` is written `'-5` (a spreadsheet shows
+ * with a leading `'`; so is one whose trigger follows leading blanks or is a look-alike
+ * (`TRIGGER` below). That includes negative numbers: `-5` is written `'-5` (a spreadsheet shows
  * it as the text -5). So that the escape is reversible, a cell that already starts with one or
  * more `'` followed by one of those characters gets one more `'`; reading removes exactly one
  * `'` from a cell of the form `'+<trigger>...`. Round trip: `unescapeFormula(escapeFormula(s)) === s`
@@ -18,7 +19,12 @@
  * the caller skips them but still counts them, as a spreadsheet numbers its rows.
  */
 
-const TRIGGER = /^'*[=+\-@\t\r]/;
+/**
+ * A trigger, as spreadsheets read one: `= + - @`, tab or CR, also after leading spaces, tabs,
+ * no-break or zero-width characters (which spreadsheets skip), and the full-width and small-form
+ * look-alikes that some of them fold to the ASCII ones (＝ ＋ － ＠, ﹦ ﹢ ﹣ ﹫, and the minus sign −).
+ */
+const TRIGGER = /^'*[ \t\u00a0\u2007\u202f\u200b-\u200d\u2060\ufeff]*[=+\-@\t\r\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212]/;
 /** A leading U+FEFF is quoted too, so that it is never taken for a byte order mark. */
 const NEEDS_QUOTES = /^\uFEFF|[",\r\n]/;
 

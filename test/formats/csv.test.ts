@@ -27,6 +27,19 @@ describe("CSV (RFC 4180, contract §21)", () => {
       ["'=x", "''=x"],
       ["'abc", "'abc"],
       ["a=b", "a=b"],
+      // Look-alikes and leading blanks that spreadsheets skip (contract §21).
+      ["＝SUM(A1)", "'＝SUM(A1)"],
+      ["＋1", "'＋1"],
+      ["－1", "'－1"],
+      ["＠x", "'＠x"],
+      [" =x", "' =x"],
+      ["\t=x", "'\t=x"],
+      ["\u00a0=x", "'\u00a0=x"],
+      ["\u200b=x", "'\u200b=x"],
+      ["\u200b\u00a0 +x", "'\u200b\u00a0 +x"],
+      ["' =x", "'' =x"],
+      ["  plain", "  plain"],
+      ["x＝y", "x＝y"],
     ]) {
       expect(escapeFormula(v)).toBe(w);
       expect(unescapeFormula(w)).toBe(v);
