@@ -8,9 +8,12 @@ import { publicTracker } from "../services/trackers/public";
 
 export const PUBLIC_PREFIX = "/t";
 
-/** The public page's policy (CSP Level 3): nothing but this page's own inline styles. */
+/**
+ * The public page's policy (CSP Level 3): nothing but this page's own inline styles, and the
+ * empty `data:` icon it names (so no browser asks for /favicon.ico and logs a 404).
+ */
 const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
  * Recipients' pages (contract §17) as a sub-app of their own: no token, no API versions, any
@@ -45,9 +48,7 @@ export function createPublicApp() {
       "Referrer-Policy": "no-referrer",
     });
   });
-  methodNotAllowedOr404(app, (r) => {
-    const p = getPath(r);
-    return p.endsWith("/") ? p : `${p}/`;
-  });
+  // `/t/<token>` without its slash is 404, as every unknown path (the API's slash rule).
+  methodNotAllowedOr404(app, getPath);
   return app;
 }

@@ -15,15 +15,25 @@ export type PublicTracker = {
   timeZone: string;
   mapProvider: string;
   mapRegion: string | null;
-  tasks: { fields: PublicTask; popup: string; location: Point | null }[];
+  /**
+   * What the map link may show: the point when `address.location` is allowlisted, else the
+   * formatted address when that is, else nothing (the link never reveals more than the page).
+   */
+  tasks: { fields: PublicTask; popup: string; place: MapPlace | null }[];
 };
+export type MapPlace = { point: Point } | { query: string };
 
-function mapLink(t: PublicTracker, p: [number, number]): string {
-  const [lon, lat] = p;
-  if (t.mapProvider === "google") {
-    const region = t.mapRegion ? `&region=${encodeURIComponent(t.mapRegion)}` : "";
-    return `https://www.google.com/maps/search/?api=1&query=${lat},${lon}${region}`;
+function mapLink(t: PublicTracker, place: MapPlace): string {
+  const google = t.mapProvider === "google";
+  const region = google && t.mapRegion ? `&region=${encodeURIComponent(t.mapRegion)}` : "";
+  if ("query" in place) {
+    const q = encodeURIComponent(place.query);
+    return google
+      ? `https://www.google.com/maps/search/?api=1&query=${q}${region}`
+      : `https://www.openstreetmap.org/search?query=${q}`;
   }
+  const [lon, lat] = place.point;
+  if (google) return `https://www.google.com/maps/search/?api=1&query=${lat},${lon}${region}`;
   return `https://www.openstreetmap.org/?mlat=${lat}&mlon=${lon}#map=17/${lat}/${lon}`;
 }
 
@@ -60,9 +70,9 @@ export function renderTrackerHtml(t: PublicTracker): string {
       if (f.predicted_delivery_error) rows.push(`<p class="eta-error">${e(f.predicted_delivery_error)}</p>`);
       if (f.assignee?.name) rows.push(`<p>${e(words.driver)}: ${e(f.assignee.name)}</p>`);
       if (f.reference) rows.push(`<p>${e(words.reference)}: ${e(f.reference)}</p>`);
-      if (task.location)
+      if (task.place)
         rows.push(
-          `<p><a href="${e(mapLink(t, task.location))}" rel="noopener noreferrer">${e(words.map)}</a></p>`,
+          `<p><a href="${e(mapLink(t, task.place))}" rel="noopener noreferrer">${e(words.map)}</a></p>`,
         );
       if (task.popup) rows.push(`<div class="popup">${task.popup}</div>`);
       return `<section class="task">${rows.join("\n")}</section>`;
@@ -71,6 +81,7 @@ export function renderTrackerHtml(t: PublicTracker): string {
   return `<!doctype html>
 <html lang="${e(t.language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="30"><meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 <title>${e(words.title)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:0;padding:1rem;background:#f6f6f4;color:#222}section{background:#fff;border-radius:.6rem;padding:.8rem 1rem;margin-bottom:.8rem;box-shadow:0 1px 2px #0001}.state{font-size:1.3rem;font-weight:600;margin:.2rem 0}.eta{font-size:1.1rem}.eta-error{color:#8a4b00}p{margin:.35rem 0}a{color:#0b5cad}</style>
 </head><body><h1>${e(words.title)}</h1>

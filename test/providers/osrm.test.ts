@@ -76,6 +76,18 @@ describe("OSRM provider against a server speaking OSRM's table API", () => {
     await expect(tooBig).rejects.not.toBeInstanceOf(RoutingUnavailableError);
   });
 
+  it("legs of a path: each consecutive pair, in runs of max-table-size points, as the table says", async () => {
+    const { provider, stats } = osrm(40);
+    const points = around(95, 7);
+    const legs = await provider.legs(points);
+    expect(legs).toHaveLength(94);
+    // Runs of 40 overlapping by one: 0-39, 39-78, 78-94.
+    expect((await stats()).requests).toBe(3);
+    const { durations } = await osrm(100).provider.table(points);
+    for (let i = 0; i < 94; i++) expect(legs[i]).toBeCloseTo(durations[i][i + 1], 6);
+    expect(await provider.legs([points[0]])).toEqual([]);
+  });
+
   it("an unreachable server is a temporary failure", async () => {
     const down = matrixFromEnv({ ROUTING_URL: "http://127.0.0.1:9" });
     await expect(

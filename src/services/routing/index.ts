@@ -11,6 +11,11 @@ export interface MatrixProvider {
   readonly name: string;
   /** Metres and seconds from every point to every point; Infinity where there is no path. */
   table(points: Point[]): Promise<Matrix>;
+  /**
+   * Seconds of each leg of a path through `points` in order (`points[i]` → `points[i + 1]`):
+   * what an ETA along a worker's stops needs, without the n × n table (n − 1 figures, not n²).
+   */
+  legs(points: Point[]): Promise<number[]>;
 }
 
 export class RoutingUnavailableError extends Error {}
@@ -41,6 +46,11 @@ export class OfflineMatrix implements MatrixProvider {
     const metresPerSecond = (this.speedKmh * 1000) / 3600;
     const distances = points.map((a) => points.map((b) => greatCircleMetres(a, b) * DETOUR));
     return { distances, durations: distances.map((row) => row.map((d) => d / metresPerSecond)) };
+  }
+
+  async legs(points: Point[]): Promise<number[]> {
+    const metresPerSecond = (this.speedKmh * 1000) / 3600;
+    return points.slice(1).map((b, i) => (greatCircleMetres(points[i], b) * DETOUR) / metresPerSecond);
   }
 }
 
@@ -96,6 +106,20 @@ export class OsrmMatrix implements MatrixProvider {
     };
     await pool(blocks, 6, one);
     return { durations, distances };
+  }
+
+  /** Consecutive runs of at most `maxTableSize` points, overlapping by one: a table request each. */
+  async legs(points: Point[]): Promise<number[]> {
+    const k = Math.max(2, this.maxTableSize);
+    const out = new Array<number>(Math.max(0, points.length - 1));
+    const starts: number[] = [];
+    for (let i = 0; i < points.length - 1; i += k - 1) starts.push(i);
+    await pool(starts, 6, async (start) => {
+      const run = points.slice(start, start + k);
+      const m = await this.block(run, null, null);
+      for (let i = 0; i < run.length - 1; i++) out[start + i] = m.durations[i][i + 1];
+    });
+    return out;
   }
 
   private async block(points: Point[], sources: number[] | null, destinations: number[] | null) {

@@ -8,12 +8,17 @@ import { type EtaReason, PREDICTED_DELIVERY_ERRORS } from "../../domain/eta-mess
 import { LOCALES, type Locale } from "../../domain/locales";
 import { negotiateLanguage, type PublicTaskField, renderTemplate } from "../../domain/tracker";
 import { notFound } from "../../http/errors";
-import type { PublicTask, PublicTracker } from "../../render/tracker";
+import type { MapPlace, PublicTask, PublicTracker } from "../../render/tracker";
 import { matrixFromEnv, type Point } from "../routing";
 import { addressOf, parseJson, type TaskRow } from "../tasks/types";
 import type { TrackerRow } from "./index";
 
 const OPEN = ["assigned", "accepted", "transit", "active"];
+/**
+ * Stops of a worker an ETA drives through at most: one anonymous page view reads and computes
+ * this many, whatever the worker's list holds. A task further down is reached after all of them.
+ */
+export const MAX_ETA_STOPS = 200;
 const FINISHED = ["completed", "failed", "cancelled"];
 
 const pointOfAddress = (json: string | null): Point | null => {
@@ -53,7 +58,7 @@ export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map
       db
         .prepare(
           `SELECT id, address, duration_seconds, complete_after FROM tasks WHERE account_id = ? AND assignee_id = ? AND state IN ('assigned','accepted','transit','active')
-           ORDER BY position IS NULL, position, created_at, id LIMIT 200`,
+           ORDER BY position IS NULL, position, created_at, id LIMIT ${MAX_ETA_STOPS}`,
         )
         .bind(accountId, worker),
       db
@@ -99,7 +104,7 @@ export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map
       const arrivals = await arrivalTimes(env, start, stops.slice(0, end), stopPoints.slice(0, end), now);
       for (const t of chainTasks) {
         const i = index.get(t.id);
-        // A task beyond the worker's first 200 open tasks comes after all of them.
+        // A task beyond the worker's first MAX_ETA_STOPS open tasks comes after all of them.
         const arrival =
           i !== undefined
             ? arrivals[i]
@@ -117,9 +122,31 @@ export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map
 }
 
 /**
+ * Leg times of a worker's chain of stops, kept a minute per isolate: a tracking page reloads
+ * itself every 30 s, and a route's recipients watch the same worker, so one computation serves
+ * them all (the legs depend on the points only, not on the time of the view). Plain numbers
+ * only: nothing tied to one request (a promise, a stream) is kept across requests.
+ */
+const LEG_CACHE_MS = 60_000;
+const LEG_CACHE_ENTRIES = 500;
+const legCache = new Map<string, { at: number; legs: number[] }>();
+
+async function cachedLegs(env: Env, points: Point[], now: number): Promise<number[]> {
+  const provider = matrixFromEnv(env);
+  const key = `${provider.name}|${points.map((p) => `${p[0]},${p[1]}`).join(";")}`;
+  const hit = legCache.get(key);
+  if (hit && now - hit.at < LEG_CACHE_MS) return hit.legs;
+  const legs = await provider.legs(points);
+  if (legCache.size >= LEG_CACHE_ENTRIES) legCache.delete(legCache.keys().next().value!);
+  legCache.set(key, { at: now, legs });
+  return legs;
+}
+
+/**
  * Arrival times (epoch seconds) at each stop driven in order from `start` at `now`: travel,
  * then waiting for `complete_after`, then the stop's `duration` before leaving. Null from the
- * first stop without a location or a road to it.
+ * first stop without a location or a road to it. The travel is the chain's n legs (not an
+ * n × n table), at most MAX_ETA_STOPS + 1 of them.
  */
 async function arrivalTimes(
   env: Env,
@@ -132,11 +159,11 @@ async function arrivalTimes(
   const reachable = known < 0 ? chain.length : known;
   const out: (number | null)[] = new Array(chain.length).fill(null);
   if (reachable === 0) return out;
-  const { durations } = await matrixFromEnv(env).table([start, ...(points.slice(0, reachable) as Point[])]);
+  const legs = await cachedLegs(env, [start, ...(points.slice(0, reachable) as Point[])], now);
   let t = now / 1000;
   for (let i = 0; i < reachable; i++) {
     if (i > 0) t += chain[i - 1].duration_seconds ?? 0;
-    t += durations[i][i + 1];
+    t += legs[i];
     if (!Number.isFinite(t)) break;
     const after = chain[i].complete_after;
     if (after !== null && after / 1000 > t) t = after / 1000;
@@ -180,6 +207,16 @@ export function publicField(
     case "contact.name":
       return parseJson<{ name?: string }>(task.contact, {}).name ?? "";
   }
+}
+
+/** What the task's map link may point at: only what the allowlist shows on the page. */
+function mapPlace(task: TaskRow, needs: (f: PublicTaskField) => boolean): MapPlace | null {
+  const address = addressOf(task);
+  const point = address.location?.coordinates as Point | undefined;
+  if (needs("address.location") && point) return { point };
+  if (needs("address.formatted_address") && address.formatted_address)
+    return { query: address.formatted_address };
+  return null;
 }
 
 /** Nests dotted names (`address.formatted_address` → `{address: {formatted_address}}`). */
@@ -267,10 +304,7 @@ export async function publicTracker(
     out.push({
       fields: fieldsOut,
       popup: renderTemplate(tracker.task_popup_template ?? "", flat, fields),
-      location:
-        needs("address.location") || needs("address.formatted_address")
-          ? ((addressOf(task).location?.coordinates as Point | undefined) ?? null)
-          : null,
+      place: mapPlace(task, needs),
     });
   }
   return {
