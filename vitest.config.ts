@@ -1,6 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { copyDocsAssets } from "./scripts/docs-assets.mjs";
+import { copyStaticAssets } from "./scripts/static-assets.mjs";
 import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 
 // Tests run inside workerd against the real local bindings declared in wrangler.jsonc
@@ -8,8 +8,8 @@ import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 // fixed test values here, so a fresh clone can run the suite without any setup.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
-  // The /docs/ page's Swagger UI files (wrangler's build command does this for dev and deploy).
-  copyDocsAssets();
+  // The /docs/ page's Swagger UI files and the PDFs' fonts (wrangler's build command does this for dev and deploy).
+  copyStaticAssets();
   return {
     plugins: [
       cloudflareTest({
