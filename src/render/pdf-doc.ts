@@ -16,6 +16,21 @@ import type { Box, FigureBox, Metrics, PageSpec, Weight } from "./layout";
 
 export type FontFiles = { regular: Uint8Array; bold: Uint8Array };
 
+/** Common symbols Noto Sans has no glyph for, written with the characters it has. */
+const SUBSTITUTES: Record<string, string> = {
+  "→": "->",
+  "←": "<-",
+  "↔": "<->",
+  "⇒": "=>",
+  "✓": "v",
+  "✔": "v",
+  "✗": "x",
+  "✘": "x",
+  "★": "*",
+  "●": "•",
+  "■": "•",
+};
+
 export type Pdf = {
   doc: PDFDocument;
   fonts: Record<Weight, PDFFont>;
@@ -48,7 +63,7 @@ export async function createPdf(files: FontFiles, meta: { title: string; languag
         const cp = ch.codePointAt(0)!;
         if (ch === "\n" || ch === "\r") return ch;
         if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) return " ";
-        return known.has(cp) ? ch : "?";
+        return known.has(cp) ? ch : (SUBSTITUTES[ch] ?? "?");
       }).join(""),
   };
   return { doc, fonts, metrics };

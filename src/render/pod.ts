@@ -60,8 +60,10 @@ export function podRows(d: PodData, L: PodLabels): [string, string][] {
   if (d.finished.location)
     rows.push([L.where, `${d.finished.location[1].toFixed(5)}, ${d.finished.location[0].toFixed(5)}`]);
   if (d.finished.notes) rows.push([L.notes, d.finished.notes]);
-  if (d.reference !== null) rows.push([L.reference, d.reference]);
-  if (d.description !== null) rows.push([L.description, d.description]);
+  // Shown when the options ask for them and there is something to show: an empty value under
+  // its label reads as a rendering fault.
+  if (d.reference) rows.push([L.reference, d.reference]);
+  if (d.description) rows.push([L.description, d.description]);
   return rows;
 }
 
@@ -88,9 +90,9 @@ export function renderPodHtml(d: PodData): string {
   return `<!doctype html>
 <html lang="${e(d.language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${e(podTitle(d, L))}</title>
-<style>body{font-family:system-ui,sans-serif;margin:1rem;color:#222;max-width:48rem}h1{font-size:1.3rem}h2{font-size:1.1rem}table{border-collapse:collapse}th{text-align:left;padding-right:1rem;vertical-align:top}td,th{padding:.25rem .5rem .25rem 0;vertical-align:top;overflow-wrap:anywhere}.history td,.history th{border-bottom:1px solid #ddd}figure{display:inline-block;margin:.3rem;vertical-align:top;max-width:12rem}img{max-width:12rem;max-height:12rem;border:1px solid #ddd}</style>
+<style>body{font-family:system-ui,sans-serif;margin:1rem;color:#222;max-width:48rem}h1{font-size:1.3rem}h2{font-size:1.1rem}table{border-collapse:collapse}th{text-align:left;padding-right:1rem;vertical-align:top}td,th{padding:.25rem .5rem .25rem 0;vertical-align:top}td{overflow-wrap:anywhere}.facts td{white-space:pre-line}@media (max-width:30rem){.facts th,.facts td{display:block}.facts th{padding:.5rem 0 0;font-size:.85rem;color:#555}}.history td,.history th{border-bottom:1px solid #ddd}figure{display:inline-block;margin:.3rem;vertical-align:top;max-width:12rem}img{max-width:12rem;max-height:12rem;border:1px solid #ddd}</style>
 </head><body><h1>${e(podTitle(d, L))}</h1>
-<table>${podRows(d, L)
+<table class="facts">${podRows(d, L)
     .map(([k, v]) => `<tr><th>${e(k)}</th><td>${e(v)}</td></tr>`)
     .join("")}</table>
 ${d.images ? `<h2>${e(L.photos)}</h2>${d.images.length ? d.images.map((i) => figure(i, i.description || i.fileName)).join("") : none}` : ""}
