@@ -12,7 +12,7 @@
  * Pure: the font files come in as bytes (src/services/documents/fonts.ts reads them).
  */
 import { PDFDocument, type PDFFont, type PDFImage, type PDFPage, rgb } from "@cantoo/pdf-lib";
-import type { Box, FigureBox, Metrics, PageSpec, Weight } from "./layout";
+import type { Box, FigureBox, Metrics, PageSpec, Rgb, Weight } from "./layout";
 
 export type FontFiles = { regular: Uint8Array; bold: Uint8Array };
 
@@ -71,13 +71,12 @@ export async function createPdf(files: FontFiles, meta: { title: string; languag
 
 export const pdfColor = (c: readonly [number, number, number]) => rgb(c[0], c[1], c[2]);
 
+/** `#rrggbb` as red, green and blue from 0 to 1 (the layout engine's colours). */
+export const hexRgb = (hex: string): Rgb =>
+  [1, 3, 5].map((k) => Number.parseInt(hex.slice(k, k + 2), 16) / 255) as unknown as Rgb;
+
 /** `#rrggbb` as a pdf-lib colour. */
-export const hexColor = (hex: string) =>
-  rgb(
-    Number.parseInt(hex.slice(1, 3), 16) / 255,
-    Number.parseInt(hex.slice(3, 5), 16) / 255,
-    Number.parseInt(hex.slice(5, 7), 16) / 255,
-  );
+export const hexColor = (hex: string) => pdfColor(hexRgb(hex));
 
 /**
  * Adds one page per list of boxes and draws them. Layout coordinates are top-down; PDF user

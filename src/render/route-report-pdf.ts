@@ -10,7 +10,7 @@
 import type { PDFPage } from "@cantoo/pdf-lib";
 import { formatDuration, formatKm, REPORT_LABELS } from "../domain/report-labels";
 import { A4, type Block, layout, type Metrics } from "./layout";
-import { createPdf, drawPages, type FontFiles, hexColor, type Pdf } from "./pdf-doc";
+import { createPdf, drawPages, type FontFiles, hexColor, hexRgb, type Pdf } from "./pdf-doc";
 import { fitRouteMap, type MapDepot, type RouteMap, routeColor } from "./route-map";
 import {
   depotLabel,
@@ -211,13 +211,13 @@ export async function renderRouteReportPdf(d: ReportData, fontFiles: FontFiles):
   const push = (b: Block<MapFigure> | null) => b && blocks.push(b);
   if (d.routes.length > 1) push(mapFigure(d, [...d.routes.keys()], m));
   d.routes.forEach((r, i) => {
-    const [red, green, blue] = [1, 3, 5].map((k) => Number.parseInt(routeColor(i).slice(k, k + 2), 16) / 255);
     blocks.push({
       kind: "text",
       text: r.label,
       size: 13,
       weight: "bold",
-      color: [red, green, blue],
+      // The route's name in its colour on the maps: the legend of the route's own map.
+      color: hexRgb(routeColor(i)),
       before: 14,
       after: 2,
       keepWithNext: true,
