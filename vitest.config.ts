@@ -1,6 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
-import { copyDocsAssets } from "./scripts/docs-assets.mjs";
+import { copyStaticAssets } from "./scripts/static-assets.mjs";
 import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 
 // Tests run inside workerd against the real local bindings declared in wrangler.jsonc
@@ -8,8 +8,8 @@ import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 // fixed test values here, so a fresh clone can run the suite without any setup.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
-  // The /docs/ page's Swagger UI files (wrangler's build command does this for dev and deploy).
-  copyDocsAssets();
+  // The /docs/ page's Swagger UI files and the PDFs' fonts (wrangler's build command does this for dev and deploy).
+  copyStaticAssets();
   return {
     plugins: [
       cloudflareTest({
@@ -22,6 +22,9 @@ export default defineConfig(async () => {
             // Suites fire many requests per token; the limiter's own test sets 20/s explicitly.
             RATE_LIMIT_PER_SECOND: "100000",
             WEBHOOKS_ALLOW_PRIVATE: "false",
+            // What `npm run dev` writes to .dev.vars (which wrangler reads here too) must not
+            // change what the tests see: the deployed default, no browser origin allowed.
+            CORS_ORIGINS: "",
             JWT_SECRETS:
               "test-2:dGVzdC1rZXktdHdvLXRlc3Qta2V5LXR3by10ZXN0LWtleQ,test-1:dGVzdC1rZXktb25lLXRlc3Qta2V5LW9uZS10ZXN0LWtleQ",
             STORAGE_ACCESS_KEY_ID: "AKIATESTKEY0000000001",

@@ -24,7 +24,8 @@
  * no-break or zero-width characters (which spreadsheets skip), and the full-width and small-form
  * look-alikes that some of them fold to the ASCII ones (＝ ＋ － ＠, ﹦ ﹢ ﹣ ﹫, and the minus sign −).
  */
-const TRIGGER = /^'*[ \t\u00a0\u2007\u202f\u200b-\u200d\u2060\ufeff]*[=+\-@\t\r\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212]/;
+const TRIGGER =
+  /^'*[ \t\u00a0\u2007\u202f\u200b-\u200d\u2060\ufeff]*[=+\-@\t\r\uff1d\uff0b\uff0d\uff20\ufe66\ufe62\ufe63\ufe6b\u2212]/;
 /** A leading U+FEFF is quoted too, so that it is never taken for a byte order mark. */
 const NEEDS_QUOTES = /^\uFEFF|[",\r\n]/;
 

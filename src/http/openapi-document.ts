@@ -407,6 +407,9 @@ function eventSchemas(schemas: Json) {
 /** Completes the generated document; `servers` is left to the caller (it is per request). */
 export function finishDocument(doc: Doc): Doc {
   doc.info.description = API_DESCRIPTION;
+  // The service's licence (LICENSE), by its SPDX identifier: OpenAPI 3.1 §4.8.4 takes
+  // `identifier` or `url`, not both.
+  doc.info.license = { name: "Apache-2.0", identifier: "Apache-2.0" };
   doc.tags = TAGS;
   doc.security = [{ Bearer: [] }, { Token: [] }];
   doc.components ??= {};

@@ -5,11 +5,14 @@ import assert from "node:assert/strict";
 // worker, tasks and a tracker through the API, then opens the public page in Debian's Chromium
 // (playwright-core with `executablePath`; Playwright's own browser download is not used) at
 // phone size: checks the status, the ETA, the language switch (Accept-Language: fi-FI), that
-// the page updates itself within 30 s of a change, and saves screenshots to test-output/.
-// Needs /usr/bin/chromium (Debian: apt-get install chromium); CHROMIUM_PATH overrides it.
+// the page updates itself within 30 s of a change, and saves screenshots to test-output/. Then the
+// proof of delivery and the route report (documents.mjs): PDFs as PNG pages, HTML screenshots.
+// Needs /usr/bin/chromium (Debian: apt-get install chromium); CHROMIUM_PATH overrides it; and
+// Poppler's pdftoppm and pdftotext (Debian: apt-get install poppler-utils).
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { chromium } from "playwright-core";
+import { documents } from "./documents.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT || 8797);
 const BASE = `http://127.0.0.1:${PORT}`;
@@ -152,6 +155,7 @@ async function main() {
     await page.locator(".state", { hasText: "On the way" }).waitFor({ timeout: 35_000 });
     await page.screenshot({ path: "test-output/tracker-phone-transit.png", fullPage: true });
     log("ok: status, ETA, language switch, self-update; screenshots in test-output/");
+    await documents({ api, BASE, browser, token, me, worker, log });
   } finally {
     await browser.close();
   }

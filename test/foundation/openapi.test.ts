@@ -86,6 +86,8 @@ describe("/openapi.json", () => {
     for (const topic of ["Versions", "Errors", "Pagination", "Time zones", "Rate limits", "Uploads"]) {
       expect(doc.info.description).toContain(`## ${topic}`);
     }
+    // The licence a client's legal review reads: the repository's LICENSE, by SPDX identifier.
+    expect(doc.info.license).toEqual({ name: "Apache-2.0", identifier: "Apache-2.0" });
   });
 
   it("formats every timestamp as date-time and every tuple as items with a fixed length", () => {

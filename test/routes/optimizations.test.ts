@@ -3,7 +3,7 @@ import { PDFDocument } from "@cantoo/pdf-lib";
 import { describe, expect, it } from "vitest";
 import { runOptimization } from "../../src/services/route-optimizations/run";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
-import { pdfHex, pdfText } from "../pdf";
+import { expectNoOverlap, pdfPages } from "../pdf";
 
 // Points around Tallinn (lon, lat): a depot and stops a few kilometres apart.
 const DEPOT: [number, number] = [24.75, 59.44];
@@ -104,7 +104,10 @@ describe("/route_optimizations/ (contract §16)", () => {
     expectStatus(report, 200);
     expect(report.headers.get("Content-Type")).toMatch(/^text\/html/);
     expect(report.text).toContain("Tallinn");
-    expect(report.text).toContain("Unassigned");
+    expect(report.text).toContain("Unassigned tasks");
+    // A map: inline SVG (the page's CSP loads nothing), one numbered disc per located stop.
+    expect(report.text).toMatch(/<svg class="map" viewBox="0 0 /);
+    expect(report.text).toContain(">1</text>");
     // The PDF: by Accept or ?format=pdf; it parses back, and its text holds the route's name.
     for (const [query, headers] of [
       ["?format=pdf", {}],
@@ -122,9 +125,12 @@ describe("/route_optimizations/ (contract §16)", () => {
       const doc = await PDFDocument.load(bytes);
       expect(doc.getPageCount()).toBeGreaterThanOrEqual(1);
       expect(doc.getTitle()).toMatch(/^Route optimization /);
-      expect(await pdfText(bytes)).toContain(pdfHex("Tallinn"));
+      const pages = await pdfPages(bytes);
+      const text = pages.map((p) => p.text).join("\n");
+      expect(text).toContain("Tallinn");
       // The unassigned task's reason in words, as the HTML report says it.
-      expect(await pdfText(bytes)).toContain(pdfHex("no location, or no road to it"));
+      expect(text).toContain("no location, or no road to it");
+      for (const [i, p] of pages.entries()) expectNoOverlap(p, `page ${i + 1}`);
     }
     // A redelivered message after completion changes nothing; a crashed run re-applies nothing twice.
     await runOptimization(env, {

@@ -106,8 +106,10 @@ export const reportRouteOptimizationRoute = createRoute({
   security,
   summary: "The result as a readable page, or a PDF",
   description:
-    "HTML readable on a phone, or a PDF with `Accept: application/pdf` or `?format=pdf`: per route its stops and times, " +
-    "distances, and the unassigned tasks with reasons. 400 until completed.",
+    "HTML readable on a phone, or a PDF with `Accept: application/pdf` or `?format=pdf`: a map of the routes, per route " +
+    "its map and its stops (named by description or contact, order reference and address) with times and distances, " +
+    "and the unassigned tasks with reasons. In the language of `Accept-Language` (one of the 12 of the tracking page), " +
+    "else the account's `language`; times in the account's time zone, named. 400 until completed.",
   request: {
     params: uuidParam,
     query: z.object({ format: z.enum(["html", "pdf"]).optional() }).strict(),
@@ -169,15 +171,24 @@ export function mountRouteOptimizations(app: Router) {
     // `?format=` wins; else the Accept header asks for a PDF (RFC 9110 §12.5.1, without q-values).
     const pdf =
       q === "pdf" || (q === undefined && /\bapplication\/pdf\b/i.test(c.req.header("Accept") ?? ""));
-    const body = await optimizationReport(c.env.DB, p, pathId(c), pdf ? "pdf" : "html");
+    const { body, language } = await optimizationReport(
+      c.env,
+      p,
+      pathId(c),
+      pdf ? "pdf" : "html",
+      c.req.header("Accept-Language"),
+    );
+    const vary = { "Content-Language": language, Vary: "Accept, Accept-Language" };
     if (typeof body !== "string") {
       return c.body(new Uint8Array(body), 200, {
         "Content-Type": "application/pdf",
         "Content-Disposition": `inline; filename="route-optimization-${pathId(c)}.pdf"`,
+        ...vary,
       });
     }
     return c.body(body, 200, {
       "Content-Type": "text/html; charset=utf-8",
+      ...vary,
       "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
     });
   });

@@ -13,6 +13,7 @@
  *             back with a later fence and a delayed message (back-off), and a claim that never
  *             finished (a crash mid-send) is closed as failed rather than risking a second copy.
  */
+import { isLocale } from "../../domain/locales";
 import { accountPrincipal } from "../../domain/principal";
 import {
   PUBLIC_TASK_FIELDS,
@@ -24,6 +25,7 @@ import { uuidv7 } from "../../lib/ids";
 import type { NotificationMessage } from "../../queues/notifications/message";
 import type { SmsMessage } from "../../queues/sms/message";
 import { renderPodPdf } from "../../render/pod-pdf";
+import { documentFonts } from "../documents/fonts";
 import { emailSenderFromEnv } from "../messaging/email";
 import { EMAIL_ADDRESS } from "../messaging/email/address";
 import { POD_OPTIONS, type PodOptions, podData, podImageLoader } from "../pod";
@@ -313,8 +315,11 @@ async function sendEmail(
       const overrides: Partial<PodOptions> = {};
       for (const o of POD_OPTIONS) if (c.template[o] !== null) overrides[o] = Boolean(c.template[o]);
       const principal = accountPrincipal(row.account_id, c.template.created_by);
-      const data = await podData(env, principal, row.task_id, overrides, m.baseUrl);
-      const pdf = await renderPodPdf(data, podImageLoader(env.FILES));
+      // In the template's language, as the message it is attached to.
+      const data = await podData(env, principal, row.task_id, overrides, m.baseUrl, {
+        fallback: isLocale(c.template.language) ? c.template.language : undefined,
+      });
+      const pdf = await renderPodPdf(data, podImageLoader(env.FILES), await documentFonts(env));
       attachments.push({ filename: `pod-${row.task_id}.pdf`, contentType: "application/pdf", content: pdf });
     }
     await emailSenderFromEnv(env).send({

@@ -5,6 +5,8 @@
  * order's reference and its description, each shown or not by the `pod_show_*` options (the
  * account's, overridden by the request's).
  */
+import { LOCALES, type Locale } from "../../domain/locales";
+import { negotiateLanguage } from "../../domain/tracker";
 import { fieldError, nonFieldError } from "../../http/errors";
 import { parseHyperlink } from "../../http/urls";
 import type { PodData, PodImage } from "../../render/pod";
@@ -26,6 +28,12 @@ export const POD_OPTIONS = [
 export type PodOption = (typeof POD_OPTIONS)[number];
 export type PodOptions = Record<PodOption, boolean>;
 
+/**
+ * The language of a POD: the request's Accept-Language when it names one of the 12 locales, else
+ * `fallback` (an e-mail's template language), else the account's `language`.
+ */
+export type PodLanguage = { acceptLanguage?: string | null; fallback?: Locale };
+
 /** The task's proof-of-delivery data, or 400 when the task is not finished. */
 export async function podData(
   env: Env,
@@ -33,6 +41,7 @@ export async function podData(
   taskId: string,
   overrides: Partial<PodOptions>,
   baseUrl: string,
+  language: PodLanguage = {},
 ): Promise<PodData> {
   const task = await getTask(env.DB, p, taskId);
   if (task.state !== "completed" && task.state !== "failed") {
@@ -42,7 +51,9 @@ export async function podData(
   }
   const db = env.DB;
   const [account, order, files, commands] = await db.batch([
-    db.prepare(`SELECT timezone, ${POD_OPTIONS.join(", ")} FROM accounts WHERE id = ?`).bind(p.accountId),
+    db
+      .prepare(`SELECT timezone, language, ${POD_OPTIONS.join(", ")} FROM accounts WHERE id = ?`)
+      .bind(p.accountId),
     db
       .prepare("SELECT reference FROM orders WHERE id = ? AND account_id = ?")
       .bind(task.order_id ?? "", p.accountId),
@@ -59,7 +70,7 @@ export async function podData(
       )
       .bind(p.accountId, task.id),
   ]);
-  const acc = account.results[0] as Record<string, unknown> & { timezone: string };
+  const acc = account.results[0] as Record<string, unknown> & { timezone: string; language: Locale };
   const options = Object.fromEntries(
     POD_OPTIONS.map((o) => [o, overrides[o] ?? Boolean(acc[o])]),
   ) as PodOptions;
@@ -98,7 +109,7 @@ export async function podData(
   const address = addressOf(task);
   const contact = contactOf(task);
   return {
-    title: `Proof of delivery — ${address.formatted_address || address.raw_address || task.id}`,
+    language: negotiateLanguage(language.acceptLanguage, LOCALES, language.fallback ?? acc.language ?? "en"),
     timeZone: acc.timezone || "UTC",
     task: {
       id: task.id,
