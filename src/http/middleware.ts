@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { cors as honoCors } from "hono/cors";
 import { matchedRoutes } from "hono/route";
+import { getPath } from "hono/utils/url";
 import { resolvePrincipal } from "../services/auth/tokens";
 import type { AppEnv } from "./context";
 import { ApiError, notFound } from "./errors";
@@ -127,6 +128,14 @@ const PUBLIC_PATHS = new Set(["/", "/health/", "/authenticate/", "/accounts/"]);
 const isPublicPath = (path: string) => PUBLIC_PATHS.has(path) || PUBLIC_PATHS.has(`${path}/`);
 
 /**
+ * A sign-in needs no token (contract §2): a client that keeps an expired one in its default
+ * headers must still be able to sign in again, so a bad token presented there is ignored (a
+ * good one still pins the caller's version; the sign-in limits and the rate limit still count
+ * the attempt).
+ */
+const SIGN_IN_PATHS = new Set(["/authenticate/", "/authenticate"]);
+
+/**
  * Authentication is resolved before the version because an undeclared version is the one
  * pinned on the caller's account. A bad token is 401 here; a missing one is decided per route.
  */
@@ -138,7 +147,9 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     "rateLimitHit",
     startRateLimit(c.env, c.req.header("Authorization"), c.req.header("CF-Connecting-IP")),
   );
-  const principal = await resolvePrincipal(c.env, c.req.header("Authorization"));
+  const signIn = c.req.method === "POST" && SIGN_IN_PATHS.has(getPath(c.req.raw));
+  const resolving = resolvePrincipal(c.env, c.req.header("Authorization"));
+  const principal = signIn ? await resolving.catch(() => null) : await resolving;
   c.set("principal", principal);
   c.set("version", resolveVersion(declared, principal?.account.apiVersion));
   await next();

@@ -300,7 +300,7 @@ function eventData(type: EventType): { schema: Json; about: string } {
       return {
         schema: { type: "object" },
         about:
-          "Accepted in subscriptions (`form_response_events`) for compatibility; this version has no forms and sends no such event yet",
+          "Sent to the webhooks with `form_response_events: true`, whatever their `events` list says, and to no other (contract §15). `data` is the form response as `GET /form_responses/{id}/` renders it (its `schema_snapshot` included), with its `task` inline (null when it has none)",
       };
   }
 }

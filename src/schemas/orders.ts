@@ -83,6 +83,10 @@ export const OrderSchema = z
     updated_at: dateTime(),
     description: z.string(),
     recurrence: z.string().url().nullable(),
+    calendar_time: z.any().nullable().openapi({
+      description:
+        "For an order a recurrence made: the occurrence's time, as its tasks have it (contract §20).",
+    }),
     documents: z
       .array(z.any())
       .openapi({ description: "Document URLs; the documents inline with `?expand=documents`." }),

@@ -156,6 +156,8 @@ describe("completing a form response (contract §15)", () => {
   it("form_response.completed reaches only webhooks with form_response_events, with the snapshot and the task", async () => {
     const { acc, worker, response, task } = await draft();
     const flagged = await createHook(acc, { form_response_events: true });
+    // The flag decides, whatever the list says (contract §15).
+    const flaggedOtherList = await createHook(acc, { form_response_events: true, events: ["task.created"] });
     const listing = await createHook(acc, { events: ["form_response.completed"] });
     const everything = await createHook(acc);
     await call(`/form_responses/${response.id}/`, {
@@ -180,6 +182,7 @@ describe("completing a form response (contract §15)", () => {
     expect(data.state).toBe("completed");
     expect(data.schema_snapshot.fields.length).toBe(4);
     expect(data.task.id).toBe(task.id);
+    expect(await delivered(flaggedOtherList.id)).toHaveLength(1);
     expect(await delivered(listing.id)).toEqual([]);
     expect(await delivered(everything.id)).toEqual([]);
   });

@@ -108,6 +108,29 @@ describe("sign-up and authentication", () => {
     expectStatus(await call("/users/me/", { token: admin.token }), 200);
   });
 
+  it("a sign-in ignores a stale token in the request (contract §2), and still counts a failure", async () => {
+    const { admin } = await newAccount();
+    expectStatus(await call("/logout/", { method: "POST", token: admin.token }), 204);
+    expectStatus(await call("/users/me/", { token: admin.token }), 401);
+    for (const token of [admin.token, "not-a-token"]) {
+      const again = await call("/authenticate/", {
+        token,
+        body: { username: admin.email, password: admin.password },
+      });
+      expectStatus(again, 200);
+      expectStatus(await call("/users/me/", { token: again.body.token }), 200);
+    }
+    const wrong = await call("/authenticate/", {
+      token: admin.token,
+      body: { username: admin.email, password: "not the password" },
+    });
+    expectStatus(wrong, 400);
+    const counted = await env.DB.prepare("SELECT failures FROM sign_in_failures WHERE key = ?")
+      .bind(`user:${admin.email}`)
+      .first<{ failures: number }>();
+    expect(counted?.failures).toBe(1);
+  });
+
   it("verifies tokens signed with an older key of the ring (kid rotation)", async () => {
     const { admin } = await newAccount();
     const claims = JSON.parse(atob(admin.token.split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));

@@ -86,6 +86,11 @@ describe("recurrence occurrences (contract §20)", () => {
     });
     expectStatus(r, 201);
     expect(r.body.recurrence).toMatch(/\/recurrences\//);
+    // The order itself has its occurrence's time too (contract §20), as its tasks.
+    expect(r.body.calendar_time).toBe("2030-05-01T08:00:00+00:00");
+    expect((await call(r.body.url, { token: acc.admin.token })).body.calendar_time).toBe(
+      "2030-05-01T08:00:00+00:00",
+    );
     expect(r.body.tasks).toHaveLength(2);
     const task = await call(r.body.tasks[0], { token: acc.admin.token });
     expect(task.body).toMatchObject({
@@ -101,6 +106,14 @@ describe("recurrence occurrences (contract §20)", () => {
       .all<{ id: string; reference: string }>();
     // 1 May (made at once) to 7 May: seven orders of two tasks each.
     expect(results).toHaveLength(7);
+    const times = await env.DB.prepare(
+      "SELECT calendar_time FROM orders WHERE account_id = ? AND recurrence_id = ? ORDER BY calendar_time",
+    )
+      .bind(acc.account.id, recurrenceId)
+      .all<{ calendar_time: string }>();
+    expect(times.results.map((o) => JSON.parse(o.calendar_time))).toEqual(
+      [1, 2, 3, 4, 5, 6, 7].map((d) => `2030-05-0${d}T08:00:00+00:00`),
+    );
     expect(new Set(results.map((o) => o.reference))).toEqual(new Set(["standing order"]));
     const tasks = await env.DB.prepare(
       "SELECT COUNT(*) AS n FROM tasks WHERE account_id = ? AND recurrence_id = ?",

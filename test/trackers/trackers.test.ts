@@ -87,9 +87,13 @@ describe("/trackers/ (contract §17)", () => {
     const account = await call(`/accounts/${acc.account.id}/`, {
       method: "PATCH",
       token: acc.admin.token,
-      body: { tracker_task_popup_template: "{{metafields.note}}" },
+      body: { tracker_task_popup_template: "{{metafields.note}} {{state}} {{contact.notes}}" },
     });
     expectStatus(account, 400);
+    // Each unknown placeholder named, as a tracker's are (contract §17).
+    expect(account.body.tracker_task_popup_template).toHaveLength(2);
+    expect(account.body.tracker_task_popup_template[0]).toContain('"{{metafields.note}}"');
+    expect(account.body.tracker_task_popup_template[1]).toContain('"{{contact.notes}}"');
     expect((await call("/trackers/", { token: acc.admin.token })).body.results).toEqual([]);
   });
 

@@ -105,8 +105,13 @@ export const AccountPatchSchema = z
     tracker_task_popup_template: z
       .string()
       .max(10_000)
-      .refine((t) => badPlaceholders(t, PUBLIC_TASK_FIELDS).length === 0, {
-        message: `Unknown placeholder: use {{field}} with one of ${PUBLIC_TASK_FIELDS.join(", ")}.`,
+      // One message per unknown placeholder, naming it (contract §17), as trackers' do.
+      .superRefine((t, ctx) => {
+        for (const f of badPlaceholders(t, PUBLIC_TASK_FIELDS))
+          ctx.addIssue({
+            code: "custom",
+            message: `Unknown placeholder "{{${f}}}": use one of ${PUBLIC_TASK_FIELDS.join(", ")}.`,
+          });
       }),
   })
   .partial()

@@ -39,6 +39,8 @@ export const orders = sqliteTable(
     autoAssign: integer("auto_assign", { mode: "boolean" }).notNull().default(false),
     createdBy: text("created_by"),
     recurrenceId: text("recurrence_id"),
+    /** The occurrence's time, for an order made by a recurrence (contract §20), as tasks keep it. */
+    calendarTime: text("calendar_time", { mode: "json" }),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -26,13 +26,14 @@ type HookFilter = {
 };
 
 /**
- * Should `hook` get `event`? `events` empty = every event; `form_response.completed` also
- * needs the webhook's `form_response_events` flag (interface 2.11.0). A webhook never gets
- * events older than itself (an undispatched backlog is not replayed into a new webhook).
+ * Should `hook` get `event`? `events` empty = every event; `form_response.completed` goes to
+ * the webhooks with `form_response_events`, whatever their `events` list says (contract §15),
+ * and to no other. A webhook never gets events older than itself (an undispatched backlog is
+ * not replayed into a new webhook).
  */
-function wants(hook: HookFilter, ev: PendingEvent): boolean {
+export function wants(hook: HookFilter, ev: Pick<PendingEvent, "type" | "created_at">): boolean {
   if (hook.created_at > ev.created_at) return false;
-  if (ev.type === "form_response.completed" && !hook.form_response_events) return false;
+  if (ev.type === "form_response.completed") return Boolean(hook.form_response_events);
   const names = JSON.parse(hook.events || "[]") as string[];
   return names.length === 0 || names.includes(ev.type);
 }

@@ -16,6 +16,7 @@ export type OrderRow = {
   auto_assign: number;
   created_by: string | null;
   recurrence_id: string | null;
+  calendar_time: string | null;
   created_at: number;
   updated_at: number;
 };
@@ -46,6 +47,7 @@ export function serializeOrder(
     updated_at: ts(r, o.updated_at),
     description: o.description,
     recurrence: link(r, "recurrences", o.recurrence_id),
+    calendar_time: parseJson(o.calendar_time, null),
     documents: related.expandDocuments
       ? related.documents.map((d) => serializeAttachment(r, d))
       : related.documents.map((d) => link(r, "documents", d.id)),

@@ -245,6 +245,7 @@ async function writeOne(
         auto_assign: d.cols.auto_assign ?? 0,
         created_by: principal.userId,
         recurrence_id: mark?.recurrenceId ?? null,
+        calendar_time: mark ? JSON.stringify(mark.calendarTime) : null,
         created_at: now,
         updated_at: now,
       };
@@ -400,6 +401,7 @@ function orderStatement(
     "auto_assign",
     "created_by",
     "recurrence_id",
+    "calendar_time",
     "created_at",
     "updated_at",
   ] as const;

@@ -1,0 +1,1 @@
+ALTER TABLE `orders` ADD `calendar_time` text;
