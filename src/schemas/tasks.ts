@@ -209,7 +209,8 @@ const filter = (description: string) => z.string().optional().openapi({ descript
 /** Query of GET /tasks/ (interface §4.6, contract §4). Strict: unknown parameters are 400. */
 /** `metafields__<key>`: a task metafield filter (the key as metafield keys are spelled). */
 export const METAFIELD_FILTER_RE = /^metafields__([a-z][a-z0-9_]{0,63})$/;
-const CUSTOM_ISSUE = "custom" as const;
+/** zod's code of an issue a refinement adds (named once, apart from the API's error codes). */
+export const CUSTOM_ISSUE = "custom" as const;
 
 const TASK_LIST_FILTERS = {
   ...paginationQuery,

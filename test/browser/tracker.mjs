@@ -130,6 +130,12 @@ async function main() {
     };
     const en = await browser.newContext({ ...phone, locale: "en-GB" });
     const page = await en.newPage();
+    // Nothing the page does may log an error in the recipient's browser (a missing favicon,
+    // a CSP refusal, a failed request).
+    const consoleErrors = [];
+    page.on("console", (m) => m.type() === "error" && consoleErrors.push(m.text()));
+    page.on("requestfailed", (r) => consoleErrors.push(`request failed: ${r.url()}`));
+    page.on("response", (r) => r.status() >= 400 && consoleErrors.push(`${r.status()} ${r.url()}`));
     await page.goto(url);
     const states = await page.locator(".state").allTextContents();
     assert.deepEqual(states.sort(), ["Driver assigned", "Waiting for a driver"]);
@@ -137,6 +143,8 @@ async function main() {
     assert.ok(eta && new Date(eta).getTime() > Date.now() - 60_000, `an ETA: ${eta}`);
     assert.match(await page.locator(".eta-error").textContent(), /No driver has been assigned yet/);
     await page.screenshot({ path: "test-output/tracker-phone-en.png", fullPage: true });
+    await page.waitForTimeout(500);
+    assert.deepEqual(consoleErrors, [], "no console error, no failed request");
 
     const fi = await browser.newContext({ ...phone, locale: "fi-FI" });
     const pageFi = await fi.newPage();

@@ -3,6 +3,7 @@ import { badPlaceholders, PUBLIC_TASK_FIELDS } from "../../domain/tracker";
 import { dateTime } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { ALL_EXACT_VERSIONS } from "../../http/versions";
+import { CUSTOM_ISSUE } from "../../schemas/tasks";
 import type { AccountRow } from "../../services/accounts";
 import { LOCALES, MAP_PROVIDERS } from "../../services/accounts/settings";
 
@@ -109,7 +110,7 @@ export const AccountPatchSchema = z
       .superRefine((t, ctx) => {
         for (const f of badPlaceholders(t, PUBLIC_TASK_FIELDS))
           ctx.addIssue({
-            code: "custom",
+            code: CUSTOM_ISSUE,
             message: `Unknown placeholder "{{${f}}}": use one of ${PUBLIC_TASK_FIELDS.join(", ")}.`,
           });
       }),
