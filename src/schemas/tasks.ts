@@ -68,57 +68,58 @@ export const ContactSchema = z
   .openapi("Contact");
 
 /** Every writable task field; which are required is the service's business (create vs PATCH). */
-export const TaskWriteSchema = z
-  .object({
-    account: hyperlink("account (the caller's own; required on create)"),
-    state: TaskStateEnum.optional().openapi({
+export const TaskWriteSchema = z.object({
+  account: hyperlink("account (the caller's own; required on create)"),
+  state: TaskStateEnum.optional().openapi({
+    description:
+      "On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).",
+  }),
+  category: TaskCategory.optional().openapi({ description: "Required on create." }),
+  address: AddressInputSchema.nullable().optional().openapi({
+    description: "Required on create unless `contact_address` / `contact_address_external_id` supplies it.",
+  }),
+  contact: ContactSchema.nullable().optional(),
+  complete_after: timestamp("Start of the completion window"),
+  complete_before: timestamp("End of the completion window (not before complete_after)"),
+  scheduled_time: timestamp("When the task should be executed"),
+  description: z.string().max(10_000).optional(),
+  assignee: hyperlink("user with a role in the account").openapi({
+    description:
+      "On create only: the task starts `assigned`. Afterwards assignment changes are task commands.",
+  }),
+  order: hyperlink("order"),
+  client: hyperlink("client of the account").openapi({
+    description: "Client URL (contract §13), or null.",
+  }),
+  position: z.number().nullable().optional().openapi({ description: "Lower values come first." }),
+  duration: z
+    .string()
+    .regex(/^\d{1,4}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
+    .nullable()
+    .optional()
+    .openapi({ description: "Expected duration, `HH:MM:SS`." }),
+  metafields: z.record(z.string(), z.any()).nullable().optional(),
+  route: hyperlink("route"),
+  signers: z
+    .array(z.object({ name: z.string().trim().min(1).max(200) }).strict())
+    .max(100)
+    .nullable()
+    .optional()
+    .openapi({
       description:
-        "On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).",
+        'Who may sign, `[{"name": "..."}]`. With the account\'s `feature_signer_name`, a signature\'s `signer_name` must be one of them.',
     }),
-    category: TaskCategory.optional().openapi({ description: "Required on create." }),
-    address: AddressInputSchema.nullable().optional().openapi({
-      description: "Required on create unless `contact_address` / `contact_address_external_id` supplies it.",
-    }),
-    contact: ContactSchema.nullable().optional(),
-    complete_after: timestamp("Start of the completion window"),
-    complete_before: timestamp("End of the completion window (not before complete_after)"),
-    scheduled_time: timestamp("When the task should be executed"),
-    description: z.string().max(10_000).optional(),
-    assignee: hyperlink("user with a role in the account").openapi({
-      description:
-        "On create only: the task starts `assigned`. Afterwards assignment changes are task commands.",
-    }),
-    order: hyperlink("order"),
-    client: hyperlink("client of the account").openapi({
-      description: "Client URL (contract §13), or null.",
-    }),
-    position: z.number().nullable().optional().openapi({ description: "Lower values come first." }),
-    duration: z
-      .string()
-      .regex(/^\d{1,4}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
-      .nullable()
-      .optional()
-      .openapi({ description: "Expected duration, `HH:MM:SS`." }),
-    metafields: z.record(z.string(), z.any()).nullable().optional(),
-    route: hyperlink("route"),
-    signers: z
-      .array(z.object({ name: z.string().trim().min(1).max(200) }).strict())
-      .max(100)
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          'Who may sign, `[{"name": "..."}]`. With the account\'s `feature_signer_name`, a signature\'s `signer_name` must be one of them.',
-      }),
-    form_default_values: z.record(z.string(), z.any()).nullable().optional(),
-    contact_address: hyperlink("contact address").openapi({
-      description: "Write-only. Supplies `address` and/or `contact` when they are not sent.",
-    }),
-    contact_address_external_id: z.string().max(255).nullable().optional().openapi({
-      description: "Write-only. Like `contact_address`, by the contact address's `external_id`.",
-    }),
-  })
-  .openapi("TaskWrite");
+  form_default_values: z.record(z.string(), z.any()).nullable().optional(),
+  contact_address: hyperlink("contact address").openapi({
+    description: "Write-only. Supplies `address` and/or `contact` when they are not sent.",
+  }),
+  contact_address_external_id: z.string().max(255).nullable().optional().openapi({
+    description: "Write-only. Like `contact_address`, by the contact address's `external_id`.",
+  }),
+});
+
+/** PUT /tasks/{id}/: every writable field; those left out take their defaults. */
+export const TaskUpdateSchema = TaskWriteSchema.openapi("TaskUpdate");
 
 export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
 

@@ -14,7 +14,7 @@ export const createBootstrapRoute = createRoute({
     "For deployments where sign-up is closed. Send the `BOOTSTRAP_TOKEN` secret in `X-Bootstrap-Token`. " +
     "Works only while the database has no account at all; afterwards (or without the secret) it is 403. " +
     "`npm run create-admin` calls it; delete the secret once it has.",
-  request: jsonBody(SignUpSchema),
+  request: jsonBody(SignUpSchema.openapi("BootstrapCreate")),
   responses: {
     201: jsonResponse(AccountSchema, "The first account; its admin can sign in."),
     ...errorResponses,

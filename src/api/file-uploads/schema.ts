@@ -21,7 +21,7 @@ export const FileUploadBodySchema = z
       .optional()
       .openapi({ description: "Origin of the upload; `integration` (the default) for API callers." }),
   })
-  .openapi("FileUploadWrite");
+  .openapi("FileUploadCreate");
 
 export const FileUploadSchema = z
   .object({

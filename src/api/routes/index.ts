@@ -54,25 +54,23 @@ export const RouteSchema = z
   })
   .openapi("Route");
 
-const RouteWriteSchema = z
-  .object({
-    name: z.string().max(255).optional(),
-    assignee: z.string().nullable().optional().openapi({ description: "User URL of the account, or null." }),
-    date: z
-      .string()
-      .regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, "Date has wrong format. Use YYYY-MM-DD.")
-      .nullable()
-      .optional(),
-    objective: z.enum(ROUTE_OBJECTIVES).optional().openapi({ description: "Default `distance`." }),
-    start_address: AddressInputSchema.nullable().optional().openapi({
-      description: "Default: the assignee's account-role `start_address`, copied when the assignee is set.",
-    }),
-    end_address: AddressInputSchema.nullable()
-      .optional()
-      .openapi({ description: "Default: the assignee's account-role `end_address`." }),
-    metafields: z.record(z.string(), z.any()).nullable().optional(),
-  })
-  .openapi("RouteWrite");
+const RouteWriteSchema = z.object({
+  name: z.string().max(255).optional(),
+  assignee: z.string().nullable().optional().openapi({ description: "User URL of the account, or null." }),
+  date: z
+    .string()
+    .regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, "Date has wrong format. Use YYYY-MM-DD.")
+    .nullable()
+    .optional(),
+  objective: z.enum(ROUTE_OBJECTIVES).optional().openapi({ description: "Default `distance`." }),
+  start_address: AddressInputSchema.nullable().optional().openapi({
+    description: "Default: the assignee's account-role `start_address`, copied when the assignee is set.",
+  }),
+  end_address: AddressInputSchema.nullable()
+    .optional()
+    .openapi({ description: "Default: the assignee's account-role `end_address`." }),
+  metafields: z.record(z.string(), z.any()).nullable().optional(),
+});
 
 const expandQuery = {
   expand: z.string().optional().openapi({ description: "`tasks`: the route's tasks inline." }),
@@ -84,7 +82,7 @@ export const createRouteRoute = createRoute({
   tags,
   security,
   summary: "Create a route (state draft)",
-  request: jsonBody(RouteWriteSchema),
+  request: jsonBody(RouteWriteSchema.openapi("RouteCreate")),
   responses: { 201: jsonResponse(RouteSchema, "The route."), ...errorResponses },
 });
 
@@ -127,7 +125,10 @@ function updateRouteRouteFor<M extends "patch" | "put">(method: M) {
     security,
     summary: method === "patch" ? "Change a route" : "Replace a route",
     description: "An archived route is read-only (400). `state` changes through the actions.",
-    request: { params: uuidParam, ...jsonBody(RouteWriteSchema) },
+    request: {
+      params: uuidParam,
+      ...jsonBody(RouteWriteSchema.openapi(method === "patch" ? "RoutePatch" : "RouteUpdate")),
+    },
     responses: { 200: jsonResponse(RouteSchema, "The route."), ...errorResponses },
   });
 }

@@ -44,7 +44,7 @@ const SmsWriteSchema = z
     message: z.string().openapi({ description: "At most 1,600 characters." }),
     task: z.string().nullable().optional().openapi({ description: "Task URL (optional)." }),
   })
-  .openapi("SmsWrite");
+  .openapi("SmsCreate");
 
 export const createSmsRoute = createRoute({
   method: "post",
