@@ -174,9 +174,19 @@ export const TaskSchema = z
 
 const filter = (description: string) => z.string().optional().openapi({ description });
 
-/** Query of GET /tasks/ (interface §4.6, contract §4). Strict: unknown parameters are 400. */
-/** `metafields__<key>`: a task metafield filter (the key as metafield keys are spelled). */
-export const METAFIELD_FILTER_RE = /^metafields__([a-z][a-z0-9_]{0,63})$/;
+/**
+ * A task metafield filter, in either of its two spellings (the key as metafield keys are
+ * spelled): `metafields__<key>` (contract §12, DRF's lookup style) and `metafields[<key>]`, the
+ * OpenAPI 3.1 `deepObject` style of a `metafields` object parameter, which is how a generated
+ * client sends `{metafields: {<key>: <value>}}` (OpenAPI cannot name a parameter by a prefix).
+ */
+export const METAFIELD_FILTER_RE = /^metafields(?:__([a-z][a-z0-9_]{0,63})|\[([a-z][a-z0-9_]{0,63})\])$/;
+
+/** The metafield key a query parameter filters on, or null when it is no metafield filter. */
+export const metafieldFilterKey = (param: string): string | null => {
+  const m = METAFIELD_FILTER_RE.exec(param);
+  return m ? (m[1] ?? m[2]) : null;
+};
 const CUSTOM_ISSUE = "custom" as const;
 
 const TASK_LIST_FILTERS = {
@@ -209,16 +219,29 @@ const TASK_LIST_FILTERS = {
   expand: filter("`routes`: the task's routes inline."),
   client: filter("Client URL or UUID."),
   route: filter("Route URL or UUID."),
+  // Documentation of the deepObject spelling; the values arrive as `metafields[<key>]` keys
+  // (the catchall below), never under this name.
+  metafields: z
+    .record(z.string(), z.string())
+    .optional()
+    .openapi({
+      param: { style: "deepObject", explode: true },
+      description:
+        "Metafield filters: `metafields[<key>]=<value>` (OpenAPI `deepObject`), or the same as `metafields__<key>=<value>` " +
+        "(contract §12). Several may be given; all must hold. A value matches the task's value as text (`true`/`false` for " +
+        "booleans, a number however it is written, a list when one of its items matches).",
+      example: { door_code: "4711" },
+    }),
 };
 
 export const TaskListQuery = z
   .object(TASK_LIST_FILTERS)
-  // `metafields__<key>=<value>` (contract §12) names keys the schema cannot list; any other
+  // `metafields__<key>` / `metafields[<key>]` name keys the schema cannot list; any other
   // unknown parameter is still refused, as `.strict()` would.
   .catchall(z.any())
   .superRefine((q, ctx) => {
     for (const key of Object.keys(q)) {
-      if (!(key in TASK_LIST_FILTERS) && !METAFIELD_FILTER_RE.test(key)) {
+      if (!(key in TASK_LIST_FILTERS) && metafieldFilterKey(key) === null) {
         ctx.addIssue({ code: CUSTOM_ISSUE, message: "Unknown query parameter.", path: [key] });
       }
     }
@@ -226,7 +249,7 @@ export const TaskListQuery = z
 
 const TaskListQueryShape = z.object(TASK_LIST_FILTERS);
 export type TaskListQueryInput = z.infer<typeof TaskListQueryShape> & {
-  [key: `metafields__${string}`]: string | undefined;
+  [key: `metafields__${string}` | `metafields[${string}]`]: string | undefined;
 };
 
 export const TaskExpandQuery = z.object({ expand: filter("`routes`: the task's routes inline.") }).strict();
