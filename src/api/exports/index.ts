@@ -48,10 +48,16 @@ const ExportWriteSchema = z.object({
     description:
       "Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see the README (Exports).",
   }),
-  filters: z.record(z.string(), z.any()).optional().openapi({
-    description:
-      "The list's query parameters (tasks: those of `GET /tasks/` but `cursor`, `page_size`, `expand`).",
-  }),
+  filters: z
+    .record(z.string(), z.any())
+    .optional()
+    .openapi({
+      description:
+        "The list's query parameters, values as strings (numbers and booleans are accepted) (tasks: those of " +
+        "`GET /tasks/` but `cursor`, `page_size`, `expand`). Metafield filters as in the list: `metafields__<key>` or " +
+        '`metafields[<key>]` keys, or one `"metafields": {"<key>": "<value>"}` object (the list\'s `deepObject` ' +
+        "parameter), kept as `metafields__<key>`. Contact addresses: `external_id`.",
+    }),
   format: z.enum(["csv", "jsonl"]).optional().openapi({ description: "Default `csv` (RFC 4180)." }),
 });
 
