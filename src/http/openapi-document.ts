@@ -9,6 +9,7 @@
  * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`).
  */
 import { EVENT_TYPES, type EventType } from "../services/events/outbox";
+import { errorResponses } from "./openapi";
 import { exampleEntries, REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from "./openapi-examples";
 import { API_DESCRIPTION, TAGS } from "./openapi-notes";
 import { FILES_PREFIX, isDocsPath, PUBLIC_PREFIX, STORAGE_PREFIX } from "./urls";
@@ -179,6 +180,32 @@ const errorResponse = (description: string, example: Json, headers: string[] = [
 
 /** Answers any API operation can give, whatever its handler does (components.responses). */
 const RESPONSES = {
+  ValidationFailed: {
+    description: "Validation error: a field map (contract §3).",
+    headers: headerRefs([...COMMON_HEADERS, ...RATE_LIMIT_HEADERS]),
+    content: {
+      "application/json": {
+        schema: ref("schemas", "ValidationError"),
+        example: { account: ["This field is required."], address: { raw_address: ["Not a valid string."] } },
+      },
+    },
+  },
+  NotAuthenticated: errorResponse(
+    "No token where one is needed, or an invalid, expired or revoked one.",
+    { detail: "Authentication credentials were not provided.", code: "not_authenticated" },
+    ["WWW-Authenticate"],
+  ),
+  PermissionDenied: errorResponse("The caller's role does not allow it.", {
+    detail: "You do not have permission to perform this action.",
+    code: "permission_denied",
+  }),
+  NotFound: errorResponse(
+    "No such object in the caller's account (another account's objects are not found either).",
+    {
+      detail: "Not found.",
+      code: "not_found",
+    },
+  ),
   Throttled: errorResponse(
     "Over the rate limit (per token; anonymous callers per client address).",
     { detail: "Request was throttled. Expected available in 1 second(s).", code: "throttled" },
@@ -223,6 +250,40 @@ const RESPONSES = {
   },
 };
 
+/**
+ * The route configs spread `errorResponses` (src/http/openapi.ts) into every operation; each such
+ * answer, unchanged, becomes a reference to one shared response (OpenAPI 3.1 components.responses),
+ * which keeps the document and the clients generated from it a fraction of the size.
+ */
+const SHARED_ERRORS: Record<string, { description: string; schema: string; component: string }> = {
+  "400": {
+    description: errorResponses[400].description,
+    schema: "ValidationError",
+    component: "ValidationFailed",
+  },
+  "401": { description: errorResponses[401].description, schema: "Error", component: "NotAuthenticated" },
+  "403": { description: errorResponses[403].description, schema: "Error", component: "PermissionDenied" },
+  "404": { description: errorResponses[404].description, schema: "Error", component: "NotFound" },
+  "429": { description: errorResponses[429].description, schema: "Error", component: "Throttled" },
+};
+
+function shareErrors(responses: Json) {
+  for (const [status, shared] of Object.entries(SHARED_ERRORS)) {
+    const r = responses[status];
+    const types = Object.keys(r?.content ?? {});
+    if (
+      r &&
+      !r.$ref &&
+      !r.headers &&
+      r.description === shared.description &&
+      types.length === 1 &&
+      r.content["application/json"]?.schema?.$ref === `#/components/schemas/${shared.schema}`
+    ) {
+      responses[status] = ref("responses", shared.component);
+    }
+  }
+}
+
 /** Operations that answer 409 (writes to a task retried against concurrent writers). */
 const CONFLICTS = new Set(["updateTask", "partialUpdateTask", "destroyTask"]);
 
@@ -261,6 +322,7 @@ function finishOperation(path: string, method: string, op: Json) {
   op.security ??= [];
   const kind = pathKind(path);
   const responses = op.responses;
+  shareErrors(responses);
   op.parameters = [
     ...(op.parameters ?? []),
     ...(kind === "api" ? [ref("parameters", "Accept"), ref("parameters", "Accept-Timezone")] : []),
