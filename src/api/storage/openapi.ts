@@ -7,6 +7,7 @@ import { z } from "@hono/zod-openapi";
 import type { Router } from "../../http/openapi";
 import { FILES_PREFIX, STORAGE_PREFIX } from "../../http/urls";
 import { FILE_PATH_TEMPLATES } from "../../s3/keys";
+import { UploadFormFieldsSchema } from "../file-uploads/schema";
 
 const tags = ["Storage"];
 
@@ -202,18 +203,14 @@ export function documentStorage(app: Router) {
         required: true,
         content: {
           "multipart/form-data": {
-            schema: z.object({
-              acl: z.string(),
-              "Content-Type": z.string(),
-              key: z.string(),
-              "x-amz-algorithm": z.string(),
-              "x-amz-credential": z.string(),
-              "x-amz-date": z.string(),
-              policy: z.string(),
-              "x-amz-signature": z.string(),
+            schema: UploadFormFieldsSchema.extend({
               success_action_status: z.enum(["200", "201", "204"]).optional(),
               success_action_redirect: z.string().optional(),
-              file: z.string().openapi({ format: "binary" }),
+              // Any bytes (OpenAPI 3.1 §4.8.14.3: a binary part is a schema without a type).
+              file: z.any().openapi({
+                description:
+                  "The file (`application/octet-stream` or its own type): the last part, exactly one.",
+              }),
             }),
           },
         },
