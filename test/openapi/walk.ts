@@ -104,6 +104,11 @@ export class Walk {
     if (r.example !== undefined) {
       json = this.example(r.op, r.example);
       this.examplesSent.push(`${r.op}\u0000${r.example}`);
+      const documented = Object.keys(operation.op.responses).filter((s) => /^2/.test(s));
+      if (!documented.includes(String(r.expect)))
+        this.problems.push(
+          `${r.op}: its example expects ${r.expect}, not a documented success (${documented})`,
+        );
     }
     if (json !== undefined) {
       body = JSON.stringify(json);
