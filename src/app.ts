@@ -19,8 +19,8 @@ import { createPublicApp, PUBLIC_PREFIX } from "./public";
 export function createApp() {
   const api = createApiApp();
   const storage = createStorageApp();
-  const docs = createDocsApp([api, storage]);
   const pages = createPublicApp();
+  const docs = createDocsApp([api, storage, pages]);
   const appFor = (request: Request) => {
     const path = getPath(request);
     if (path.startsWith(`${PUBLIC_PREFIX}/`)) return pages;

@@ -77,8 +77,9 @@ export function createApiApp() {
 
   mountMeta(app);
   mountAuth(app);
-  mountAccounts(app);
+  // A new deployment's first admin comes before sign-up in the document's reading order.
   mountBootstrap(app);
+  mountAccounts(app);
   mountUsers(app);
   mountAccountRoles(app);
   mountTasks(app);

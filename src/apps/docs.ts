@@ -1,3 +1,4 @@
+import { createRoute, z } from "@hono/zod-openapi";
 import { getPath } from "hono/utils/url";
 import { notFound, renderError } from "../http/errors";
 import { anonymousCaller, publicCors, rateLimit, requestContext } from "../http/middleware";
@@ -46,6 +47,40 @@ function buildDocument(documented: Router[]) {
   return finishDocument(first);
 }
 
+const tags = ["Service"];
+
+/** The docs sub-app's own paths, documented like the others (every path served is in the document). */
+const documentRoute = createRoute({
+  method: "get",
+  path: OPENAPI_PATH,
+  tags,
+  security: [],
+  summary: "This OpenAPI 3.1 document",
+  description:
+    "Generated from the same zod schemas that validate requests. `servers` names the origin the request came to. " +
+    "Anonymous, any origin, outside the trailing-slash rule and the API versions.",
+  responses: {
+    200: {
+      description: "The document (OpenAPI 3.1, JSON Schema 2020-12).",
+      content: { "application/json": { schema: z.record(z.string(), z.any()) } },
+    },
+  },
+});
+
+const docsPageRoute = createRoute({
+  method: "get",
+  path: `${DOCS_PREFIX}/`,
+  tags,
+  security: [],
+  summary: "The API documentation page (Swagger UI over this document)",
+  description:
+    "Served from this Worker's own assets (no CDN), under a Content-Security-Policy that allows this origin only. " +
+    "`/docs` redirects here (301); the page's scripts and styles are under `/docs/`.",
+  responses: {
+    200: { description: "The page.", content: { "text/html": { schema: z.string() } } },
+  },
+});
+
 /**
  * `/openapi.json` and the `/docs/` page that renders it: anonymous, any origin, no versions.
  * The page's files are static assets of this Worker (wrangler.jsonc `assets`, Swagger UI from
@@ -69,7 +104,7 @@ export function createDocsApp(documented: Router[]) {
     const origin = new URL(c.req.url).origin;
     let text = documentText.get(origin);
     if (text === undefined) {
-      document ??= buildDocument(documented);
+      document ??= buildDocument([...documented, app]);
       if (documentText.size >= 16) documentText.clear();
       text = JSON.stringify({
         openapi: document.openapi,
@@ -94,6 +129,9 @@ export function createDocsApp(documented: Router[]) {
     return res;
   });
 
+  // Documentation only: the handlers above serve these paths (the page's assets too).
+  app.openAPIRegistry.registerPath(documentRoute);
+  app.openAPIRegistry.registerPath(docsPageRoute);
   methodNotAllowedOr404(app, getPath);
   return app;
 }

@@ -2,14 +2,17 @@
  * The finishing pass over the document @hono/zod-openapi generates from the route schemas
  * (the same zod schemas that validate). What is the same for every operation is added here,
  * once, rather than by hand per route: operation ids, the answers every operation can give
- * (405, 413, 415, 500...), the response and request headers, anonymous security, request
- * examples, and the OpenAPI 3.1 `webhooks`. The schemas themselves are never rewritten, except
- * that tuples are described with `items` + `minItems`/`maxItems` (tools mishandle a bare
- * `prefixItems`).
+ * (405, 413, 415, 500...), the response and request headers, anonymous security, the examples
+ * (request examples written for a reader to try in document order; answers recorded from the
+ * service, see openapi-examples.ts), the reading order of the paths, and the OpenAPI 3.1
+ * `webhooks`. The schemas themselves are never rewritten, except that tuples are described with
+ * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`).
  */
 import { EVENT_TYPES, type EventType } from "../services/events/outbox";
-import { REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from "./openapi-examples";
+import { errorResponses } from "./openapi";
+import { exampleEntries, REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from "./openapi-examples";
 import { API_DESCRIPTION, TAGS } from "./openapi-notes";
+import { FILES_PREFIX, isDocsPath, PUBLIC_PREFIX, STORAGE_PREFIX } from "./urls";
 
 type Json = any;
 type Doc = Json;
@@ -26,9 +29,10 @@ const ACTION_IDS: Record<string, string> = {
   "post /documents/batch_delete/": "batchDeleteDocuments",
   "post /signatures/batch_delete/": "batchDeleteSignatures",
   "post /webhooks/{id}/deliveries/{delivery_id}/redeliver/": "redeliverWebhookDelivery",
-  "post /storage/": "uploadFile",
-  "get /files/{key}": "downloadFile",
   "get /": "retrieveApiRoot",
+  "get /openapi.json": "retrieveOpenApiDocument",
+  "get /docs/": "retrieveDocsPage",
+  "get /t/{token}/": "retrievePublicTracker",
   "get /health/": "retrieveHealth",
   "post /bootstrap/": "bootstrapFirstAdmin",
   // "sms" is its own plural: not "createSm".
@@ -68,19 +72,28 @@ export function operationIdFor(method: string, path: string): string {
 }
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
-const header = (description: string, schema: Json, example?: unknown) => ({
+const header = (description: string, schema: Json, example?: unknown, required?: true) => ({
   description,
+  ...(required ? { required } : {}),
   schema: example === undefined ? schema : { ...schema, examples: [example] },
 });
 
 /** Response headers (components.headers), referenced from every response they come with. */
 const HEADERS = {
+  // Set by the first middleware of every sub-app (src/http/middleware.ts `requestContext`), after
+  // the handler or the error handler answered: on every response of this document (contract §1).
   "X-Request-Id": header(
     "This request's id (the one sent in `X-Request-Id` if it was 8–128 characters of `[A-Za-z0-9_.-]`). Quote it when reporting a problem.",
     { type: "string" },
     "7d0f8e1c-4a8e-4a53-9b55-0f7c2b7d3c11",
+    true,
   ),
-  "X-API-Version": header("The API version this request was served with.", { type: "string" }, "2.11.4"),
+  "X-API-Version": header(
+    "The API version this request was served with (outside the versioned API: the declared one, else the current one).",
+    { type: "string" },
+    "2.11.4",
+    true,
+  ),
   "RateLimit-Policy": header(
     'IETF draft-ietf-httpapi-ratelimit-headers: the policy, `"default";q=<requests>;w=<window in seconds>`.',
     { type: "string" },
@@ -167,6 +180,37 @@ const errorResponse = (description: string, example: Json, headers: string[] = [
 
 /** Answers any API operation can give, whatever its handler does (components.responses). */
 const RESPONSES = {
+  ValidationFailed: {
+    description: "Validation error: a field map (contract §3).",
+    headers: headerRefs([...COMMON_HEADERS, ...RATE_LIMIT_HEADERS]),
+    content: {
+      "application/json": {
+        schema: ref("schemas", "ValidationError"),
+        example: { account: ["This field is required."], address: { raw_address: ["Not a valid string."] } },
+      },
+    },
+  },
+  NotAuthenticated: errorResponse(
+    "No token where one is needed, or an invalid, expired or revoked one.",
+    { detail: "Authentication credentials were not provided.", code: "not_authenticated" },
+    ["WWW-Authenticate"],
+  ),
+  PermissionDenied: errorResponse("The caller's role does not allow it.", {
+    detail: "You do not have permission to perform this action.",
+    code: "permission_denied",
+  }),
+  NotFound: errorResponse(
+    "No such object in the caller's account (another account's objects are not found either).",
+    {
+      detail: "Not found.",
+      code: "not_found",
+    },
+  ),
+  Throttled: errorResponse(
+    "Over the rate limit (per token; anonymous callers per client address).",
+    { detail: "Request was throttled. Expected available in 1 second(s).", code: "throttled" },
+    ["Retry-After"],
+  ),
   MethodNotAllowed: errorResponse(
     "The path exists but not with this method; `Allow` lists the methods it has.",
     { detail: 'Method "PUT" not allowed.', code: "method_not_allowed" },
@@ -206,10 +250,55 @@ const RESPONSES = {
   },
 };
 
+/**
+ * The route configs spread `errorResponses` (src/http/openapi.ts) into every operation; each such
+ * answer, unchanged, becomes a reference to one shared response (OpenAPI 3.1 components.responses),
+ * which keeps the document and the clients generated from it a fraction of the size.
+ */
+const SHARED_ERRORS: Record<string, { description: string; schema: string; component: string }> = {
+  "400": {
+    description: errorResponses[400].description,
+    schema: "ValidationError",
+    component: "ValidationFailed",
+  },
+  "401": { description: errorResponses[401].description, schema: "Error", component: "NotAuthenticated" },
+  "403": { description: errorResponses[403].description, schema: "Error", component: "PermissionDenied" },
+  "404": { description: errorResponses[404].description, schema: "Error", component: "NotFound" },
+  "429": { description: errorResponses[429].description, schema: "Error", component: "Throttled" },
+};
+
+function shareErrors(responses: Json) {
+  for (const [status, shared] of Object.entries(SHARED_ERRORS)) {
+    const r = responses[status];
+    const types = Object.keys(r?.content ?? {});
+    if (
+      r &&
+      !r.$ref &&
+      !r.headers &&
+      r.description === shared.description &&
+      types.length === 1 &&
+      r.content["application/json"]?.schema?.$ref === `#/components/schemas/${shared.schema}`
+    ) {
+      responses[status] = ref("responses", shared.component);
+    }
+  }
+}
+
 /** Operations that answer 409 (writes to a task retried against concurrent writers). */
 const CONFLICTS = new Set(["updateTask", "partialUpdateTask", "destroyTask"]);
 
-const isStorage = (path: string) => path.startsWith("/storage/") || path.startsWith("/files/");
+/**
+ * The sub-app a path belongs to (src/app.ts), which decides what its answers carry: the API
+ * (versions, time zones, JSON errors, rate limits), the upload endpoint and the stored files
+ * (S3's XML errors; files are not rate limited), the docs, and the recipients' public pages.
+ */
+export type PathKind = "api" | "storage" | "files" | "docs" | "public";
+export function pathKind(path: string): PathKind {
+  if (path.startsWith(`${FILES_PREFIX}/`)) return "files";
+  if (path === `${STORAGE_PREFIX}/`) return "storage";
+  if (path.startsWith(`${PUBLIC_PREFIX}/`)) return "public";
+  return isDocsPath(path) ? "docs" : "api";
+}
 
 function addHeaders(response: Json, names: string[]) {
   if (response.$ref) return;
@@ -217,44 +306,76 @@ function addHeaders(response: Json, names: string[]) {
   for (const name of names) response.headers[name] ??= ref("headers", name);
 }
 
+/** One example (`example`) or several, named (`examples`), on a media type object. */
+function setExamples(media: Json, entries: [string, unknown][]) {
+  if (!media || media.example !== undefined || media.examples !== undefined || entries.length === 0) return;
+  if (entries.length === 1) media.example = entries[0][1];
+  else
+    media.examples = Object.fromEntries(
+      entries.map(([summary, value], i) => [`example${i + 1}`, { summary, value }]),
+    );
+}
+
 function finishOperation(path: string, method: string, op: Json) {
   op.operationId ??= operationIdFor(method, path);
   // Anonymous operations say so: with a top-level `security`, leaving it out would mean "token needed".
   op.security ??= [];
+  const kind = pathKind(path);
   const responses = op.responses;
-  if (!isStorage(path)) {
-    op.parameters = [
-      ...(op.parameters ?? []),
-      ref("parameters", "Accept"),
-      ref("parameters", "Accept-Timezone"),
-      ref("parameters", "X-Request-Id"),
-    ];
-    responses["405"] ??= ref("responses", "MethodNotAllowed");
-    if (op.requestBody?.content?.["application/json"]) {
-      responses["413"] ??= ref("responses", "RequestTooLarge");
-      responses["415"] ??= ref("responses", "UnsupportedMediaType");
-    }
-    if (CONFLICTS.has(op.operationId)) responses["409"] ??= ref("responses", "Conflict");
-    responses["500"] ??= ref("responses", "ServerError");
+  shareErrors(responses);
+  op.parameters = [
+    ...(op.parameters ?? []),
+    ...(kind === "api" ? [ref("parameters", "Accept"), ref("parameters", "Accept-Timezone")] : []),
+    ref("parameters", "X-Request-Id"),
+  ];
+  if (kind !== "files" && kind !== "storage") responses["405"] ??= ref("responses", "MethodNotAllowed");
+  if (kind !== "files" && kind !== "api") responses["429"] ??= ref("responses", "Throttled");
+  if (kind === "api" && op.requestBody?.content?.["application/json"]) {
+    responses["413"] ??= ref("responses", "RequestTooLarge");
+    responses["415"] ??= ref("responses", "UnsupportedMediaType");
   }
-  const json = op.requestBody?.content?.["application/json"];
-  if (json && json.example === undefined && json.examples === undefined) {
-    const example = REQUEST_EXAMPLES[op.operationId];
-    if (example !== undefined) json.example = example;
+  if (CONFLICTS.has(op.operationId)) responses["409"] ??= ref("responses", "Conflict");
+  if (kind !== "storage") responses["500"] ??= ref("responses", "ServerError");
+
+  for (const [type, media] of Object.entries<Json>(op.requestBody?.content ?? {})) {
+    if (type === "application/json") setExamples(media, exampleEntries(REQUEST_EXAMPLES[op.operationId]));
   }
   for (const [status, response] of Object.entries<Json>(responses)) {
-    const example = RESPONSE_EXAMPLES[`${op.operationId} ${status}`];
-    const content = response.content?.["application/json"];
-    if (example !== undefined && content && content.example === undefined) content.example = example;
+    for (const [type, media] of Object.entries<Json>(response.content ?? {})) {
+      setExamples(media, Object.entries(RESPONSE_EXAMPLES[op.operationId]?.[status]?.[type] ?? {}));
+    }
     // Stored files are not counted by the rate limiter; everything else is.
-    addHeaders(
-      response,
-      path.startsWith("/files/") ? COMMON_HEADERS : [...COMMON_HEADERS, ...RATE_LIMIT_HEADERS],
-    );
+    addHeaders(response, kind === "files" ? COMMON_HEADERS : [...COMMON_HEADERS, ...RATE_LIMIT_HEADERS]);
     if (status === "429") addHeaders(response, ["Retry-After"]);
     if (status === "401") addHeaders(response, ["WWW-Authenticate"]);
-    if (path === "/storage/" && /^(20[014]|303)$/.test(status)) addHeaders(response, ["ETag", "Location"]);
+    if (kind === "storage" && /^(20[014]|303)$/.test(status)) addHeaders(response, ["ETag", "Location"]);
   }
+}
+
+/**
+ * The reading order (Swagger UI and Redoc list operations in document order): by tag in the
+ * order of `TAGS`, a reader's order (sign up, add people, define metafields, then tasks, ...);
+ * within a tag a collection first, then its objects, their actions, and the collection's own
+ * actions. The request examples are written to succeed when tried in this order on a new
+ * account (test/openapi checks it).
+ */
+function readingOrder(paths: Json): Json {
+  const tagIndex = new Map(TAGS.map((t, i) => [t.name, i]));
+  const firstSegment = new Map<string, number>();
+  const entries = Object.entries<Json>(paths).map(([path, item], index) => {
+    const op = METHODS.map((m) => item[m]).find(Boolean);
+    const segs = path.split("/").filter(Boolean);
+    if (!firstSegment.has(segs[0] ?? "")) firstSegment.set(segs[0] ?? "", firstSegment.size);
+    const objectLike = (s: string | undefined) => !!s && (s.startsWith("{") || s === "me");
+    const group = segs.length <= 1 ? 0 : objectLike(segs[1]) ? (segs.length === 2 ? 1 : 2) : 3;
+    const key = [tagIndex.get(op?.tags?.[0]) ?? TAGS.length, firstSegment.get(segs[0] ?? "")!, group, index];
+    return { path, item, key };
+  });
+  entries.sort((x, y) => {
+    for (let i = 0; i < x.key.length; i++) if (x.key[i] !== y.key[i]) return x.key[i] - y.key[i];
+    return 0;
+  });
+  return Object.fromEntries(entries.map((e) => [e.path, e.item]));
 }
 
 /** JSON Schema 2020-12's `prefixItems` as `items` + a fixed length, which every tool reads. */
@@ -420,6 +541,7 @@ export function finishDocument(doc: Doc): Doc {
   for (const [path, item] of Object.entries<Json>(doc.paths)) {
     for (const method of METHODS) if (item[method]) finishOperation(path, method, item[method]);
   }
+  doc.paths = readingOrder(doc.paths);
   doc.webhooks = webhooks();
   plainTuples(doc);
   return doc;

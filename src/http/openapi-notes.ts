@@ -32,7 +32,8 @@ version is 400 with code \`not_acceptable_version\`.
 authorization JWT of one account (15 minutes). Integration users can create long-lived access
 tokens (\`fda_...\`, also accepted as \`Authorization: Token <token>\`). Every token is revocable and
 revocation takes effect on the next request. Operations marked with an empty security requirement
-(\`POST /authenticate/\`, \`POST /accounts/\`, \`POST /storage/\`, \`GET /files/{key}\`) need no token.
+(\`POST /authenticate/\`, \`POST /accounts/\`, \`POST /storage/\`, \`GET /files/...\`, \`GET /t/{token}/\`) need no
+token; a token sent to an API operation must still be valid (\`GET /\` and \`GET /health/\` answer a bad one with 401).
 
 ## Errors
 HTTP errors are \`{"detail": "...", "code": "..."}\`; match on \`code\` (the \`Error\` schema lists
@@ -65,7 +66,24 @@ code \`throttled\`, with \`Retry-After\`. Stored files (\`/files/...\`) are not 
 Files are uploaded straight to storage with a signed form: \`POST /file_uploads/\` answers an AWS
 Signature Version 4 POST policy (\`s3_signature\`), which you post, with the file as the last part, to
 its \`upload_url\` (\`POST /storage/\` on this service). Then attach the upload to a task as a document
-or a signature. Stored files are served at \`/files/<key>\`.
+or a signature. Stored files are served at their \`file\` (or \`thumbnail\`) URL, \`/files/<key>\`: each shape of key
+the service hands out is a path of its own below (\`/files/documents/{id}/{file_name}\`, ...), because a path
+parameter cannot hold a slash. Take the URL from the object rather than building it. A file is sent with its stored
+media type (hence \`*/*\`), with byte ranges and conditional requests.
+
+## Using this document
+- **Batches.** \`POST /orders/\` and \`POST /task_commands/\` take one object or an array (JSON Schema \`oneOf\`), and
+  answer in kind, errors included: an array body gets an array of answers or of field maps, in input order.
+- **Names.** Request bodies are \`<Resource>Create\` (POST), \`<Resource>Update\` (PUT), \`<Resource>Patch\` (PATCH)
+  and \`<Resource><Action>\` (an action, e.g. \`DocumentBatchDelete\`); answers are \`<Resource>\`; nested inputs
+  \`<Thing>Input\`.
+- **Metafield filters** of \`GET /tasks/\` are the \`metafields\` parameter (\`deepObject\`:
+  \`?metafields[door_code]=4711\`), which generated clients send from \`{metafields: {door_code: "4711"}}\`; the
+  same filter is also accepted as \`?metafields__door_code=4711\`.
+- **Examples.** Request examples are meant to be tried in the order of this document on a new account: each uses
+  only objects that earlier examples made (ids in them are placeholders for yours). Answer examples are recorded
+  from the service itself, with ids, times and secrets replaced by placeholders.
+- **Headers.** Every answer carries \`X-Request-Id\` and \`X-API-Version\` (stored files and public pages too).
 
 ## Commands and webhooks
 A task's state changes only through task commands (\`POST /task_commands/\`), applied one at a time
@@ -82,15 +100,6 @@ export const TAGS: { name: string; description: string }[] = [
       "load balancers and uptime monitors: 200 when the database answers, 503 when it does not, no token " +
       "needed and no configuration revealed. Browsers may call the document, the health check and the " +
       "anonymous endpoints from any origin; the rest of the API answers the origins of `CORS_ORIGINS`.",
-  },
-  {
-    name: "Authentication",
-    description:
-      "Sign in, sign out, and manage tokens. Session JWTs (HS256, 30 days) come from `POST /authenticate/`; " +
-      "authorization JWTs (one account, 15 minutes) from `POST /session_tokens/authorize/`, extended by " +
-      "`POST /session_tokens/refresh/`. Access tokens (`fda_...`, no expiry) are for integration users. " +
-      "Every token is stored, so `POST /logout/` and `DELETE /session_tokens/{id}/` take effect on the next " +
-      "request; revoking a session also revokes the authorization tokens made from it.",
   },
   {
     name: "Accounts",
@@ -112,6 +121,45 @@ export const TAGS: { name: string; description: string }[] = [
       "`POST` adds an existing user (by `user` link or `email`).",
   },
   {
+    name: "Authentication",
+    description:
+      "Sign in, sign out, and manage tokens. Session JWTs (HS256, 30 days) come from `POST /authenticate/`; " +
+      "authorization JWTs (one account, 15 minutes) from `POST /session_tokens/authorize/`, extended by " +
+      "`POST /session_tokens/refresh/`. Access tokens (`fda_...`, no expiry) are for integration users. " +
+      "Every token is stored, so `POST /logout/` and `DELETE /session_tokens/{id}/` take effect on the next " +
+      "request; revoking a session also revokes the authorization tokens made from it.",
+  },
+  {
+    name: "Webhooks",
+    description:
+      "Subscriptions to events, delivered by HTTPS POST following Standard Webhooks (see the `webhooks` " +
+      "section for every payload). `secret` (`whsec_` + base64) is shown once, in the answer to `POST`. " +
+      "Delivery is at least once and unordered: deduplicate on `webhook-id`. Any 2xx is success; redirects " +
+      "are not followed. Failed deliveries are retried for about 2.5 days (a longer `Retry-After` wins); " +
+      '410 Gone or the last failure sets the webhook `failed`, and `PATCH {"state": "active"}` resumes ' +
+      "it. Webhook URLs must be public https URLs. The delivery log can be read and deliveries redelivered.",
+  },
+  {
+    name: "Metafields",
+    description:
+      "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +
+      "Every write of a `metafields` object is validated against them: an unknown key is `Unknown metafield.`, a wrong type or " +
+      "choice names the expected one. A task's required metafields must be set before `complete`; a worker's `update` may not " +
+      "touch one that is not editable by workers.",
+  },
+  {
+    name: "Clients",
+    description:
+      "The customers orders and tasks are for (dispatchers only). `external_id` is unique in the account; a POST with a known " +
+      "one updates that client. Orders and tasks carry `client` and filter by it (`?client=`).",
+  },
+  {
+    name: "Contact addresses",
+    description:
+      "Reusable addresses and contacts, unique per account by `external_id`. A task copies them when " +
+      "created; later changes to the contact address do not change existing tasks.",
+  },
+  {
     name: "Tasks",
     description:
       "A unit of field work at an address. Create needs `account`, `category` and `address` (or a contact " +
@@ -131,12 +179,6 @@ export const TAGS: { name: string; description: string }[] = [
       "have not started are cancelled. 201 if any order was created, 200 if all were updates.",
   },
   {
-    name: "Contact addresses",
-    description:
-      "Reusable addresses and contacts, unique per account by `external_id`. A task copies them when " +
-      "created; later changes to the contact address do not change existing tasks.",
-  },
-  {
     name: "Task commands",
     description:
       "The only way a task's state changes: `assign`, `accept`, `transit`, `activate`, `complete`, `fail`, " +
@@ -146,11 +188,25 @@ export const TAGS: { name: string; description: string }[] = [
       "caller may not send is `rejected`, never an error. `external_id` makes a command idempotent.",
   },
   {
+    name: "Events",
+    description:
+      "Every change that webhooks deliver, readable by polling: oldest first, catch up with " +
+      "`?after=<last processed id>` and follow `next`. An event is listed once it is a few seconds old, so " +
+      "a poller never skips one that committed late.",
+  },
+  {
     name: "File uploads",
     description:
       "`POST /file_uploads/` `{file_name, file_type}` answers `s3_signature`: a signed form (AWS Signature " +
       "Version 4 POST policy, valid for one hour) to post the file to `upload_url`. `uploaded_at` is null " +
       "until the file is stored. The upload is then attached as a document or a signature.",
+  },
+  {
+    name: "Storage",
+    description:
+      "Not JSON: the S3-compatible upload endpoint (`POST /storage/`, the `upload_url` of file uploads) and " +
+      "the stored files (`GET /files/...`, one path per shape of key). Both are anonymous: the signed form, and the unguessable id in " +
+      "a file's key, are the authorization. Errors are S3's XML.",
   },
   {
     name: "Documents",
@@ -163,43 +219,6 @@ export const TAGS: { name: string; description: string }[] = [
   {
     name: "Signatures",
     description: "Proof-of-delivery signatures: the same shape and rules as documents.",
-  },
-  {
-    name: "Storage",
-    description:
-      "Not JSON: the S3-compatible upload endpoint (`POST /storage/`, the `upload_url` of file uploads) and " +
-      "the stored files (`GET /files/{key}`). Both are anonymous: the signed form, and the unguessable id in " +
-      "a file's key, are the authorization. Errors are S3's XML.",
-  },
-  {
-    name: "Webhooks",
-    description:
-      "Subscriptions to events, delivered by HTTPS POST following Standard Webhooks (see the `webhooks` " +
-      "section for every payload). `secret` (`whsec_` + base64) is shown once, in the answer to `POST`. " +
-      "Delivery is at least once and unordered: deduplicate on `webhook-id`. Any 2xx is success; redirects " +
-      "are not followed. Failed deliveries are retried for about 2.5 days (a longer `Retry-After` wins); " +
-      '410 Gone or the last failure sets the webhook `failed`, and `PATCH {"state": "active"}` resumes ' +
-      "it. Webhook URLs must be public https URLs. The delivery log can be read and deliveries redelivered.",
-  },
-  {
-    name: "Outbox",
-    description:
-      "The e-mails the service would send (invitations, activation links), as the local e-mail provider " +
-      "keeps them: for development and trials (`EMAIL_PROVIDER=local`), admins only. Deployments that send " +
-      "mail (`EMAIL_PROVIDER=workers`) answer 404 here.",
-  },
-  {
-    name: "Events",
-    description:
-      "Every change that webhooks deliver, readable by polling: oldest first, catch up with " +
-      "`?after=<last processed id>` and follow `next`. An event is listed once it is a few seconds old, so " +
-      "a poller never skips one that committed late.",
-  },
-  {
-    name: "Clients",
-    description:
-      "The customers orders and tasks are for (dispatchers only). `external_id` is unique in the account; a POST with a known " +
-      "one updates that client. Orders and tasks carry `client` and filter by it (`?client=`).",
   },
   {
     name: "Routes",
@@ -239,22 +258,6 @@ export const TAGS: { name: string; description: string }[] = [
       "`{{tracker_url}}` (a tracker of the task, made when none is live). `task_completed` e-mails attach the POD as a PDF.",
   },
   {
-    name: "Recurrences",
-    description:
-      "Tasks or orders made on an RFC 5545 RRULE from a local `start` in `timezone` (dispatchers only; workers 403). A cron makes " +
-      "every occurrence within RECURRENCE_HORIZON_DAYS (7) exactly once, through the same checks as POST /tasks/ or /orders/; " +
-      "daylight-saving changes keep the local time. POST /tasks/ or a single POST /orders/ with `recurrence` makes the first " +
-      "occurrence at once. PATCH changes only occurrences not yet made; DELETE or `is_active: false` stops the rest.",
-  },
-  {
-    name: "Metafields",
-    description:
-      "Definitions of custom fields on tasks, orders, routes and contact addresses (admins and managers write; everyone reads). " +
-      "Every write of a `metafields` object is validated against them: an unknown key is `Unknown metafield.`, a wrong type or " +
-      "choice names the expected one. A task's required metafields must be set before `complete`; a worker's `update` may not " +
-      "touch one that is not editable by workers.",
-  },
-  {
     name: "Forms",
     description:
       "Checklists and inspection forms dispatchers design (admins, managers, integrations write; every member reads). " +
@@ -276,6 +279,14 @@ export const TAGS: { name: string; description: string }[] = [
       "fields hidden from workers.",
   },
   {
+    name: "Recurrences",
+    description:
+      "Tasks or orders made on an RFC 5545 RRULE from a local `start` in `timezone` (dispatchers only; workers 403). A cron makes " +
+      "every occurrence within RECURRENCE_HORIZON_DAYS (7) exactly once, through the same checks as POST /tasks/ or /orders/; " +
+      "daylight-saving changes keep the local time. POST /tasks/ or a single POST /orders/ with `recurrence` makes the first " +
+      "occurrence at once. PATCH changes only occurrences not yet made; DELETE or `is_active: false` stops the rest.",
+  },
+  {
     name: "Exports",
     description:
       "Tasks (`/task_exports/`) or contact addresses (`/contact_address_exports/`) to a CSV (RFC 4180, UTF-8, formula cells " +
@@ -290,5 +301,12 @@ export const TAGS: { name: string; description: string }[] = [
       "at once (unknown columns: 400), then a queue consumer checks the whole file (UTF-8, RFC 4180, MAX_IMPORT_ROWS) and applies " +
       "the rows in chunks through the same services as the API, never twice; `errors` lists the first 1,000 row errors, " +
       "numbered as a spreadsheet numbers rows. `dry_run` applies nothing.",
+  },
+  {
+    name: "Outbox",
+    description:
+      "The e-mails the service would send (invitations, activation links), as the local e-mail provider " +
+      "keeps them: for development and trials (`EMAIL_PROVIDER=local`), admins only. Deployments that send " +
+      "mail (`EMAIL_PROVIDER=workers`) answer 404 here.",
   },
 ];

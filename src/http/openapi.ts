@@ -173,6 +173,25 @@ export const ValidationErrorSchema = z.record(z.string(), z.any()).openapi("Vali
   description: 'DRF-shaped field errors: `{"field": ["message"], "non_field_errors": [...]}`.',
 });
 
+/**
+ * One object or an array of them, for the batch endpoints (`POST /orders/`, `POST /task_commands/`):
+ * JSON Schema 2020-12 `oneOf`, whose branches never overlap (an object is not an array), so a
+ * generated client types it `T | T[]` and no cast is needed.
+ */
+export const oneOrMany = <T extends z.ZodTypeAny>(schema: T, description: string, maxItems?: number) =>
+  z
+    .union([schema, maxItems === undefined ? z.array(schema) : z.array(schema).max(maxItems)])
+    .openapi({ description }, { unionPreferredType: "oneOf" });
+
+/** The 400 of a batch endpoint: a field map for one object, an array of them (`{}` for valid items) for an array. */
+export const batchValidationError = jsonResponse(
+  oneOrMany(
+    ValidationErrorSchema,
+    "One object sent: its field map. An array sent: one field map per item, in input order, `{}` for the valid ones (contract §3); nothing is stored.",
+  ),
+  "Validation error.",
+);
+
 export const errorResponses = {
   400: jsonResponse(ValidationErrorSchema, "Validation error."),
   401: jsonResponse(ErrorSchema, "Not authenticated or invalid token."),

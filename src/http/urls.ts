@@ -78,6 +78,8 @@ export const STORAGE_PREFIX = "/storage";
 export const FILES_PREFIX = "/files";
 export const DOCS_PREFIX = "/docs";
 export const OPENAPI_PATH = "/openapi.json";
+/** The recipients' public pages (src/public): `/t/<token>/`. */
+export const PUBLIC_PREFIX = "/t";
 
 /** The storage sub-app's paths: S3's POST Object endpoint and the stored files. */
 export const isStoragePath = (path: string) =>

@@ -1,12 +1,15 @@
+import { createRoute, z } from "@hono/zod-openapi";
 import { getPath } from "hono/utils/url";
 import { methodNotAllowedOr404 } from "../apps/fallback";
+import { TASK_STATES } from "../domain/task-state-machine";
 import { notFound, renderError } from "../http/errors";
 import { anonymousCaller, publicCors, rateLimit, requestContext } from "../http/middleware";
-import { createRouter } from "../http/openapi";
+import { createRouter, dateTime, defineRoute, ErrorSchema, jsonResponse } from "../http/openapi";
+import { PUBLIC_PREFIX } from "../http/urls";
 import { renderTrackerHtml } from "../render/tracker";
 import { publicTracker } from "../services/trackers/public";
 
-export const PUBLIC_PREFIX = "/t";
+export { PUBLIC_PREFIX };
 
 /**
  * The public page's policy (CSP Level 3): nothing but this page's own inline styles, and the
@@ -14,6 +17,88 @@ export const PUBLIC_PREFIX = "/t";
  */
 const PAGE_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** One task as the public JSON shows it: only the tracker's allowlisted fields, nested by their dots. */
+const PublicTaskSchema = z
+  .object({
+    state: z.enum(TASK_STATES),
+    category: z.string(),
+    description: z.string(),
+    reference: z.string().nullable().openapi({ description: "The order's reference." }),
+    address: z
+      .object({
+        formatted_address: z.string().nullable(),
+        raw_address: z.string(),
+        location: z
+          .object({ type: z.literal("Point"), coordinates: z.array(z.number()).min(2).max(2) })
+          .nullable(),
+      })
+      .partial(),
+    complete_after: dateTime().nullable(),
+    complete_before: dateTime().nullable(),
+    scheduled_time: dateTime().nullable(),
+    eta: dateTime().nullable().openapi({ description: "Estimated arrival, ISO 8601 UTC; null when none." }),
+    predicted_delivery_error: z.string().nullable().openapi({
+      description:
+        "With `eta` listed: null when there is an ETA, else why not, one sentence in the negotiated language (not assigned, no location known, finished, outside the window).",
+    }),
+    assignee: z.object({ name: z.string() }).partial().nullable(),
+    contact: z.object({ name: z.string() }).partial().nullable(),
+  })
+  .partial()
+  .openapi("PublicTask", {
+    description:
+      "A task of a public tracker: exactly the fields of the tracker's `public_task_fields` (a dotted name such as `address.formatted_address` nested as `address: {formatted_address}`), and `predicted_delivery_error` when `eta` is listed.",
+  });
+
+const PublicTrackerSchema = z.object({ tasks: z.array(PublicTaskSchema) }).openapi("PublicTracker");
+
+export const retrievePublicTrackerRoute = createRoute({
+  method: "get",
+  path: `${PUBLIC_PREFIX}/{token}/`,
+  tags: ["Trackers"],
+  security: [],
+  summary: "The public tracking page of a tracker (its `public_url`), for the recipient",
+  description:
+    "No token: the 128 random bits in the URL are the capability. `Accept: application/json` (without `text/html`) " +
+    "answers the JSON; anything else, a browser's `Accept` included, the HTML page (no script; it reloads itself every " +
+    "30 s), under `Content-Security-Policy: default-src 'none'`. Words and sentences are in the language of " +
+    "`Accept-Language` (one of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; else the account's `language`), named " +
+    "in `Content-Language`. Expired, deleted and unknown trackers are the same 404. Outside the API: no `Accept` " +
+    "version, no time zone (the JSON is UTC), rate limited per client address.",
+  request: {
+    params: z.object({
+      token: z.string().openapi({
+        param: { name: "token", in: "path" },
+        description: "The last segment of the tracker's `public_url`.",
+      }),
+    }),
+    headers: z.object({
+      "accept-language": z
+        .string()
+        .optional()
+        .openapi({ description: "RFC 9110 language preferences (`fi-FI,fi;q=0.9,en;q=0.5`)." }),
+    }),
+  },
+  responses: {
+    200: {
+      description: "The tracker's tasks, as JSON or as the HTML page.",
+      headers: {
+        "Content-Language": {
+          description: "The negotiated language.",
+          required: true,
+          schema: { type: "string" },
+        },
+      },
+      content: {
+        "application/json": { schema: PublicTrackerSchema },
+        "text/html": { schema: z.string().openapi({ description: "The page, UTF-8." }) },
+      },
+    },
+    404: jsonResponse(ErrorSchema, "No such tracker, or it expired or was deleted."),
+    429: jsonResponse(ErrorSchema, "Throttled (per client address); see Retry-After."),
+  },
+});
 
 /**
  * Recipients' pages (contract §17) as a sub-app of their own: no token, no API versions, any
@@ -28,7 +113,7 @@ export function createPublicApp() {
   app.use("*", publicCors);
   app.use("*", anonymousCaller);
   app.use("*", rateLimit);
-  app.get(`${PUBLIC_PREFIX}/:token/`, async (c) => {
+  defineRoute(app, retrievePublicTrackerRoute, async (c) => {
     const token = c.req.param("token");
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) throw notFound();
     const view = await publicTracker(c.env, token, c.req.header("Accept-Language"));

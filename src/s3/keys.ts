@@ -6,6 +6,8 @@
  *   documents/<id>/<file_name>                       a document's own copy
  *   signatures/<id>/<file_name>                      a signature's own copy
  *   documents/<id>/thumbnails/200.<png|jpg>          its thumbnail (same for signatures)
+ *   exports/<id>/<token>/<kind>-<id>.<csv|jsonl>     an export's file (the token is the capability)
+ *   outbox/<uuid>/<file_name>                        an attachment kept by the local e-mail provider
  *
  * A file name never contains "/" (see `fileNameProblem`), so `<kind>s/<id>/thumbnails/...`
  * cannot collide with `<kind>s/<id>/<file_name>`.
@@ -23,6 +25,25 @@ export const attachmentKey = (kind: AttachmentKind, id: string, fileName: string
   `${kind}s/${id}/${fileName}`;
 export const thumbnailKey = (kind: AttachmentKind, id: string, ext: "png" | "jpg") =>
   `${kind}s/${id}/thumbnails/200.${ext}`;
+export const exportFileKey = (id: string, token: string, kind: string, format: string) =>
+  `exports/${id}/${token}/${kind}-${id}.${format}`;
+export const outboxAttachmentKey = (id: string, fileName: string) => `outbox/${id}/${fileName}`;
+
+/**
+ * The shapes of every key whose URL the service hands out (a `file`, `thumbnail` or `Location`),
+ * as the OpenAPI path templates of `GET /files/...`: a path template cannot match a slash inside
+ * one parameter (OpenAPI 3.1 §4.8.2), so each shape is its own path. test/openapi keeps this list
+ * and the key helpers above in step.
+ */
+export const FILE_PATH_TEMPLATES = {
+  fileupload: "fileupload/{id}/{file_name}",
+  documents: "documents/{id}/{file_name}",
+  documentThumbnails: "documents/{id}/thumbnails/{thumbnail_name}",
+  signatures: "signatures/{id}/{file_name}",
+  signatureThumbnails: "signatures/{id}/thumbnails/{thumbnail_name}",
+  exports: "exports/{id}/{token}/{file_name}",
+  outbox: "outbox/{id}/{file_name}",
+} as const;
 
 /**
  * Percent-encode each segment of a key (RFC 3986 §3.3: a segment's reserved characters,

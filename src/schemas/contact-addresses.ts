@@ -3,22 +3,20 @@ import { dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
 import { AddressInputSchema, AddressSchema, ContactSchema } from "./tasks";
 
-export const ContactAddressWriteSchema = z
-  .object({
-    account: z.string().nullable().optional().openapi({ description: "The caller's account (optional)." }),
-    external_id: z
-      .string()
-      .max(255)
-      .nullable()
-      .optional()
-      .openapi({ description: "Unique in the account; tasks refer to it with contact_address_external_id." }),
-    address: AddressInputSchema.nullable()
-      .optional()
-      .openapi({ description: "Required on create; geocoded like a task's." }),
-    contact: ContactSchema.nullable().optional(),
-    metafields: z.record(z.string(), z.any()).nullable().optional(),
-  })
-  .openapi("ContactAddressWrite");
+export const ContactAddressWriteSchema = z.object({
+  account: z.string().nullable().optional().openapi({ description: "The caller's account (optional)." }),
+  external_id: z
+    .string()
+    .max(255)
+    .nullable()
+    .optional()
+    .openapi({ description: "Unique in the account; tasks refer to it with contact_address_external_id." }),
+  address: AddressInputSchema.nullable()
+    .optional()
+    .openapi({ description: "Required on create; geocoded like a task's." }),
+  contact: ContactSchema.nullable().optional(),
+  metafields: z.record(z.string(), z.any()).nullable().optional(),
+});
 
 export type ContactAddressWriteBody = z.infer<typeof ContactAddressWriteSchema>;
 

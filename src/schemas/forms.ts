@@ -22,13 +22,11 @@ export const FormSchema = z
   })
   .openapi("Form");
 
-export const FormWriteSchema = z
-  .object({
-    name: z.string().trim().min(1).max(200),
-    description: z.string().max(10_000).optional(),
-    is_active: z.boolean().optional(),
-  })
-  .openapi("FormWrite");
+export const FormWriteSchema = z.object({
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(10_000).optional(),
+  is_active: z.boolean().optional(),
+});
 
 export const FormFieldSchema = z
   .object({
@@ -83,7 +81,7 @@ export const FormFieldWriteSchema = z
       .optional()
       .openapi({ description: "Default `list`; meaningful on `section`." }),
   })
-  .openapi("FormFieldWrite");
+  .openapi("FormFieldCreate");
 
 export const FormFieldPatchSchema = FormFieldWriteSchema.omit({ form: true })
   .partial()
@@ -119,7 +117,7 @@ export const FormResponseWriteSchema = z
         "Values by field key, validated by the field's type. On create they override the form's defaults and the task's `form_default_values`; PATCH and PUT replace the data (a worker's write keeps the keys hidden from workers).",
     }),
   })
-  .openapi("FormResponseWrite");
+  .openapi("FormResponseCreate");
 
 export const FormResponsePatchSchema = z
   .object({ data: z.record(z.string(), z.any()) })

@@ -14,56 +14,60 @@ export const OrderTaskDataSchema = TaskWriteSchema.omit({ account: true, order: 
   },
 );
 
-export const OrderWriteSchema = z
-  .object({
-    account: z
-      .string()
-      .nullable()
-      .optional()
-      .openapi({ description: "The caller's account; required on create." }),
-    external_id: z
-      .string()
-      .max(255)
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          "Unique in the account. POST with an existing external_id updates that order: the fields sent replace the stored ones; " +
-          "tasks_data[i] updates the i-th task, extra entries add tasks, and tasks past the end that have not started are cancelled.",
-      }),
-    reference: z.string().max(255).optional(),
-    description: z.string().max(10_000).optional(),
-    client: z.string().nullable().optional().openapi({
-      description: "Client URL (contract §13), or null.",
+export const OrderWriteSchema = z.object({
+  account: z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({ description: "The caller's account; required on create." }),
+  external_id: z
+    .string()
+    .max(255)
+    .nullable()
+    .optional()
+    .openapi({
+      description:
+        "Unique in the account. POST with an existing external_id updates that order: the fields sent replace the stored ones; " +
+        "tasks_data[i] updates the i-th task, extra entries add tasks, and tasks past the end that have not started are cancelled.",
     }),
-    metafields: z
-      .record(z.string(), z.any())
-      .nullable()
-      .optional()
-      .openapi({ description: "Validated against the metafields defined with `applies_to: orders`." }),
-    orderer: z
-      .object({ name: z.string().max(255) })
-      .nullable()
-      .optional(),
-    assignee: z.string().nullable().optional().openapi({
-      description: "User URL: the order's new tasks start assigned to this user.",
-    }),
-    auto_assign: z.boolean().optional().openapi({
-      description: "New tasks go to the active worker with the fewest open tasks (ties: earliest role).",
-    }),
-    tasks_data: z
-      .array(OrderTaskDataSchema)
-      .optional()
-      .openapi({ description: "At most 500 tasks per order." }),
-  })
-  .openapi("OrderWrite");
+  reference: z.string().max(255).optional(),
+  description: z.string().max(10_000).optional(),
+  client: z.string().nullable().optional().openapi({
+    description: "Client URL (contract §13), or null.",
+  }),
+  metafields: z
+    .record(z.string(), z.any())
+    .nullable()
+    .optional()
+    .openapi({ description: "Validated against the metafields defined with `applies_to: orders`." }),
+  orderer: z
+    .object({ name: z.string().max(255) })
+    .nullable()
+    .optional(),
+  assignee: z.string().nullable().optional().openapi({
+    description: "User URL: the order's new tasks start assigned to this user.",
+  }),
+  auto_assign: z.boolean().optional().openapi({
+    description: "New tasks go to the active worker with the fewest open tasks (ties: earliest role).",
+  }),
+  tasks_data: z
+    .array(OrderTaskDataSchema)
+    .optional()
+    .openapi({ description: "At most 500 tasks per order." }),
+});
 
 export type OrderWriteBody = z.infer<typeof OrderWriteSchema>;
 
 /** One order of POST /orders/: optionally the recurrence it starts (contract §20; not in arrays). */
 export const OrderCreateSchema = OrderWriteSchema.extend({
-  recurrence: RecurrenceShortcutSchema.optional(),
+  recurrence: RecurrenceShortcutSchema.optional().openapi({
+    description:
+      "Makes a recurrence with the rest of the body as its template; the answer is its first occurrence. Only when one order is sent: in an array it is 400 on that item.",
+  }),
 }).openapi("OrderCreate");
+
+/** PATCH /orders/{id}/: the fields sent replace the stored ones. */
+export const OrderPatchSchema = OrderWriteSchema.openapi("OrderPatch");
 
 export const OrderSchema = z
   .object({
@@ -98,14 +102,17 @@ export const OrderSchema = z
  * handler, not by the route's hook, so that errors of an array body come back as an array
  * aligned with the input (contract §3).
  */
-export const OrderPostBody = z.any().openapi("OrderPostBody", {
+export const OrderPostBody = z.any().openapi({
   description:
-    "One Order, or an array of up to 100 orders (each applied atomically). `recurrence` only with a single order.",
+    "One order, or an array of 1 to 100 orders (each applied atomically; nothing is stored if any item is invalid). `recurrence` only with a single order.",
   oneOf: [
     { $ref: "#/components/schemas/OrderCreate" },
-    { type: "array", items: { $ref: "#/components/schemas/OrderWrite" }, maxItems: 100 },
+    { type: "array", items: { $ref: "#/components/schemas/OrderCreate" }, minItems: 1, maxItems: 100 },
   ],
 } as never);
+
+/** The documented body of PATCH /orders/{id}/, validated by the handler like POST's (aligned `tasks_data` errors). */
+export const OrderPatchBody = z.any().openapi({ $ref: "#/components/schemas/OrderPatch" } as never);
 
 export const OrderListQuery = z
   .object({

@@ -42,31 +42,29 @@ export const RecurrenceShortcutSchema = z
 
 export type RecurrenceShortcut = z.infer<typeof RecurrenceShortcutSchema>;
 
-export const RecurrenceWriteSchema = z
-  .object({
-    rule: z.string().max(1000).openapi({
-      description:
-        "RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences).",
-    }),
-    start: localDateTime("First occurrence (DTSTART)."),
-    end: localDateTime("No occurrence after it; null: no end.").nullable().optional(),
-    timezone: z
-      .string()
-      .max(64)
-      .optional()
-      .openapi({ description: "IANA zone; default: the account's `timezone`." }),
-    assignee: z.string().nullable().optional().openapi({
-      description: "User URL or null. Overrides the template's `assignee`.",
-    }),
-    kind: z.enum(RECURRENCE_KINDS).openapi({ description: "What each occurrence makes." }),
-    template: z.record(z.string(), z.any()).openapi({
-      description:
-        "The body of POST /tasks/ (kind `task`) or POST /orders/ (kind `order`, one order, no `external_id`), validated as such. " +
-        "`complete_after`, `complete_before` and `scheduled_time` are moved to each occurrence, keeping their local distance from `start`.",
-    }),
-    is_active: z.boolean().optional().openapi({ description: "false stops the occurrences not yet made." }),
-  })
-  .openapi("RecurrenceWrite");
+export const RecurrenceWriteSchema = z.object({
+  rule: z.string().max(1000).openapi({
+    description:
+      "RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences).",
+  }),
+  start: localDateTime("First occurrence (DTSTART)."),
+  end: localDateTime("No occurrence after it; null: no end.").nullable().optional(),
+  timezone: z
+    .string()
+    .max(64)
+    .optional()
+    .openapi({ description: "IANA zone; default: the account's `timezone`." }),
+  assignee: z.string().nullable().optional().openapi({
+    description: "User URL or null. Overrides the template's `assignee`.",
+  }),
+  kind: z.enum(RECURRENCE_KINDS).openapi({ description: "What each occurrence makes." }),
+  template: z.record(z.string(), z.any()).openapi({
+    description:
+      "The body of POST /tasks/ (kind `task`) or POST /orders/ (kind `order`, one order, no `external_id`), validated as such. " +
+      "`complete_after`, `complete_before` and `scheduled_time` are moved to each occurrence, keeping their local distance from `start`.",
+  }),
+  is_active: z.boolean().optional().openapi({ description: "false stops the occurrences not yet made." }),
+});
 
 export type RecurrenceWriteBody = z.infer<typeof RecurrenceWriteSchema>;
 

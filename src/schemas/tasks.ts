@@ -101,57 +101,58 @@ export const ContactSchema = z
   .openapi("Contact");
 
 /** Every writable task field; which are required is the service's business (create vs PATCH). */
-export const TaskWriteSchema = z
-  .object({
-    account: hyperlink("account (the caller's own; required on create)"),
-    state: TaskStateEnum.optional().openapi({
+export const TaskWriteSchema = z.object({
+  account: hyperlink("account (the caller's own; required on create)"),
+  state: TaskStateEnum.optional().openapi({
+    description:
+      "On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).",
+  }),
+  category: TaskCategory.optional().openapi({ description: "Required on create." }),
+  address: AddressInputSchema.nullable().optional().openapi({
+    description: "Required on create unless `contact_address` / `contact_address_external_id` supplies it.",
+  }),
+  contact: ContactSchema.nullable().optional(),
+  complete_after: timestamp("Start of the completion window"),
+  complete_before: timestamp("End of the completion window (not before complete_after)"),
+  scheduled_time: timestamp("When the task should be executed"),
+  description: z.string().max(10_000).optional(),
+  assignee: hyperlink("user with a role in the account").openapi({
+    description:
+      "On create only: the task starts `assigned`. Afterwards assignment changes are task commands.",
+  }),
+  order: hyperlink("order"),
+  client: hyperlink("client of the account").openapi({
+    description: "Client URL (contract §13), or null.",
+  }),
+  position: z.number().nullable().optional().openapi({ description: "Lower values come first." }),
+  duration: z
+    .string()
+    .regex(/^\d{1,4}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
+    .nullable()
+    .optional()
+    .openapi({ description: "Expected duration, `HH:MM:SS`." }),
+  metafields: z.record(z.string(), z.any()).nullable().optional(),
+  route: hyperlink("route"),
+  signers: z
+    .array(z.object({ name: z.string().trim().min(1).max(200) }).strict())
+    .max(100)
+    .nullable()
+    .optional()
+    .openapi({
       description:
-        "On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).",
+        'Who may sign, `[{"name": "..."}]`. With the account\'s `feature_signer_name`, a signature\'s `signer_name` must be one of them.',
     }),
-    category: TaskCategory.optional().openapi({ description: "Required on create." }),
-    address: AddressInputSchema.nullable().optional().openapi({
-      description: "Required on create unless `contact_address` / `contact_address_external_id` supplies it.",
-    }),
-    contact: ContactSchema.nullable().optional(),
-    complete_after: timestamp("Start of the completion window"),
-    complete_before: timestamp("End of the completion window (not before complete_after)"),
-    scheduled_time: timestamp("When the task should be executed"),
-    description: z.string().max(10_000).optional(),
-    assignee: hyperlink("user with a role in the account").openapi({
-      description:
-        "On create only: the task starts `assigned`. Afterwards assignment changes are task commands.",
-    }),
-    order: hyperlink("order"),
-    client: hyperlink("client of the account").openapi({
-      description: "Client URL (contract §13), or null.",
-    }),
-    position: z.number().nullable().optional().openapi({ description: "Lower values come first." }),
-    duration: z
-      .string()
-      .regex(/^\d{1,4}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
-      .nullable()
-      .optional()
-      .openapi({ description: "Expected duration, `HH:MM:SS`." }),
-    metafields: z.record(z.string(), z.any()).nullable().optional(),
-    route: hyperlink("route"),
-    signers: z
-      .array(z.object({ name: z.string().trim().min(1).max(200) }).strict())
-      .max(100)
-      .nullable()
-      .optional()
-      .openapi({
-        description:
-          'Who may sign, `[{"name": "..."}]`. With the account\'s `feature_signer_name`, a signature\'s `signer_name` must be one of them.',
-      }),
-    form_default_values: z.record(z.string(), z.any()).nullable().optional(),
-    contact_address: hyperlink("contact address").openapi({
-      description: "Write-only. Supplies `address` and/or `contact` when they are not sent.",
-    }),
-    contact_address_external_id: z.string().max(255).nullable().optional().openapi({
-      description: "Write-only. Like `contact_address`, by the contact address's `external_id`.",
-    }),
-  })
-  .openapi("TaskWrite");
+  form_default_values: z.record(z.string(), z.any()).nullable().optional(),
+  contact_address: hyperlink("contact address").openapi({
+    description: "Write-only. Supplies `address` and/or `contact` when they are not sent.",
+  }),
+  contact_address_external_id: z.string().max(255).nullable().optional().openapi({
+    description: "Write-only. Like `contact_address`, by the contact address's `external_id`.",
+  }),
+});
+
+/** PUT /tasks/{id}/: every writable field; those left out take their defaults. */
+export const TaskUpdateSchema = TaskWriteSchema.openapi("TaskUpdate");
 
 export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
 
@@ -206,9 +207,19 @@ export const TaskSchema = z
 
 const filter = (description: string) => z.string().optional().openapi({ description });
 
-/** Query of GET /tasks/ (interface §4.6, contract §4). Strict: unknown parameters are 400. */
-/** `metafields__<key>`: a task metafield filter (the key as metafield keys are spelled). */
-export const METAFIELD_FILTER_RE = /^metafields__([a-z][a-z0-9_]{0,63})$/;
+/**
+ * A task metafield filter, in either of its two spellings (the key as metafield keys are
+ * spelled): `metafields__<key>` (contract §12, DRF's lookup style) and `metafields[<key>]`, the
+ * OpenAPI 3.1 `deepObject` style of a `metafields` object parameter, which is how a generated
+ * client sends `{metafields: {<key>: <value>}}` (OpenAPI cannot name a parameter by a prefix).
+ */
+export const METAFIELD_FILTER_RE = /^metafields(?:__([a-z][a-z0-9_]{0,63})|\[([a-z][a-z0-9_]{0,63})\])$/;
+
+/** The metafield key a query parameter filters on, or null when it is no metafield filter. */
+export const metafieldFilterKey = (param: string): string | null => {
+  const m = METAFIELD_FILTER_RE.exec(param);
+  return m ? (m[1] ?? m[2]) : null;
+};
 /** zod's code of an issue a refinement adds (named once, apart from the API's error codes). */
 export const CUSTOM_ISSUE = "custom" as const;
 
@@ -242,16 +253,29 @@ const TASK_LIST_FILTERS = {
   expand: filter("`routes`: the task's routes inline."),
   client: filter("Client URL or UUID."),
   route: filter("Route URL or UUID."),
+  // Documentation of the deepObject spelling; the values arrive as `metafields[<key>]` keys
+  // (the catchall below), never under this name.
+  metafields: z
+    .record(z.string(), z.string())
+    .optional()
+    .openapi({
+      param: { style: "deepObject", explode: true },
+      description:
+        "Metafield filters: `metafields[<key>]=<value>` (OpenAPI `deepObject`), or the same as `metafields__<key>=<value>` " +
+        "(contract §12). Several may be given; all must hold. A value matches the task's value as text (`true`/`false` for " +
+        "booleans, a number however it is written, a list when one of its items matches).",
+      example: { door_code: "4711" },
+    }),
 };
 
 export const TaskListQuery = z
   .object(TASK_LIST_FILTERS)
-  // `metafields__<key>=<value>` (contract §12) names keys the schema cannot list; any other
+  // `metafields__<key>` / `metafields[<key>]` name keys the schema cannot list; any other
   // unknown parameter is still refused, as `.strict()` would.
   .catchall(z.any())
   .superRefine((q, ctx) => {
     for (const key of Object.keys(q)) {
-      if (!(key in TASK_LIST_FILTERS) && !METAFIELD_FILTER_RE.test(key)) {
+      if (!(key in TASK_LIST_FILTERS) && metafieldFilterKey(key) === null) {
         ctx.addIssue({ code: CUSTOM_ISSUE, message: "Unknown query parameter.", path: [key] });
       }
     }
@@ -259,7 +283,7 @@ export const TaskListQuery = z
 
 const TaskListQueryShape = z.object(TASK_LIST_FILTERS);
 export type TaskListQueryInput = z.infer<typeof TaskListQueryShape> & {
-  [key: `metafields__${string}`]: string | undefined;
+  [key: `metafields__${string}` | `metafields[${string}]`]: string | undefined;
 };
 
 export const TaskExpandQuery = z.object({ expand: filter("`routes`: the task's routes inline.") }).strict();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { finished } from "../exports/support";
 import { insertTask, taskRow } from "../factories";
 import { addUser, BASE, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 
@@ -387,5 +388,57 @@ describe("GET /tasks/?metafields__<key>=", () => {
     const bad = await call("/tasks/?metafield__gate=B4", { token: acc.admin.token });
     expectStatus(bad, 400);
     expect(bad.body).toEqual({ metafield__gate: ["Unknown query parameter."] });
+  });
+});
+
+describe("GET /tasks/?metafields[<key>]= (the OpenAPI deepObject spelling)", () => {
+  it("filters exactly as metafields__<key>, and so do an export's filters given as an object", async () => {
+    const acc = await newAccount();
+    await define(acc, { key: "gate", value_type: "string" });
+    await define(acc, { key: "pallets", value_type: "integer" });
+    const mk = async (metafields: Record<string, unknown>) =>
+      (await call("/tasks/", { token: acc.admin.token, body: taskBody(acc, { metafields }) })).body;
+    const a = await mk({ gate: "B4", pallets: 3 });
+    const b = await mk({ gate: "C1", pallets: 3 });
+    const ids = async (query: string) => {
+      const r = await call(`/tasks/?${query}`, { token: acc.admin.token });
+      expectStatus(r, 200);
+      return r.body.results.map((t: any) => t.id).sort();
+    };
+    // What openapi-fetch (and any client of the `deepObject` parameter) sends, brackets encoded or not.
+    expect(await ids("metafields%5Bgate%5D=B4")).toEqual([a.id]);
+    expect(await ids("metafields[gate]=C1")).toEqual([b.id]);
+    expect(await ids("metafields[pallets]=3.0")).toEqual([a.id, b.id].sort());
+    // Both spellings together: all must hold.
+    expect(await ids("metafields[gate]=B4&metafields__pallets=3")).toEqual([a.id]);
+    expect(await ids("metafields[gate]=B4&metafields__gate=C1")).toEqual([]);
+    for (const bad of ["metafields[Gate]=B4", "metafields[gate=B4", "metafields=B4"]) {
+      expectStatus(await call(`/tasks/?${bad}`, { token: acc.admin.token }), 400);
+    }
+
+    // Contract §21: an export's filters are the list's query parameters, the object form included.
+    const post = (filters: Record<string, unknown>) =>
+      call("/task_exports/", {
+        token: acc.admin.token,
+        body: { account: acc.account.url, fields: ["id"], filters, format: "jsonl" },
+      });
+    const created = await post({ metafields: { gate: "B4", pallets: 3 } });
+    expectStatus(created, 202);
+    expect(created.body.filters).toEqual({ metafields__gate: "B4", metafields__pallets: "3" });
+    const done = await finished(acc, created.body.url);
+    expect(done.state).toBe("completed");
+    const file = await call(done.file);
+    expect(
+      file.text
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).id),
+    ).toEqual([a.id]);
+    expectStatus(await post({ "metafields[gate]": "C1" }), 202);
+    const refused = await post({ metafields: { gate: { nested: true } } });
+    expectStatus(refused, 400);
+    expect(refused.body).toEqual({
+      filters: { "metafields[gate]": ["Must be a string, number or boolean."] },
+    });
   });
 });

@@ -80,7 +80,7 @@ export const SignUpSchema = z
     email: z.string().email(),
     password: z.string().min(8).max(256),
   })
-  .openapi("SignUp");
+  .openapi("AccountCreate");
 
 export const AccountPatchSchema = z
   .object({

@@ -47,7 +47,7 @@ export function attachmentSchemas(kind: AttachmentKind) {
         }),
       ...(kind === "signature" ? { signer_name: signerName } : {}),
     })
-    .openapi(`${Title}Write`);
+    .openapi(`${Title}Create`);
 
   const patch = z
     .object({

@@ -65,7 +65,7 @@ export const createAuthenticateRoute = createRoute({
   description:
     "From 2.10.0: `{token}` with a session JWT (30 days). Before 2.10.0: `{token, user, account}` with a long-lived access token. Wrong credentials: 400 `non_field_errors`, the same text whether the user exists or not.",
   request: jsonBody(
-    z.object({ username: z.string().min(1), password: z.string().min(1) }).openapi("Credentials"),
+    z.object({ username: z.string().min(1), password: z.string().min(1) }).openapi("SessionCreate"),
   ),
   responses: {
     200: jsonResponse(z.union([TokenSchema, LegacyTokenSchema]), "A token."),
@@ -99,7 +99,11 @@ export const createSessionTokenAuthorizeRoute = createRoute({
   tags,
   security,
   summary: "Exchange a session for a 15-minute authorization JWT scoped to one account",
-  request: jsonBody(z.object({ account: z.string().openapi({ description: "Account URL." }) })),
+  request: jsonBody(
+    z
+      .object({ account: z.string().openapi({ description: "Account URL." }) })
+      .openapi("SessionTokenAuthorize"),
+  ),
   responses: { 200: jsonResponse(TokenSchema, "Authorization token."), ...errorResponses },
 });
 
@@ -124,7 +128,7 @@ export const createSessionTokenRoute = createRoute({
   tags,
   security,
   summary: "Create a named session (integration users only)",
-  request: jsonBody(z.object({ name: z.string().max(200).default("") })),
+  request: jsonBody(z.object({ name: z.string().max(200).default("") }).openapi("SessionTokenCreate")),
   responses: {
     201: jsonResponse(SessionTokenSchema, "The session with its token (shown once)."),
     ...errorResponses,

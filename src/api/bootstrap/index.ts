@@ -1,4 +1,4 @@
-import { createRoute } from "@hono/zod-openapi";
+import { createRoute, z } from "@hono/zod-openapi";
 import { defineRoute, errorResponses, jsonBody, jsonResponse, type Router } from "../../http/openapi";
 import { renderCtx } from "../../http/serialize";
 import { bootstrapFirstAdmin } from "../../services/accounts/bootstrap";
@@ -14,7 +14,15 @@ export const createBootstrapRoute = createRoute({
     "For deployments where sign-up is closed. Send the `BOOTSTRAP_TOKEN` secret in `X-Bootstrap-Token`. " +
     "Works only while the database has no account at all; afterwards (or without the secret) it is 403. " +
     "`npm run create-admin` calls it; delete the secret once it has.",
-  request: jsonBody(SignUpSchema),
+  request: {
+    headers: z.object({
+      "x-bootstrap-token": z
+        .string()
+        .optional()
+        .openapi({ description: "The deployment's `BOOTSTRAP_TOKEN` secret (without it: 403)." }),
+    }),
+    ...jsonBody(SignUpSchema.openapi("BootstrapCreate")),
+  },
   responses: {
     201: jsonResponse(AccountSchema, "The first account; its admin can sign in."),
     ...errorResponses,

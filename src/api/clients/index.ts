@@ -41,25 +41,23 @@ export const ClientSchema = z
   })
   .openapi("Client");
 
-const ClientWriteSchema = z
-  .object({
-    name: z.string().max(255).openapi({ description: "Required." }),
-    external_id: z
-      .string()
-      .max(255)
-      .nullable()
-      .optional()
-      .openapi({ description: "Unique in the account; a POST naming a known one updates that client." }),
-    emails: z.array(z.string().email().max(254)).max(50).optional(),
-    phones: z.array(z.string().min(1).max(64)).max(50).optional(),
-    notes: z.string().max(10_000).optional(),
-    metafields: z
-      .record(z.string(), z.any())
-      .nullable()
-      .optional()
-      .openapi({ description: "Validated against the metafields defined with `applies_to: clients`." }),
-  })
-  .openapi("ClientWrite");
+const ClientWriteSchema = z.object({
+  name: z.string().max(255).openapi({ description: "Required." }),
+  external_id: z
+    .string()
+    .max(255)
+    .nullable()
+    .optional()
+    .openapi({ description: "Unique in the account; a POST naming a known one updates that client." }),
+  emails: z.array(z.string().email().max(254)).max(50).optional(),
+  phones: z.array(z.string().min(1).max(64)).max(50).optional(),
+  notes: z.string().max(10_000).optional(),
+  metafields: z
+    .record(z.string(), z.any())
+    .nullable()
+    .optional()
+    .openapi({ description: "Validated against the metafields defined with `applies_to: clients`." }),
+});
 
 export const createClientRoute = createRoute({
   method: "post",
@@ -69,7 +67,7 @@ export const createClientRoute = createRoute({
   summary: "Create a client, or update the one with this external_id",
   description:
     "201 when created; 200 when `external_id` named an existing client, whose fields sent are replaced.",
-  request: jsonBody(ClientWriteSchema),
+  request: jsonBody(ClientWriteSchema.openapi("ClientCreate")),
   responses: {
     200: jsonResponse(ClientSchema, "Updated (existing external_id)."),
     201: jsonResponse(ClientSchema, "Created."),
@@ -113,7 +111,11 @@ function updateClientRouteFor<M extends "patch" | "put">(method: M) {
     summary: method === "patch" ? "Change a client" : "Replace a client",
     request: {
       params: uuidParam,
-      ...jsonBody(method === "patch" ? ClientWriteSchema.partial() : ClientWriteSchema),
+      ...jsonBody(
+        method === "patch"
+          ? ClientWriteSchema.partial().openapi("ClientPatch")
+          : ClientWriteSchema.openapi("ClientUpdate"),
+      ),
     },
     responses: { 200: jsonResponse(ClientSchema, "The client."), ...errorResponses },
   });

@@ -36,7 +36,7 @@ export const createContactAddressRoute = createRoute({
   security,
   summary: "Create a contact address",
   description: "`external_id` is unique in the account (a duplicate is 400 on `external_id`).",
-  request: jsonBody(ContactAddressWriteSchema),
+  request: jsonBody(ContactAddressWriteSchema.openapi("ContactAddressCreate")),
   responses: { 201: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
 });
 
@@ -82,7 +82,14 @@ function updateContactAddressRouteFor<M extends "patch" | "put">(method: M) {
     security,
     summary: method === "patch" ? "Change a contact address" : "Replace a contact address",
     description: "Tasks that copied this contact address keep their copy.",
-    request: { params: uuidParam, ...jsonBody(ContactAddressWriteSchema) },
+    request: {
+      params: uuidParam,
+      ...jsonBody(
+        ContactAddressWriteSchema.openapi(
+          method === "patch" ? "ContactAddressPatch" : "ContactAddressUpdate",
+        ),
+      ),
+    },
     responses: { 200: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
   });
 }

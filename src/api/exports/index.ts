@@ -45,22 +45,26 @@ export const ExportSchema = z
   })
   .openapi("Export");
 
-const ExportWriteSchema = z
-  .object({
-    account: z.string().openapi({ description: "The account's URL (required)." }),
-    fields: z.array(z.string()).optional().openapi({
+const ExportWriteSchema = z.object({
+  account: z.string().openapi({ description: "The account's URL (required)." }),
+  fields: z.array(z.string()).optional().openapi({
+    description:
+      "Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see the README (Exports).",
+  }),
+  filters: z
+    .record(z.string(), z.any())
+    .optional()
+    .openapi({
       description:
-        "Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see the README (Exports).",
+        "The list's query parameters, values as strings (numbers and booleans are accepted) (tasks: those of " +
+        "`GET /tasks/` but `cursor`, `page_size`, `expand`). Metafield filters as in the list: `metafields__<key>` or " +
+        '`metafields[<key>]` keys, or one `"metafields": {"<key>": "<value>"}` object (the list\'s `deepObject` ' +
+        "parameter), kept as `metafields__<key>`. Contact addresses: `external_id`.",
     }),
-    filters: z.record(z.string(), z.any()).optional().openapi({
-      description:
-        "The list's query parameters (tasks: those of `GET /tasks/` but `cursor`, `page_size`, `expand`).",
-    }),
-    format: z.enum(["csv", "jsonl"]).optional().openapi({ description: "Default `csv` (RFC 4180)." }),
-  })
-  .openapi("ExportWrite");
+  format: z.enum(["csv", "jsonl"]).optional().openapi({ description: "Default `csv` (RFC 4180)." }),
+});
 
-function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: string) {
+function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: string, schemaPrefix: string) {
   const tags = [tag];
   const create = createRoute({
     method: "post",
@@ -70,7 +74,7 @@ function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: s
     summary: `Export ${noun} to a file (written from a queue)`,
     description:
       "202 with `state` `queued`; poll it for `running` (with `row_count` growing), `completed` (`file`) or `failed` (`error_message`). Unknown `fields` or `filters`: 400 naming them.",
-    request: jsonBody(ExportWriteSchema),
+    request: jsonBody(ExportWriteSchema.openapi(`${schemaPrefix}Create`)),
     responses: { 202: jsonResponse(ExportSchema, "Queued."), ...errorResponses },
   });
   const list = createRoute({
@@ -115,12 +119,13 @@ function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: s
   return { kind, create, list, retrieve, cancel, destroy };
 }
 
-export const taskExportRoutes = exportRoutes("tasks", "task_exports", "Exports", "tasks");
+export const taskExportRoutes = exportRoutes("tasks", "task_exports", "Exports", "tasks", "TaskExport");
 export const contactAddressExportRoutes = exportRoutes(
   "contact_addresses",
   "contact_address_exports",
   "Exports",
   "contact addresses",
+  "ContactAddressExport",
 );
 
 export function mountExports(app: Router) {

@@ -21,7 +21,29 @@ export const FileUploadBodySchema = z
       .optional()
       .openapi({ description: "Origin of the upload; `integration` (the default) for API callers." }),
   })
-  .openapi("FileUploadWrite");
+  .openapi("FileUploadCreate");
+
+/**
+ * The form fields of a signed upload, exactly those the service signs (src/s3/post-policy): a
+ * typed client posts them as they are, then the file, to `{upload_url}`.
+ */
+export const UploadFormFieldsSchema = z
+  .object({
+    acl: z.string().openapi({ description: "`public-read`." }),
+    "Content-Type": z.string().openapi({ description: "The upload's `file_type`, pinned by the policy." }),
+    key: z.string().openapi({ description: "`fileupload/<id>/<file_name>`." }),
+    "x-amz-algorithm": z.string().openapi({ description: "`AWS4-HMAC-SHA256`." }),
+    "x-amz-credential": z
+      .string()
+      .openapi({ description: "`<access key id>/<yyyymmdd>/<region>/s3/aws4_request`." }),
+    "x-amz-date": z.string().openapi({ description: "`yyyymmddThhmmssZ`." }),
+    policy: z.string().openapi({ description: "The base64 policy document." }),
+    "x-amz-signature": z.string().openapi({ description: "Hex HMAC-SHA256 of `policy` (SigV4)." }),
+  })
+  .openapi("UploadFormFields", {
+    description:
+      "Form parts to post as they are, before the `file` part (AWS Signature Version 4 POST policy).",
+  });
 
 export const FileUploadSchema = z
   .object({
@@ -38,11 +60,7 @@ export const FileUploadSchema = z
           .string()
           .url()
           .openapi({ description: "`{upload_url}`: `{base_url}/storage/`, served by this Worker." }),
-        fields: z.record(z.string(), z.string()).openapi({
-          description:
-            "Form parts to post as they are, before the `file` part: acl (`public-read`), Content-Type, key, " +
-            "x-amz-algorithm (`AWS4-HMAC-SHA256`), x-amz-credential, x-amz-date, policy, x-amz-signature.",
-        }),
+        fields: UploadFormFieldsSchema,
       })
       .openapi({
         description:

@@ -65,7 +65,11 @@ function updateFormFieldRouteFor<M extends "patch" | "put">(method: M) {
     description: "`form` cannot change. Completed responses keep the field as their snapshot has it.",
     request: {
       params: uuidParam,
-      ...jsonBody(method === "patch" ? FormFieldPatchSchema : FormFieldWriteSchema.omit({ form: true })),
+      ...jsonBody(
+        method === "patch"
+          ? FormFieldPatchSchema
+          : FormFieldWriteSchema.omit({ form: true }).openapi("FormFieldUpdate"),
+      ),
     },
     responses: { 200: jsonResponse(FormFieldSchema, "The field."), ...errorResponses },
   });

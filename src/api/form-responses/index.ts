@@ -74,7 +74,12 @@ function updateFormResponseRouteFor<M extends "patch" | "put">(method: M) {
     security,
     summary: method === "patch" ? "Change a draft response's data" : "Replace a draft response's data",
     description: "A completed response is read-only: 400 `Form response is completed.`",
-    request: { params: uuidParam, ...jsonBody(FormResponsePatchSchema) },
+    request: {
+      params: uuidParam,
+      ...jsonBody(
+        method === "patch" ? FormResponsePatchSchema : FormResponsePatchSchema.openapi("FormResponseUpdate"),
+      ),
+    },
     responses: { 200: jsonResponse(FormResponseSchema, "The response."), ...errorResponses },
   });
 }

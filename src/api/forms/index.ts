@@ -25,7 +25,7 @@ export const createFormRoute = createRoute({
   tags,
   security,
   summary: "Create a form (dispatchers)",
-  request: jsonBody(FormWriteSchema),
+  request: jsonBody(FormWriteSchema.openapi("FormCreate")),
   responses: { 201: jsonResponse(FormSchema, "The form."), ...errorResponses },
 });
 
@@ -59,7 +59,11 @@ function updateFormRouteFor<M extends "patch" | "put">(method: M) {
     description: "Completed responses keep reading from their snapshot, whatever changes here.",
     request: {
       params: uuidParam,
-      ...jsonBody(method === "patch" ? FormWriteSchema.partial() : FormWriteSchema),
+      ...jsonBody(
+        method === "patch"
+          ? FormWriteSchema.partial().openapi("FormPatch")
+          : FormWriteSchema.openapi("FormUpdate"),
+      ),
     },
     responses: { 200: jsonResponse(FormSchema, "The form."), ...errorResponses },
   });

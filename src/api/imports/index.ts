@@ -58,12 +58,15 @@ export const ImportSchema = z
 const ImportWriteSchema = z
   .object({
     kind: z.enum(KINDS),
-    file: z
-      .string()
-      .openapi({ description: "URL of an uploaded file upload (a UTF-8 CSV file) of the account." }),
+    file: z.string().openapi({
+      description:
+        "The URL (or id) of a file upload of the account whose file is uploaded: a UTF-8 CSV file. It names the " +
+        "same kind of object as `file_upload` of documents and signatures; the wire name `file` is fixed by the " +
+        "interface (contract §21) and kept for existing clients.",
+    }),
     dry_run: z.boolean().optional().openapi({ description: "Validate every row, apply nothing." }),
   })
-  .openapi("ImportWrite");
+  .openapi("ImportCreate");
 
 export const createImportRoute = createRoute({
   method: "post",

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { defineRoute, jsonResponse, type Router } from "../../http/openapi";
+import { defineRoute, errorResponses, jsonResponse, type Router } from "../../http/openapi";
 import { collectionUrl } from "../../http/urls";
 import { databaseAnswers } from "../../services/health";
 
@@ -50,7 +50,8 @@ export const listRoute = createRoute({
   tags,
   security: [],
   summary: "API root: links to the docs, the OpenAPI document and the main collections",
-  responses: { 200: jsonResponse(RootSchema, "Links.") },
+  description: "No token needed; a token that is sent must be valid (an invalid or revoked one is 401).",
+  responses: { 200: jsonResponse(RootSchema, "Links."), 401: errorResponses[401] },
 });
 
 export const listHealthRoute = createRoute({
@@ -59,10 +60,12 @@ export const listHealthRoute = createRoute({
   tags,
   security: [],
   summary: "Health check for load balancers and uptime monitors",
-  description: "200 when the database answers, 503 when it does not. No token needed.",
+  description:
+    "200 when the database answers, 503 when it does not. No token needed; a token that is sent must be valid (an invalid or revoked one is 401).",
   responses: {
     200: jsonResponse(HealthSchema, "The service is up."),
     503: jsonResponse(HealthSchema, "The database does not answer."),
+    401: errorResponses[401],
   },
 });
 

@@ -50,37 +50,35 @@ export const MetafieldSchema = z
   })
   .openapi("Metafield");
 
-const MetafieldWriteSchema = z
-  .object({
-    key: z
-      .string()
-      .regex(
-        METAFIELD_KEY_RE,
-        "Use lower-case letters, digits and underscores, starting with a letter (at most 64).",
-      ),
-    label: z.string().max(200).optional(),
-    applies_to: z.enum(METAFIELD_TARGETS),
-    value_type: z.enum(METAFIELD_VALUE_TYPES),
-    choices: z
-      .array(z.string().min(1).max(200))
-      .max(500)
-      .optional()
-      .openapi({ description: "Required and non-empty for `select` and `multiselect`." }),
-    is_required_before_complete: z
-      .boolean()
-      .optional()
-      .openapi({ description: "Tasks only: `complete` is rejected while the value is empty." }),
-    is_editable_by_worker: z.boolean().optional().openapi({ description: "Default true." }),
-    hide_when_empty: z
-      .boolean()
-      .optional()
-      .openapi({ description: "A presentation hint (POD, public pages)." }),
-    source: z
-      .enum(METAFIELD_SOURCES)
-      .optional()
-      .openapi({ description: "`contact_address`: copied from the task's contact address at creation." }),
-  })
-  .openapi("MetafieldWrite");
+const MetafieldWriteSchema = z.object({
+  key: z
+    .string()
+    .regex(
+      METAFIELD_KEY_RE,
+      "Use lower-case letters, digits and underscores, starting with a letter (at most 64).",
+    ),
+  label: z.string().max(200).optional(),
+  applies_to: z.enum(METAFIELD_TARGETS),
+  value_type: z.enum(METAFIELD_VALUE_TYPES),
+  choices: z
+    .array(z.string().min(1).max(200))
+    .max(500)
+    .optional()
+    .openapi({ description: "Required and non-empty for `select` and `multiselect`." }),
+  is_required_before_complete: z
+    .boolean()
+    .optional()
+    .openapi({ description: "Tasks only: `complete` is rejected while the value is empty." }),
+  is_editable_by_worker: z.boolean().optional().openapi({ description: "Default true." }),
+  hide_when_empty: z
+    .boolean()
+    .optional()
+    .openapi({ description: "A presentation hint (POD, public pages)." }),
+  source: z
+    .enum(METAFIELD_SOURCES)
+    .optional()
+    .openapi({ description: "`contact_address`: copied from the task's contact address at creation." }),
+});
 
 export const createMetafieldRoute = createRoute({
   method: "post",
@@ -89,7 +87,7 @@ export const createMetafieldRoute = createRoute({
   security,
   summary: "Define a metafield (admins, managers)",
   description: "`key` is unique per account and `applies_to` (400 on `key`).",
-  request: jsonBody(MetafieldWriteSchema),
+  request: jsonBody(MetafieldWriteSchema.openapi("MetafieldCreate")),
   responses: { 201: jsonResponse(MetafieldSchema, "The definition."), ...errorResponses },
 });
 
@@ -125,7 +123,11 @@ function updateMetafieldRouteFor<M extends "patch" | "put">(method: M) {
     description: "Stored values are not re-validated; the next write of each object is.",
     request: {
       params: uuidParam,
-      ...jsonBody(method === "patch" ? MetafieldWriteSchema.partial() : MetafieldWriteSchema),
+      ...jsonBody(
+        method === "patch"
+          ? MetafieldWriteSchema.partial().openapi("MetafieldPatch")
+          : MetafieldWriteSchema.openapi("MetafieldUpdate"),
+      ),
     },
     responses: { 200: jsonResponse(MetafieldSchema, "The definition."), ...errorResponses },
   });

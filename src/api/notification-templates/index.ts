@@ -60,29 +60,27 @@ export const NotificationTemplateSchema = z
 
 // Enums are checked by the service (DRF's "is not a valid choice" message), so the body
 // schema takes strings: the document still lists the choices.
-const NotificationTemplateWriteSchema = z
-  .object({
-    event: z.string().openapi({ description: `Required. One of ${NOTIFICATION_EVENTS.join(", ")}.` }),
-    channel: z
-      .string()
-      .openapi({ description: `Required. \`sms\` (the task's contact phones) or \`email\` (its e-mails).` }),
-    language: z
-      .string()
-      .optional()
-      .openapi({
-        description: `One of ${LOCALES.join(", ")}; default the account's \`language\`. Times in messages are written in it.`,
-      }),
-    subject: z
-      .string()
-      .optional()
-      .openapi({ description: "E-mail subject (required for `email`). Placeholders as in `body`." }),
-    body: z.string().openapi({
-      description: `Required. Plain text with placeholders ${placeholders}; an unknown one is 400. SMS: at most 1,600 characters.`,
+const NotificationTemplateWriteSchema = z.object({
+  event: z.string().openapi({ description: `Required. One of ${NOTIFICATION_EVENTS.join(", ")}.` }),
+  channel: z
+    .string()
+    .openapi({ description: `Required. \`sms\` (the task's contact phones) or \`email\` (its e-mails).` }),
+  language: z
+    .string()
+    .optional()
+    .openapi({
+      description: `One of ${LOCALES.join(", ")}; default the account's \`language\`. Times in messages are written in it.`,
     }),
-    is_active: z.boolean().optional(),
-    ...Object.fromEntries(POD_OPTIONS.map((o) => [o, podOption(o).optional()])),
-  })
-  .openapi("NotificationTemplateWrite");
+  subject: z
+    .string()
+    .optional()
+    .openapi({ description: "E-mail subject (required for `email`). Placeholders as in `body`." }),
+  body: z.string().openapi({
+    description: `Required. Plain text with placeholders ${placeholders}; an unknown one is 400. SMS: at most 1,600 characters.`,
+  }),
+  is_active: z.boolean().optional(),
+  ...Object.fromEntries(POD_OPTIONS.map((o) => [o, podOption(o).optional()])),
+});
 
 export const createNotificationTemplateRoute = createRoute({
   method: "post",
@@ -92,7 +90,7 @@ export const createNotificationTemplateRoute = createRoute({
   summary: "Create a notification template",
   description:
     "When a task reaches `event` (assigned, transit, completed, failed), each active template of that event sends one message to each of the task's contact phones (`sms`) or e-mails (`email`): once per task, event, template and recipient. `task_completed` e-mails attach the proof of delivery as a PDF.",
-  request: jsonBody(NotificationTemplateWriteSchema),
+  request: jsonBody(NotificationTemplateWriteSchema.openapi("NotificationTemplateCreate")),
   responses: { 201: jsonResponse(NotificationTemplateSchema, "Created."), ...errorResponses },
 });
 
@@ -139,7 +137,9 @@ function updateRouteFor<M extends "patch" | "put">(method: M) {
     request: {
       params: uuidParam,
       ...jsonBody(
-        method === "patch" ? NotificationTemplateWriteSchema.partial() : NotificationTemplateWriteSchema,
+        method === "patch"
+          ? NotificationTemplateWriteSchema.partial().openapi("NotificationTemplatePatch")
+          : NotificationTemplateWriteSchema.openapi("NotificationTemplateUpdate"),
       ),
     },
     responses: { 200: jsonResponse(NotificationTemplateSchema, "The template."), ...errorResponses },

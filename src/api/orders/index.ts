@@ -2,11 +2,13 @@ import { createRoute } from "@hono/zod-openapi";
 import { type FieldErrors, ValidationError } from "../../http/errors";
 import { pathId, requireRole } from "../../http/guards";
 import {
+  batchValidationError,
   type Ctx,
   defineRoute,
   errorResponses,
   jsonBody,
   jsonResponse,
+  oneOrMany,
   type Router,
   security,
   uuidParam,
@@ -18,6 +20,8 @@ import {
   OrderCreateSchema,
   OrderExpandQuery,
   OrderListQuery,
+  OrderPatchBody,
+  OrderPatchSchema,
   OrderPostBody,
   OrderSchema,
   type OrderWriteBody,
@@ -160,9 +164,16 @@ export const createOrderRoute = createRoute({
     "Status: 201 when an order was created (for an array: any), 200 when every order already existed (an update).",
   request: jsonBody(OrderPostBody),
   responses: {
-    200: jsonResponse(OrderSchema, "Updated (existing external_id)."),
-    201: jsonResponse(OrderSchema, "Created."),
+    200: jsonResponse(
+      oneOrMany(OrderSchema, "The orders in input order: an array when an array was sent."),
+      "Every order already existed (its `external_id`): updated.",
+    ),
+    201: jsonResponse(
+      oneOrMany(OrderSchema, "The orders in input order: an array when an array was sent."),
+      "Created (for an array: at least one order was new).",
+    ),
     ...errorResponses,
+    400: batchValidationError,
   },
 });
 
@@ -193,7 +204,7 @@ export const partialUpdateOrderRoute = createRoute({
   security,
   summary: "Change an order",
   description: "The fields sent replace the stored ones; tasks_data, when sent, works as in an upsert.",
-  request: { params: uuidParam, ...jsonBody(OrderPostBody) },
+  request: { params: uuidParam, ...jsonBody(OrderPatchBody) },
   responses: { 200: jsonResponse(OrderSchema, "The order."), ...errorResponses },
 });
 
@@ -209,9 +220,9 @@ export const destroyOrderRoute = createRoute({
 });
 
 export function mountOrders(app: Router) {
-  // Named by OrderPostBody's oneOf: the single-order body with `recurrence`.
+  // Named by the bodies' `oneOf` / `$ref` (validated by the handlers, see OrderPostBody).
   app.openAPIRegistry.register("OrderCreate", OrderCreateSchema);
-  app.openAPIRegistry.register("OrderWrite", OrderWriteSchema);
+  app.openAPIRegistry.register("OrderPatch", OrderPatchSchema);
 
   defineRoute(app, createOrderRoute, async (c) => {
     const p = requireRole(c, ...DISPATCHERS);

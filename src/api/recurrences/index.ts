@@ -71,7 +71,7 @@ export const createRecurrenceRoute = createRoute({
     "Makes nothing at once: the cron makes every occurrence within the horizon (RECURRENCE_HORIZON_DAYS, 7 by default), " +
     "exactly once each. Occurrences before the recurrence was created are not made. To get the first occurrence at once, " +
     "POST the task or order itself with `recurrence`.",
-  request: jsonBody(RecurrenceWriteSchema),
+  request: jsonBody(RecurrenceWriteSchema.openapi("RecurrenceCreate")),
   responses: { 201: jsonResponse(RecurrenceSchema, "Created."), ...errorResponses },
 });
 
@@ -107,7 +107,9 @@ function updateRecurrenceRouteFor<M extends "patch" | "put">(method: M) {
       "or timezone, or `is_active` turned back to true, schedules from now on (nothing missed is made afterwards).",
     request: {
       params: uuidParam,
-      ...jsonBody(method === "patch" ? RecurrencePatchSchema : RecurrenceWriteSchema),
+      ...jsonBody(
+        method === "patch" ? RecurrencePatchSchema : RecurrenceWriteSchema.openapi("RecurrenceUpdate"),
+      ),
     },
     responses: { 200: jsonResponse(RecurrenceSchema, "The recurrence."), ...errorResponses },
   });

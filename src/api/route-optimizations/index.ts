@@ -64,7 +64,7 @@ const RouteOptimizationWriteSchema = z
       .optional()
       .openapi({ description: "Default true: write `route`, `position` and the assignee when completed." }),
   })
-  .openapi("RouteOptimizationWrite");
+  .openapi("RouteOptimizationCreate");
 
 export const createRouteOptimizationRoute = createRoute({
   method: "post",

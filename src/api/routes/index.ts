@@ -72,7 +72,8 @@ const RouteWriteFields = z.object({
     .openapi({ description: "Default: the assignee's account-role `end_address`." }),
   metafields: z.record(z.string(), z.any()).nullable().optional(),
 });
-const RouteWriteSchema = refineDepots(RouteWriteFields).openapi("RouteWrite");
+// Each depot address names a place (an empty object is a 400 on the field, not a 500).
+const RouteWriteSchema = refineDepots(RouteWriteFields);
 
 const expandQuery = {
   expand: z.string().optional().openapi({ description: "`tasks`: the route's tasks inline." }),
@@ -84,7 +85,7 @@ export const createRouteRoute = createRoute({
   tags,
   security,
   summary: "Create a route (state draft)",
-  request: jsonBody(RouteWriteSchema),
+  request: jsonBody(RouteWriteSchema.openapi("RouteCreate")),
   responses: { 201: jsonResponse(RouteSchema, "The route."), ...errorResponses },
 });
 
@@ -127,7 +128,10 @@ function updateRouteRouteFor<M extends "patch" | "put">(method: M) {
     security,
     summary: method === "patch" ? "Change a route" : "Replace a route",
     description: "An archived route is read-only (400). `state` changes through the actions.",
-    request: { params: uuidParam, ...jsonBody(RouteWriteSchema) },
+    request: {
+      params: uuidParam,
+      ...jsonBody(RouteWriteSchema.openapi(method === "patch" ? "RoutePatch" : "RouteUpdate")),
+    },
     responses: { 200: jsonResponse(RouteSchema, "The route."), ...errorResponses },
   });
 }

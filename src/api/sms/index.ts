@@ -44,7 +44,7 @@ const SmsWriteSchema = z
     message: z.string().openapi({ description: "At most 1,600 characters." }),
     task: z.string().nullable().optional().openapi({ description: "Task URL (optional)." }),
   })
-  .openapi("SmsWrite");
+  .openapi("SmsCreate");
 
 export const createSmsRoute = createRoute({
   method: "post",
@@ -103,6 +103,12 @@ export const statusSmsRoute = createRoute({
   description:
     "Form-encoded `MessageSid`, `MessageStatus` (and `ErrorCode`), with `X-Twilio-Signature` checked against TWILIO_AUTH_TOKEN; a bad or missing signature is 401.",
   request: {
+    headers: z.object({
+      "x-twilio-signature": z
+        .string()
+        .optional()
+        .openapi({ description: "Twilio's request signature (without a valid one: 401)." }),
+    }),
     body: {
       content: {
         "application/x-www-form-urlencoded": {

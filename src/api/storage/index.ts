@@ -7,10 +7,9 @@
  *   the UUID inside every key is the capability (see storage/keys.ts).
  *
  * Both are outside the JSON API (no trailing-slash rule, no JSON body limit: `isNonApiPath`),
- * and are registered in the OpenAPI document by hand, because a validated multipart body
- * would be read whole, which this endpoint exists to avoid.
+ * and are registered in the OpenAPI document by hand (./openapi.ts), because a validated
+ * multipart body would be read whole, which this endpoint exists to avoid.
  */
-import { z } from "@hono/zod-openapi";
 import type { Ctx, Router } from "../../http/openapi";
 import { FILES_PREFIX, STORAGE_PREFIX } from "../../http/urls";
 import { fileUrl, keyFromFilesPath } from "../../s3/keys";
@@ -18,8 +17,7 @@ import { postResponseXml, S3Error, s3ErrorResponse, toS3Error } from "../../s3/s
 import { serveObject } from "../../s3/serve";
 import { checkLink, isPrivateKey } from "../../s3/signed-links";
 import { type PostObjectOutcome, receivePostObject } from "../../services/files/storage-post";
-
-const tags = ["Storage"];
+import { documentStorage } from "./openapi";
 
 /**
  * Browser uploads are the point of a POST policy, so the endpoint answers CORS: a
@@ -155,83 +153,5 @@ export function mountStorage(app: Router) {
   app.options(`${FILES_PREFIX}/*`, preflight("GET, HEAD"));
   app.on(["POST", "PUT", "PATCH", "DELETE"], `${FILES_PREFIX}/*`, methodNotAllowed("GET, HEAD"));
 
-  const xml = (description: string) => ({
-    description,
-    content: { "application/xml": { schema: z.string() } },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "post",
-    path: `${STORAGE_PREFIX}/`,
-    tags,
-    summary: "Upload a file with a signed form ({upload_url})",
-    description:
-      "S3's POST Object (AWS Signature Version 4 POST policy), served by this Worker in front of R2. " +
-      "Post `s3_signature.fields` of a file upload as they are, then the file as the LAST part named `file`. " +
-      "Anonymous: the policy's signature is the authorization. Field names are case-insensitive; every field but " +
-      "`policy`, `x-amz-signature`, `file` and `x-ignore-*` must be covered by a policy condition; parts after the " +
-      "file are ignored; form fields before the file are limited to 64 KiB. The file is streamed into R2 and " +
-      "`content-length-range` is enforced while it streams. Errors are S3's XML (`<Error><Code>`): 403 " +
-      "`SignatureDoesNotMatch`, `AccessDenied` (expired policy, failed condition, extra field), `InvalidAccessKeyId`; " +
-      "400 `EntityTooLarge`, `EntityTooSmall`, `InvalidArgument` (missing field or no file), `InvalidPolicyDocument`, " +
-      "`MalformedPOSTRequest`, `MaxPostPreDataLengthExceeded`; 412 when the body is not multipart/form-data.",
-    request: {
-      body: {
-        required: true,
-        content: {
-          "multipart/form-data": {
-            schema: z.object({
-              acl: z.string(),
-              "Content-Type": z.string(),
-              key: z.string(),
-              "x-amz-algorithm": z.string(),
-              "x-amz-credential": z.string(),
-              "x-amz-date": z.string(),
-              policy: z.string(),
-              "x-amz-signature": z.string(),
-              success_action_status: z.enum(["200", "201", "204"]).optional(),
-              file: z.string().openapi({ format: "binary" }),
-            }),
-          },
-        },
-      },
-    },
-    responses: {
-      204: { description: "Stored (default). `ETag` and `Location` (the file's URL) headers." },
-      200: { description: "Stored, with `success_action_status=200`." },
-      201: xml(
-        "Stored, with `success_action_status=201`: `<PostResponse>` with Location, Bucket, Key, ETag.",
-      ),
-      303: { description: "Stored, with `success_action_redirect`: redirect with bucket, key and etag." },
-      400: xml("S3 error (see above)."),
-      403: xml("S3 error (see above)."),
-      412: xml("Not multipart/form-data."),
-    },
-  });
-  app.openAPIRegistry.registerPath({
-    method: "get",
-    path: `${FILES_PREFIX}/{key}`,
-    tags,
-    summary: "Download a stored file (a FileUpload's, Document's or Signature's `file`, or a `thumbnail`)",
-    description:
-      "Anonymous, like an S3 public-read object: the unguessable UUID in the key is the capability. `key` may " +
-      "contain slashes; each segment is percent-encoded. Served with the stored Content-Type (a document's detected " +
-      "`mimetype`, or its `s3_response_headers`), `ETag`, `Last-Modified`, `Accept-Ranges: bytes`. One byte range " +
-      "(RFC 7233) → 206 with Content-Range, unsatisfiable → 416; several ranges → the whole file (200). Conditional " +
-      "requests (RFC 7232): If-None-Match / If-Modified-Since → 304, If-Match / If-Unmodified-Since → 412, " +
-      "If-Range. HEAD answers the same headers. Sent with `X-Content-Type-Options: nosniff` and " +
-      "`Content-Security-Policy: sandbox`. Errors are S3's XML (404 `NoSuchKey`).",
-    request: {
-      params: z.object({
-        key: z.string().openapi({ param: { name: "key", in: "path" }, description: "Object key." }),
-      }),
-    },
-    responses: {
-      200: { description: "The file.", content: { "application/octet-stream": { schema: z.string() } } },
-      206: { description: "One byte range of the file." },
-      304: { description: "Not modified." },
-      404: xml("NoSuchKey."),
-      412: xml("PreconditionFailed."),
-      416: xml("InvalidRange."),
-    },
-  });
+  documentStorage(app);
 }

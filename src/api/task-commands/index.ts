@@ -2,10 +2,12 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { notFound } from "../../http/errors";
 import { pathId, requireUser } from "../../http/guards";
 import {
+  batchValidationError,
   defineRoute,
   errorResponses,
   jsonBody,
   jsonResponse,
+  oneOrMany,
   type Router,
   security,
   uuidParam,
@@ -39,18 +41,34 @@ export const createTaskCommandRoute = createRoute({
   },
   responses: {
     200: jsonResponse(
-      z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
-      "Replays of stored commands.",
+      oneOrMany(TaskCommandSchema, "The stored commands: an array when an array was sent."),
+      "Every command was a replay of a stored one (its `external_id` exists): nothing applied again.",
     ),
     201: jsonResponse(
-      z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
-      "Commands with their outcome.",
+      oneOrMany(
+        TaskCommandSchema,
+        "The commands with their outcome, in input order: an array when an array was sent.",
+      ),
+      "Applied: each command `accepted` or `rejected`.",
     ),
-    202: jsonResponse(
-      z.union([TaskCommandSchema, z.array(TaskCommandSchema)]),
-      "Accepted for asynchronous processing.",
-    ),
+    202: {
+      ...jsonResponse(
+        oneOrMany(
+          TaskCommandSchema,
+          "The commands, `pending`, in input order: an array when an array was sent.",
+        ),
+        "`Prefer: respond-async`: stored `pending`, applied from a queue.",
+      ),
+      headers: {
+        "Preference-Applied": {
+          description: "RFC 7240: the preference honoured.",
+          required: true,
+          schema: { type: "string", enum: ["respond-async"] },
+        },
+      },
+    },
     ...errorResponses,
+    400: batchValidationError,
   },
 });
 

@@ -25,12 +25,19 @@ export const TaskCommandSchema = TaskCommandInputSchema.extend({
   updated_at: dateTime(),
 }).openapi("TaskCommand");
 
+/** One command of POST /task_commands/ (alone or in a batch). */
+export const TaskCommandCreateSchema = TaskCommandInputSchema.openapi("TaskCommandCreate");
+
+/** JSON Schema `oneOf` (see `oneOrMany`): an object and an array never both match. */
 export const TaskCommandBodySchema = z
   .union([
-    TaskCommandInputSchema,
-    z.array(TaskCommandInputSchema).max(500, "Too many commands: at most 500 per request."),
+    TaskCommandCreateSchema,
+    z.array(TaskCommandCreateSchema).max(500, "Too many commands: at most 500 per request."),
   ])
-  .openapi({ description: "One command, or an array (a batch) of up to 500, for one or several tasks." });
+  .openapi(
+    { description: "One command, or an array (a batch) of up to 500, for one or several tasks." },
+    { unionPreferredType: "oneOf" },
+  );
 
 export const TaskCommandListQuery = z
   .object({

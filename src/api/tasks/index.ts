@@ -18,7 +18,7 @@ import {
   TaskListQuery,
   TaskPatchSchema,
   TaskSchema,
-  TaskWriteSchema,
+  TaskUpdateSchema,
 } from "../../schemas/tasks";
 import { tasksForReader } from "../../services/forms/worker-view";
 import { createRecurringTask } from "../../services/recurrences";
@@ -92,7 +92,7 @@ function updateTaskRouteFor<M extends "patch" | "put">(method: M) {
       "Goes through the task's Durable Object, so it never interleaves with commands on the same task. " +
       "`state` in PATCH is 400: state changes are task commands. `assignee` may only repeat the current one." +
       (method === "put" ? " Fields left out take their defaults; `state` is ignored." : ""),
-    request: { params: uuidParam, ...jsonBody(method === "patch" ? TaskPatchSchema : TaskWriteSchema) },
+    request: { params: uuidParam, ...jsonBody(method === "patch" ? TaskPatchSchema : TaskUpdateSchema) },
     responses: { 200: jsonResponse(TaskSchema, "The task."), ...errorResponses },
   });
 }

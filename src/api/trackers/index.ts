@@ -45,29 +45,27 @@ export const TrackerSchema = z
   })
   .openapi("Tracker");
 
-const TrackerWriteSchema = z
-  .object({
-    tasks: z.array(z.string()).optional().openapi({ description: "Task URLs (at most 500)." }),
-    order: z
-      .string()
-      .nullable()
-      .optional()
-      .openapi({ description: "Order URL: all its tasks, as they are when the page is read." }),
-    public_task_fields: z
-      .array(z.string())
-      .optional()
-      .openapi({
-        description: `Allowlist of what the public page shows, from: ${PUBLIC_TASK_FIELDS.join(", ")}. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400.`,
-      }),
-    expires_at: dateTime().optional().openapi({
-      description: "Default: 30 days after the latest `complete_before` of its tasks, or after creation.",
+const TrackerWriteSchema = z.object({
+  tasks: z.array(z.string()).optional().openapi({ description: "Task URLs (at most 500)." }),
+  order: z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({ description: "Order URL: all its tasks, as they are when the page is read." }),
+  public_task_fields: z
+    .array(z.string())
+    .optional()
+    .openapi({
+      description: `Allowlist of what the public page shows, from: ${PUBLIC_TASK_FIELDS.join(", ")}. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400.`,
     }),
-    task_popup_template: z.string().max(10_000).optional().openapi({
-      description:
-        "`{{field}}` placeholders of the allowlist only (400 otherwise); default: the account's template.",
-    }),
-  })
-  .openapi("TrackerWrite");
+  expires_at: dateTime().optional().openapi({
+    description: "Default: 30 days after the latest `complete_before` of its tasks, or after creation.",
+  }),
+  task_popup_template: z.string().max(10_000).optional().openapi({
+    description:
+      "`{{field}}` placeholders of the allowlist only (400 otherwise); default: the account's template.",
+  }),
+});
 
 export const createTrackerRoute = createRoute({
   method: "post",
@@ -75,7 +73,7 @@ export const createTrackerRoute = createRoute({
   tags,
   security,
   summary: "Create a tracker (a public page for some tasks)",
-  request: jsonBody(TrackerWriteSchema),
+  request: jsonBody(TrackerWriteSchema.openapi("TrackerCreate")),
   responses: { 201: jsonResponse(TrackerSchema, "The tracker."), ...errorResponses },
 });
 
@@ -105,7 +103,7 @@ export const partialUpdateTrackerRoute = createRoute({
   tags,
   security,
   summary: "Change a tracker",
-  request: { params: uuidParam, ...jsonBody(TrackerWriteSchema) },
+  request: { params: uuidParam, ...jsonBody(TrackerWriteSchema.openapi("TrackerPatch")) },
   responses: { 200: jsonResponse(TrackerSchema, "The tracker."), ...errorResponses },
 });
 

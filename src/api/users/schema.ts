@@ -44,9 +44,7 @@ export const ActivateSchema = z
     example: { token: "<token from the activation e-mail>", password: "a long new password" },
   });
 
-export const TokenSchema = z
-  .object({ token: z.string().min(1).max(200) })
-  .openapi("EmailVerificationConfirm");
+export const TokenSchema = z.object({ token: z.string().min(1).max(200) }).openapi("UserVerifyEmailConfirm");
 
 export const HijackSchema = z
   .object({

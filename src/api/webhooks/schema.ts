@@ -48,7 +48,7 @@ export const WebhookCreatedSchema = WebhookSchema.extend({
     description:
       "Standard Webhooks signing secret (`whsec_` + base64 of 32 bytes). Shown in this response only: store it.",
   }),
-}).openapi("WebhookCreated");
+}).openapi("WebhookWithSecret");
 
 export const WebhookCreateSchema = z
   .object({
@@ -60,7 +60,7 @@ export const WebhookCreateSchema = z
 
 export const WebhookReplaceSchema = WebhookCreateSchema.extend({
   state: z.enum(WEBHOOK_STATES).optional(),
-}).openapi("WebhookReplace");
+}).openapi("WebhookUpdate");
 
 export const WebhookPatchSchema = z
   .object({

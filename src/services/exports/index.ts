@@ -123,13 +123,27 @@ export async function metafieldKeys(
   };
 }
 
-/** Query parameters arrive as text; a JSON body may send numbers and booleans for them. */
+/**
+ * Query parameters arrive as text; a JSON body may send numbers and booleans for them, and the
+ * metafield filters as the object a client's `metafields` deepObject parameter is
+ * (`{"metafields": {"door_code": "4711"}}`), kept as `metafields__door_code`.
+ */
 function filterText(errors: FieldErrors, filters: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
   const bad: FieldErrors = {};
+  const scalar = (v: unknown) =>
+    typeof v === "string" ? v : typeof v === "number" || typeof v === "boolean" ? String(v) : null;
   for (const [k, v] of Object.entries(filters)) {
-    if (typeof v === "string") out[k] = v;
-    else if (typeof v === "number" || typeof v === "boolean") out[k] = String(v);
+    if (k === "metafields" && v !== null && typeof v === "object" && !Array.isArray(v)) {
+      for (const [key, value] of Object.entries(v)) {
+        const text = scalar(value);
+        if (text === null) bad[`metafields[${key}]`] = ["Must be a string, number or boolean."];
+        else out[`metafields__${key}`] = text;
+      }
+      continue;
+    }
+    const text = scalar(v);
+    if (text !== null) out[k] = text;
     else bad[k] = ["Must be a string, number or boolean."];
   }
   if (Object.keys(bad).length) errors.filters = bad;

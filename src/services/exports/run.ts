@@ -26,6 +26,7 @@ import type { RenderCtx } from "../../http/serialize";
 import { randomToken } from "../../lib/crypto";
 import { settleSeconds } from "../../lib/settle";
 import type { ExportMessage } from "../../queues/exports/message";
+import { exportFileKey } from "../../s3/keys";
 import { MIN_PART_SIZE } from "../../s3/r2-put";
 import { JobError, jobPrincipal } from "../auth/job-principal";
 import { leaseUntil } from "../jobs/lease";
@@ -158,7 +159,7 @@ export async function runExportStep(env: Env, msg: ExportMessage): Promise<void>
   const render: RenderCtx = { baseUrl: msg.baseUrl, timeZone: row.time_zone };
   const enc = new TextEncoder();
   const bucket = env.FILES;
-  const fileKey = row.file_key ?? `exports/${row.id}/${randomToken(16)}/${row.kind}-${row.id}.${row.format}`;
+  const fileKey = row.file_key ?? exportFileKey(row.id, randomToken(16), row.kind, row.format);
 
   const buf = new PartBuffer();
   if (row.carry_bytes > 0) {

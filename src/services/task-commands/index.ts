@@ -45,26 +45,24 @@ export const TaskDataSchema = z
     description: "Task changes carried by `update` (and `reassign`: position). Interface 2.7.",
   });
 
-export const TaskCommandInputSchema = z
-  .object({
-    task: z.string().openapi({ description: "Task URL." }),
-    external_id: z
-      .string()
-      .min(1)
-      .max(255)
-      .openapi({ description: "Client-generated, unique per account: the idempotency key." }),
-    time: dateTime().openapi({ description: "When the interaction happened (ISO 8601)." }),
-    action: z.enum(TASK_ACTIONS),
-    assignee: z
-      .string()
-      .nullable()
-      .optional()
-      .openapi({ description: "User URL; required for assign and reassign." }),
-    task_data: TaskDataSchema.optional(),
-    notes: z.string().max(10_000).optional(),
-    location: Point.nullable().optional(),
-  })
-  .openapi("TaskCommandInput");
+export const TaskCommandInputSchema = z.object({
+  task: z.string().openapi({ description: "Task URL." }),
+  external_id: z
+    .string()
+    .min(1)
+    .max(255)
+    .openapi({ description: "Client-generated, unique per account: the idempotency key." }),
+  time: dateTime().openapi({ description: "When the interaction happened (ISO 8601)." }),
+  action: z.enum(TASK_ACTIONS),
+  assignee: z
+    .string()
+    .nullable()
+    .optional()
+    .openapi({ description: "User URL; required for assign and reassign." }),
+  task_data: TaskDataSchema.optional(),
+  notes: z.string().max(10_000).optional(),
+  location: Point.nullable().optional(),
+});
 
 export type TaskCommandBody = z.infer<typeof TaskCommandInputSchema>;
 

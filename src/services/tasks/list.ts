@@ -5,7 +5,7 @@ import { parseTimestamp } from "../../http/timezones";
 import { type Collection, parseHyperlink } from "../../http/urls";
 import { base64url, fromBase64url } from "../../lib/crypto";
 import { isUuid } from "../../lib/ids";
-import { METAFIELD_FILTER_RE, type TaskListQueryInput } from "../../schemas/tasks";
+import { metafieldFilterKey, type TaskListQueryInput } from "../../schemas/tasks";
 import { isDispatcher, type Principal } from "../auth/principal";
 import { addError } from "./input";
 import { TASK_CATEGORIES, type TaskRow } from "./types";
@@ -140,9 +140,16 @@ export function planTaskList(
       if (b !== undefined) where.push(`${col} IS ${b ? "" : "NOT "}NULL`);
     }
   }
-  for (const [param, value] of Object.entries(q)) {
-    const m = METAFIELD_FILTER_RE.exec(param);
-    if (!m || typeof value !== "string") continue;
+  // Both spellings (`metafields__<key>`, `metafields[<key>]`) and the object form of a JSON
+  // body (an export's `filters.metafields`).
+  const metafieldFilters: [string, unknown][] = Object.entries(q).flatMap(([param, value]) => {
+    const key = metafieldFilterKey(param);
+    return key === null ? [] : [[key, value] as [string, unknown]];
+  });
+  if (q.metafields && typeof q.metafields === "object")
+    metafieldFilters.push(...Object.entries(q.metafields));
+  for (const [key, value] of metafieldFilters) {
+    if (typeof value !== "string") continue;
     // Served by the task_metafield_values index (kept by triggers): an index SEARCH on
     // (account, key, value) whatever the account's size. A number matches however it is
     // written ("3" and "3.0"); a list value matches when one of its items does.
@@ -152,7 +159,7 @@ export function planTaskList(
     cond(
       `id IN (SELECT task_id FROM task_metafield_values WHERE account_id = ? AND key = ? AND value IN (${values.map(() => "?").join(", ")}))`,
       ctx.principal.accountId,
-      m[1],
+      key,
       ...values,
     );
   }

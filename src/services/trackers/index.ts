@@ -14,7 +14,7 @@ import {
 import { type FieldErrors, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
-import { parseHyperlink } from "../../http/urls";
+import { PUBLIC_PREFIX, parseHyperlink } from "../../http/urls";
 import { randomToken } from "../../lib/crypto";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
@@ -45,7 +45,7 @@ export type TrackerWrite = {
   task_popup_template?: string | null;
 };
 
-export const publicUrl = (baseUrl: string, token: string) => `${baseUrl}/t/${token}/`;
+export const publicUrl = (baseUrl: string, token: string) => `${baseUrl}${PUBLIC_PREFIX}/${token}/`;
 
 export function serializeTracker(r: RenderCtx, t: TrackerRow) {
   return {

@@ -1,4 +1,5 @@
 import { uuidv7 } from "../../../lib/ids";
+import { outboxAttachmentKey } from "../../../s3/keys";
 import type { EmailMessage, EmailSender } from "./types";
 
 /**
@@ -18,7 +19,7 @@ export class LocalEmailSender implements EmailSender {
     const attachments: { file_name: string; content_type: string; size: number; key: string }[] = [];
     for (const a of m.attachments ?? []) {
       if (!this.files) throw new Error("The local e-mail provider needs the FILES bucket for attachments.");
-      const key = `outbox/${crypto.randomUUID()}/${a.filename}`;
+      const key = outboxAttachmentKey(crypto.randomUUID(), a.filename);
       await this.files.put(key, a.content, { httpMetadata: { contentType: a.contentType } });
       attachments.push({
         file_name: a.filename,
