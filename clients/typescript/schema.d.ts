@@ -109,7 +109,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Accounts the caller has a role in */
+        /**
+         * The account the caller's token acts in
+         * @description One item: the account of the token (a session JWT or access token: the user's default account; an authorization JWT or hijack token: its account). A user's other accounts are reached by exchanging the session at `POST /session_tokens/authorize/`.
+         */
         get: operations["listAccounts"];
         put?: never;
         /**
@@ -130,7 +133,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read an account the caller belongs to */
+        /**
+         * Read the account the caller's token acts in
+         * @description Any other account is 404, even one where the user holds a role: authorize that account first.
+         */
         get: operations["retrieveAccount"];
         put?: never;
         post?: never;
@@ -401,7 +407,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's own live sessions */
+        /**
+         * The caller's own live sessions
+         * @description Session JWTs and access tokens of the calling user, newest first (never the token strings). Not with a hijack token (403): sessions are the user's, not the account's.
+         */
         get: operations["listSessionTokens"];
         put?: never;
         /** Create a named session (integration users only) */
@@ -767,7 +776,7 @@ export interface paths {
         };
         /**
          * The task's proof of delivery, as HTML or PDF
-         * @description For a completed or failed task (otherwise 400): task, contact, address, completion time and place, photos, signatures with signer names, history, order reference, description, each shown per the account's `pod_show_*` options, overridden by a notification template's (`?template=<id>`: those it sets), then by the query's (`?pod_show_images=false`, ...). A `template` that is not one of the account's is 400. A PDF with `Accept: application/pdf` or `?format=pdf`; images are embedded as their thumbnails where they have one.
+         * @description For a completed or failed task (otherwise 400): task, contact, address, completion time and place, photos, signatures with signer names, history, order reference, description, each shown per the account's `pod_show_*` options, overridden by a notification template's (`?template=<id>`: those it sets), then by the query's (`?pod_show_images=false`, ...). A `template` that is not one of the account's is 400. A PDF with `Accept: application/pdf` or `?format=pdf`; images are embedded as their thumbnails where they have one. Written in the language of `Accept-Language` (de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; q-values honoured, `fi-FI` reads as `fi`), else the account's `language`; times in the account's time zone, named.
          */
         get: operations["podTask"];
         put?: never;
@@ -966,11 +975,11 @@ export interface paths {
         };
         /**
          * Download an uploaded file (a file upload's `file`, until a document or signature takes it)
-         * @description Anonymous, like an S3 public-read object: the unguessable id (and, for exports, the random token) in the path is the capability. Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
+         * @description Anonymous, like an S3 public-read object: the unguessable id in the path is the capability (exports: the signed link above). Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
          *
          *     Served with the **stored type**, whatever it is: a document's or signature's detected `mimetype` (or the `Content-Type` of its `s3_response_headers`), a file upload's `file_type`, a thumbnail's `image/png` or `image/jpeg`, an export's `text/csv; charset=utf-8` or `application/jsonl; charset=utf-8`, an e-mail attachment's type; `application/octet-stream` when none was stored. Hence `*\/*` below.
          *
-         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin. Errors are S3's XML.
+         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin (exports: none). Errors are S3's XML.
          */
         get: operations["downloadFileUpload"];
         put?: never;
@@ -990,11 +999,11 @@ export interface paths {
         };
         /**
          * Download a document's file (its `file`)
-         * @description Anonymous, like an S3 public-read object: the unguessable id (and, for exports, the random token) in the path is the capability. Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
+         * @description Anonymous, like an S3 public-read object: the unguessable id in the path is the capability (exports: the signed link above). Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
          *
          *     Served with the **stored type**, whatever it is: a document's or signature's detected `mimetype` (or the `Content-Type` of its `s3_response_headers`), a file upload's `file_type`, a thumbnail's `image/png` or `image/jpeg`, an export's `text/csv; charset=utf-8` or `application/jsonl; charset=utf-8`, an e-mail attachment's type; `application/octet-stream` when none was stored. Hence `*\/*` below.
          *
-         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin. Errors are S3's XML.
+         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin (exports: none). Errors are S3's XML.
          */
         get: operations["downloadDocument"];
         put?: never;
@@ -1014,11 +1023,11 @@ export interface paths {
         };
         /**
          * Download a document's thumbnail (its `thumbnail`)
-         * @description Anonymous, like an S3 public-read object: the unguessable id (and, for exports, the random token) in the path is the capability. Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
+         * @description Anonymous, like an S3 public-read object: the unguessable id in the path is the capability (exports: the signed link above). Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
          *
          *     Served with the **stored type**, whatever it is: a document's or signature's detected `mimetype` (or the `Content-Type` of its `s3_response_headers`), a file upload's `file_type`, a thumbnail's `image/png` or `image/jpeg`, an export's `text/csv; charset=utf-8` or `application/jsonl; charset=utf-8`, an e-mail attachment's type; `application/octet-stream` when none was stored. Hence `*\/*` below.
          *
-         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin. Errors are S3's XML.
+         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin (exports: none). Errors are S3's XML.
          */
         get: operations["downloadDocumentThumbnail"];
         put?: never;
@@ -1038,11 +1047,11 @@ export interface paths {
         };
         /**
          * Download a signature's file (its `file`)
-         * @description Anonymous, like an S3 public-read object: the unguessable id (and, for exports, the random token) in the path is the capability. Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
+         * @description Anonymous, like an S3 public-read object: the unguessable id in the path is the capability (exports: the signed link above). Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
          *
          *     Served with the **stored type**, whatever it is: a document's or signature's detected `mimetype` (or the `Content-Type` of its `s3_response_headers`), a file upload's `file_type`, a thumbnail's `image/png` or `image/jpeg`, an export's `text/csv; charset=utf-8` or `application/jsonl; charset=utf-8`, an e-mail attachment's type; `application/octet-stream` when none was stored. Hence `*\/*` below.
          *
-         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin. Errors are S3's XML.
+         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin (exports: none). Errors are S3's XML.
          */
         get: operations["downloadSignature"];
         put?: never;
@@ -1062,11 +1071,11 @@ export interface paths {
         };
         /**
          * Download a signature's thumbnail (its `thumbnail`)
-         * @description Anonymous, like an S3 public-read object: the unguessable id (and, for exports, the random token) in the path is the capability. Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
+         * @description Anonymous, like an S3 public-read object: the unguessable id in the path is the capability (exports: the signed link above). Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
          *
          *     Served with the **stored type**, whatever it is: a document's or signature's detected `mimetype` (or the `Content-Type` of its `s3_response_headers`), a file upload's `file_type`, a thumbnail's `image/png` or `image/jpeg`, an export's `text/csv; charset=utf-8` or `application/jsonl; charset=utf-8`, an e-mail attachment's type; `application/octet-stream` when none was stored. Hence `*\/*` below.
          *
-         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin. Errors are S3's XML.
+         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin (exports: none). Errors are S3's XML.
          */
         get: operations["downloadSignatureThumbnail"];
         put?: never;
@@ -1086,11 +1095,13 @@ export interface paths {
         };
         /**
          * Download an export's file (its `file`, once `completed`)
-         * @description Anonymous, like an S3 public-read object: the unguessable id (and, for exports, the random token) in the path is the capability. Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
+         * @description **Private:** only through the signed link the export hands out in `file` (its `expires` and `signature` query parameters), valid `SIGNED_LINK_SECONDS` (900 s) and never past the file's `file_expires_at`; read the export again for a fresh link. Without CORS and with `Cache-Control: private, no-store`. A missing, forged or expired link is 403 `AccessDenied` (`Request has expired` for an expired one).
+         *
+         *     Anonymous, like an S3 public-read object: the unguessable id in the path is the capability (exports: the signed link above). Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
          *
          *     Served with the **stored type**, whatever it is: a document's or signature's detected `mimetype` (or the `Content-Type` of its `s3_response_headers`), a file upload's `file_type`, a thumbnail's `image/png` or `image/jpeg`, an export's `text/csv; charset=utf-8` or `application/jsonl; charset=utf-8`, an e-mail attachment's type; `application/octet-stream` when none was stored. Hence `*\/*` below.
          *
-         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin. Errors are S3's XML.
+         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin (exports: none). Errors are S3's XML.
          */
         get: operations["downloadExport"];
         put?: never;
@@ -1110,11 +1121,11 @@ export interface paths {
         };
         /**
          * Download an e-mail attachment kept by the local e-mail provider (`GET /outbox/`)
-         * @description Anonymous, like an S3 public-read object: the unguessable id (and, for exports, the random token) in the path is the capability. Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
+         * @description Anonymous, like an S3 public-read object: the unguessable id in the path is the capability (exports: the signed link above). Take the URL from the object that hands it out rather than building it; each segment is percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.
          *
          *     Served with the **stored type**, whatever it is: a document's or signature's detected `mimetype` (or the `Content-Type` of its `s3_response_headers`), a file upload's `file_type`, a thumbnail's `image/png` or `image/jpeg`, an export's `text/csv; charset=utf-8` or `application/jsonl; charset=utf-8`, an e-mail attachment's type; `application/octet-stream` when none was stored. Hence `*\/*` below.
          *
-         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin. Errors are S3's XML.
+         *     Byte ranges (RFC 9110 §14): one range in `Range` → 206 with `Content-Range`; a range that starts past the end → 416 with `Content-Range: bytes *\/<size>`; several ranges, or a unit other than `bytes` → the whole file (200). `If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 §13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin (exports: none). Errors are S3's XML.
          */
         get: operations["downloadOutboxAttachment"];
         put?: never;
@@ -1411,6 +1422,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/route_optimizations/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or running optimization
+         * @description It reads `failed` with `error_message` `Cancelled.`; a solve under way applies nothing. One already `completed` or `failed`: 400.
+         */
+        post: operations["cancelRouteOptimization"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/route_optimizations/{id}/report/": {
         parameters: {
             query?: never;
@@ -1420,7 +1451,7 @@ export interface paths {
         };
         /**
          * The result as a readable page, or a PDF
-         * @description HTML readable on a phone, or a PDF with `Accept: application/pdf` or `?format=pdf`: per route its stops and times, distances, and the unassigned tasks with reasons. 400 until completed.
+         * @description HTML readable on a phone, or a PDF with `Accept: application/pdf` or `?format=pdf`: a map of the routes, per route its map and its stops (named by description or contact, order reference and address) with times and distances, and the unassigned tasks with reasons. In the language of `Accept-Language` (one of the 12 of the tracking page), else the account's `language`; times in the account's time zone, named. 400 until completed.
          */
         get: operations["reportRouteOptimization"];
         put?: never;
@@ -1865,6 +1896,30 @@ export interface paths {
         get: operations["retrieveTaskExport"];
         put?: never;
         post?: never;
+        /**
+         * Delete a tasks export and its file
+         * @description A queued or running export is cancelled first. The file's links stop working at once.
+         */
+        delete: operations["destroyTaskExport"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/task_exports/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or running tasks export
+         * @description The export stops at its next step and its partial file is removed; it reads `failed` with `error_message` `Cancelled.`. An export already `completed` or `failed`: 400.
+         */
+        post: operations["cancelTaskExport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1903,6 +1958,30 @@ export interface paths {
         get: operations["retrieveContactAddressExport"];
         put?: never;
         post?: never;
+        /**
+         * Delete a contact addresses export and its file
+         * @description A queued or running export is cancelled first. The file's links stop working at once.
+         */
+        delete: operations["destroyContactAddressExport"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contact_address_exports/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or running contact addresses export
+         * @description The export stops at its next step and its partial file is removed; it reads `failed` with `error_message` `Cancelled.`. An export already `completed` or `failed`: 400.
+         */
+        post: operations["cancelContactAddressExport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1941,6 +2020,26 @@ export interface paths {
         get: operations["retrieveImport"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/imports/{id}/cancel/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a queued or running import
+         * @description Rows already applied stay applied (each once); no further row is. The import reads `failed` with `error_message` `Cancelled.`. An import already `completed` or `failed`: 400.
+         */
+        post: operations["cancelImport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2340,7 +2439,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event `form_response.completed`
-         * @description Accepted in subscriptions (`form_response_events`) for compatibility; this version has no forms and sends no such event yet.
+         * @description Sent to the webhooks with `form_response_events: true`, whatever their `events` list says, and to no other (contract §15). `data` is the form response as `GET /form_responses/{id}/` renders it (its `schema_snapshot` included), with its `task` inline (null when it has none).
          *
          *     Delivery follows [Standard Webhooks](https://www.standardwebhooks.com/): an HTTPS POST of
          *     `{"type", "timestamp", "data"}` with three headers, `webhook-id` (the delivery's id, the same on every
@@ -2370,7 +2469,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event `user.hijacked`
-         * @description Accepted in subscriptions (`form_response_events`) for compatibility; this version has no forms and sends no such event yet.
+         * @description Sent to the webhooks with `form_response_events: true`, whatever their `events` list says, and to no other (contract §15). `data` is the form response as `GET /form_responses/{id}/` renders it (its `schema_snapshot` included), with its `task` inline (null when it has none).
          *
          *     Delivery follows [Standard Webhooks](https://www.standardwebhooks.com/): an HTTPS POST of
          *     `{"type", "timestamp", "data"}` with three headers, `webhook-id` (the delivery's id, the same on every
@@ -3086,6 +3185,8 @@ export interface components {
             description: string;
             /** Format: uri */
             recurrence: string | null;
+            /** @description For an order a recurrence made: the occurrence's time, as its tasks have it (contract §20). */
+            calendar_time?: unknown;
             /** @description Document URLs; the documents inline with `?expand=documents`. */
             documents: unknown[];
         };
@@ -3589,9 +3690,14 @@ export interface components {
             row_count: number;
             /**
              * Format: uri
-             * @description The file (served with Range, ETag and conditional GET), once `completed`.
+             * @description Once `completed`: a signed link to the file, valid `SIGNED_LINK_SECONDS` (900) and never past `file_expires_at` (read the export again for a fresh one); served with Range, ETag and conditional GET, without CORS. Null before completion and once the file expired.
              */
             file: string | null;
+            /**
+             * Format: date-time
+             * @description When the file is deleted: `EXPORT_FILE_TTL_DAYS` (7) after completion.
+             */
+            file_expires_at: string | null;
             error_message: string;
             /** Format: uri */
             created_by: string | null;
@@ -4988,7 +5094,12 @@ export interface operations {
     };
     listAccounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque cursor from `next` or `previous`. */
+                cursor?: string;
+                /** @description Items per page (default 50, max 500). */
+                page_size?: number;
+            };
             header?: {
                 /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
                 Accept?: components["parameters"]["Accept"];
@@ -5002,7 +5113,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Accounts. */
+            /** @description A page of accounts. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5016,8 +5127,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        next: null;
-                        previous: null;
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
                         results: components["schemas"]["Account"][];
                     };
                 };
@@ -5993,7 +6106,12 @@ export interface operations {
     };
     listSessionTokens: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Opaque cursor from `next` or `previous`. */
+                cursor?: string;
+                /** @description Items per page (default 50, max 500). */
+                page_size?: number;
+            };
             header?: {
                 /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
                 Accept?: components["parameters"]["Accept"];
@@ -6007,7 +6125,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Sessions. */
+            /** @description A page of sessions. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6021,8 +6139,10 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        next: null;
-                        previous: null;
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
                         results: components["schemas"]["SessionToken"][];
                     };
                 };
@@ -9640,7 +9760,12 @@ export interface operations {
     };
     downloadExport: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description When the link stops working (Unix seconds). */
+                expires: string;
+                /** @description HMAC-SHA256 of the key and `expires` (64 hex digits), as handed out. */
+                signature: string;
+            };
             header?: {
                 /** @description `bytes=<first>-<last>`, `bytes=<first>-` or `bytes=-<suffix length>`. */
                 range?: string;
@@ -9749,6 +9874,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description `AccessDenied`: the signed link is missing, forged or expired. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/xml": string;
+                };
             };
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
@@ -11098,6 +11234,50 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The optimization. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RouteOptimization"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    cancelRouteOptimization: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description UUID of the object (not a UUID: 404). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The optimization, failed as cancelled. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -13354,6 +13534,92 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    destroyTaskExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description UUID of the object (not a UUID: 404). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    cancelTaskExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description UUID of the object (not a UUID: 404). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, failed as cancelled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     listContactAddressExports: {
         parameters: {
             query?: {
@@ -13497,6 +13763,92 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    destroyContactAddressExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description UUID of the object (not a UUID: 404). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    cancelContactAddressExport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description UUID of the object (not a UUID: 404). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, failed as cancelled. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     listImports: {
         parameters: {
             query?: {
@@ -13616,6 +13968,50 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The import. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Import"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    cancelImport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description UUID of the object (not a UUID: 404). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The import, failed as cancelled. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];

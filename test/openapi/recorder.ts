@@ -29,6 +29,8 @@ const FAKE = {
   exportToken: "ZXhwb3J0LWNhcGFiaWxpdHk",
   policy: "eyJleHBpcmF0aW9uIjoiMjAzMC0wNi0wMVQwOTowMDowMC4wMDBaIiwiY29uZGl0aW9ucyI6W119",
   signature: "5f1c0e3d9a7b2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e",
+  /** 2030-06-01T08:15:00Z, the fake clock's 15 minutes later, as a signed link's `expires`. */
+  linkExpires: "1906446900",
   amzDate: "20300601T080000Z",
   etag: '"9b2cf535f27731c974343645a3985328"',
 };
@@ -114,6 +116,11 @@ export class Recorder {
       out = out.replace(/whsec_[\w+/=]{20,}/g, FAKE.webhookSecret);
       out = out.replace(/(\/t\/)[\w-]{16,64}(\/)/g, `$1${FAKE.trackerToken}$2`);
       out = out.replace(/(\/exports\/[^/]+\/)[\w-]{16,}(\/)/g, `$1${FAKE.exportToken}$2`);
+      // Signed links (s3/signed-links.ts): their expiry and signature differ in every run.
+      out = out.replace(
+        /([?&]expires=)\d+(&signature=)[0-9a-f]{64}/g,
+        `$1${FAKE.linkExpires}$2${FAKE.signature}`,
+      );
       out = out.replace(ISO, (t) => this.fakeTime(t));
       return out;
     };

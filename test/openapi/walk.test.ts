@@ -98,6 +98,9 @@ beforeAll(async () => {
 
 afterAll(() => restoreFetch?.());
 
+/** A queue whose messages go nowhere: a job created with it stays queued (to be cancelled). */
+const lostQueue = { send: async () => undefined, sendBatch: async () => undefined } as unknown as Queue;
+
 describe("the OpenAPI walk", () => {
   it("Service", async () => {
     await w.send({ op: "retrieveApiRoot", expect: 200 });
@@ -696,6 +699,15 @@ describe("the OpenAPI walk", () => {
       query: "format=pdf",
       expect: 200,
     });
+    const stuck = await w.send({
+      op: "createRouteOptimization",
+      token: admin(),
+      body: w.example("createRouteOptimization", ""),
+      expect: 202,
+      record: false,
+      env: { OPTIMIZATIONS_QUEUE: lostQueue },
+    });
+    await w.send({ op: "cancelRouteOptimization", token: admin(), path: { id: stuck.body.id }, expect: 200 });
     await w.send({ op: "activateRoute", token: admin(), path: { id: route.body.id }, expect: 200 });
     await w.send({ op: "archiveRoute", token: admin(), path: { id: route.body.id }, expect: 200 });
     await w.send({ op: "draftRoute", token: admin(), path: { id: route.body.id }, expect: 200 });
@@ -901,7 +913,27 @@ describe("the OpenAPI walk", () => {
       await w.send({ op: `retrieve${kind}`, token: admin(), path: { id: created.body.id }, expect: 200 });
       await w.send({ op: `list${kind}s`, token: admin(), expect: 200 });
       if (kind === "TaskExport") await w.send({ op: "downloadExport", url: done.body.file, expect: 200 });
+      await w.send({ op: `destroy${kind}`, token: admin(), path: { id: created.body.id }, expect: 204 });
+      // An export whose queue message never arrives stays queued: it can be cancelled.
+      const stuck = await w.send({
+        op: `create${kind}`,
+        token: admin(),
+        body: w.example(`create${kind}`, ""),
+        expect: 202,
+        record: false,
+        env: { EXPORTS_QUEUE: lostQueue },
+      });
+      await w.send({ op: `cancel${kind}`, token: admin(), path: { id: stuck.body.id }, expect: 200 });
     }
+    const stuckImport = await w.send({
+      op: "createImport",
+      token: admin(),
+      body: w.example("createImport", ""),
+      expect: 202,
+      record: false,
+      env: { IMPORTS_QUEUE: lostQueue },
+    });
+    await w.send({ op: "cancelImport", token: admin(), path: { id: stuckImport.body.id }, expect: 200 });
     const imported = await w.send({ op: "createImport", token: admin(), example: "", expect: 202 });
     const done = await until(
       () =>

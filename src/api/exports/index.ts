@@ -98,6 +98,11 @@ function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: s
   const cancel = createRoute({
     method: "post",
     path: `/${collection}/{id}/cancel/`,
+    operationId: `cancel${collection
+      .replace(/s$/, "")
+      .split("_")
+      .map((w) => w[0].toUpperCase() + w.slice(1))
+      .join("")}`,
     tags,
     security,
     summary: `Cancel a queued or running ${noun} export`,

@@ -103,6 +103,7 @@ export const retrieveImportRoute = createRoute({
 export const cancelImportRoute = createRoute({
   method: "post",
   path: "/imports/{id}/cancel/",
+  operationId: "cancelImport",
   tags,
   security,
   summary: "Cancel a queued or running import",

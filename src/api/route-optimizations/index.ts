@@ -129,6 +129,7 @@ export const reportRouteOptimizationRoute = createRoute({
 export const cancelRouteOptimizationRoute = createRoute({
   method: "post",
   path: "/route_optimizations/{id}/cancel/",
+  operationId: "cancelRouteOptimization",
   tags,
   security,
   summary: "Cancel a queued or running optimization",

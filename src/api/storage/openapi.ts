@@ -51,8 +51,8 @@ const FILE_HEADERS = {
 };
 
 const FILE_DESCRIPTION =
-  "Anonymous, like an S3 public-read object: the unguessable id (and, for exports, the random token) in the path is " +
-  "the capability. Take the URL from the object that hands it out rather than building it; each segment is " +
+  "Anonymous, like an S3 public-read object: the unguessable id in the path is the capability (exports: the " +
+  "signed link above). Take the URL from the object that hands it out rather than building it; each segment is " +
   "percent-encoded (RFC 3986), so a file name with spaces or other reserved characters travels intact.\n\n" +
   "Served with the **stored type**, whatever it is: a document's or signature's detected `mimetype` (or the " +
   "`Content-Type` of its `s3_response_headers`), a file upload's `file_type`, a thumbnail's `image/png` or " +
@@ -62,7 +62,8 @@ const FILE_DESCRIPTION =
   "416 with `Content-Range: bytes */<size>`; several ranges, or a unit other than `bytes` → the whole file (200). " +
   "`If-Range` (an ETag or the Last-Modified date) makes the range conditional. Conditional requests (RFC 9110 " +
   "§13): `If-None-Match` / `If-Modified-Since` → 304 when unchanged; `If-Match` / `If-Unmodified-Since` → 412 " +
-  "when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin. " +
+  "when changed. `HEAD` answers the same headers without the body. Not rate limited; CORS open to any origin " +
+  "(exports: none). " +
   "Errors are S3's XML.";
 
 const requestHeaders = z.object({
@@ -137,21 +138,37 @@ const fileBody = {
   },
 };
 
+/** Export files (and the archive) are private: a short-lived signed link (src/s3/signed-links.ts). */
+const SIGNED_LINK_DESCRIPTION =
+  "**Private:** only through the signed link the export hands out in `file` (its `expires` and `signature` " +
+  "query parameters), valid `SIGNED_LINK_SECONDS` (900 s) and never past the file's `file_expires_at`; read the " +
+  "export again for a fresh link. Without CORS and with `Cache-Control: private, no-store`. A missing, forged " +
+  "or expired link is 403 `AccessDenied` (`Request has expired` for an expired one).\n\n";
+const signedLinkQuery = z.object({
+  expires: z.string().openapi({ description: "When the link stops working (Unix seconds)." }),
+  signature: z
+    .string()
+    .openapi({ description: "HMAC-SHA256 of the key and `expires` (64 hex digits), as handed out." }),
+});
+
 function documentFiles(app: Router) {
   for (const [shape, template] of Object.entries(FILE_PATH_TEMPLATES)) {
     const names = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+    const signed = shape === "exports";
     app.openAPIRegistry.registerPath({
       method: "get",
       path: `${FILES_PREFIX}/${template}`,
       tags,
       security: [],
       ...FILE_OPERATIONS[shape as keyof typeof FILE_PATH_TEMPLATES],
-      description: FILE_DESCRIPTION,
+      description: signed ? SIGNED_LINK_DESCRIPTION + FILE_DESCRIPTION : FILE_DESCRIPTION,
       request: {
         params: z.object(Object.fromEntries(names.map((n) => [n, PARAMS[n]]))),
+        ...(signed ? { query: signedLinkQuery } : {}),
         headers: requestHeaders,
       },
       responses: {
+        ...(signed ? { 403: xml("`AccessDenied`: the signed link is missing, forged or expired.") } : {}),
         200: { description: "The whole file.", headers: FILE_HEADERS, content: fileBody },
         206: {
           description: "The one byte range asked for.",
