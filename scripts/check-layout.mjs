@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// CI: the layout rules of the README's "Layout" section, checked on the import graph of src/:
+// CI: the layout rules of docs/layout.md, checked on the import graph of src/:
 //   - nothing under src/services, src/domain, src/solver, src/render or src/formats imports
 //     the HTTP API layer (src/api), so imports and cron jobs call the same verbs as the API;
 //   - src/domain, src/solver, src/solver-check, src/render and src/formats import no

@@ -20,7 +20,7 @@ import { zoneOffsetMs } from "./time-zones";
 /** How far ahead `nextOccurrence` looks; a rule with nothing sooner is treated as finished. */
 export const NEXT_SEARCH_YEARS = 10;
 
-/** Accepted instants, as every timestamp of the API (README, API notes). */
+/** Accepted instants, as every timestamp of the API (docs/api.md). */
 const MIN_MS = 0;
 const MAX_MS = Date.UTC(2100, 0, 1);
 const DAY_MS = 86_400_000;

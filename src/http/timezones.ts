@@ -46,7 +46,7 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}
 /**
  * Accepted instants: from 1970-01-01T00:00:00Z up to (not including) 2100-01-01T00:00:00Z.
  * A field service has no task before the epoch or in the 22nd century; a year-0 or year-9999
- * date is a client bug, and it is refused rather than stored (README, API notes).
+ * date is a client bug, and it is refused rather than stored (docs/api.md).
  */
 export const MIN_TIMESTAMP_MS = 0;
 export const MAX_TIMESTAMP_MS = Date.UTC(2100, 0, 1);

@@ -49,7 +49,7 @@ const ExportWriteSchema = z.object({
   account: z.string().openapi({ description: "The account's URL (required)." }),
   fields: z.array(z.string()).optional().openapi({
     description:
-      "Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see the README (Exports).",
+      "Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see docs/api.md (Exports).",
   }),
   filters: z
     .record(z.string(), z.any())

@@ -1,5 +1,5 @@
 /**
- * Settings of the storage forms (README "Configuration"; contract §10).
+ * Settings of the storage forms (docs/configuration.md; contract §10).
  *
  * `UPLOAD_MAX_BYTES` is an optional var (default 100 MiB). It is capped at R2's largest
  * single `put` (5 GiB less 5 MiB), because a document is copied from its upload with one
