@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { addUser, call, expectStatus, newAccount, uniqueEmail } from "../helpers";
+import { addUser, call, expectStatus, newAccount, signIn, uniqueEmail } from "../helpers";
 
 describe("sign-up and authentication", () => {
   it("signs up, authenticates with a JWT (2.10.0+) and calls an authenticated endpoint", async () => {
@@ -186,6 +186,31 @@ describe("sign-up and authentication", () => {
 
     expectStatus(await call("/logout/", { method: "POST", token: admin.token }), 204);
     expectStatus(await call(`/accounts/${account.id}/`, { token: r.body.token }), 401);
+  });
+
+  it("/session_tokens/ and /accounts/ page with page_size and refuse unknown query parameters", async () => {
+    const acc = await newAccount();
+    const sessions = [acc.admin.token];
+    for (let i = 0; i < 3; i++) sessions.push((await signIn(acc.admin.email, acc.admin.password)).token);
+    const seen: string[] = [];
+    let url: string | null = "/session_tokens/?page_size=1";
+    while (url) {
+      const page: any = await call(url, { token: acc.admin.token });
+      expectStatus(page, 200);
+      expect(page.body.results).toHaveLength(1);
+      seen.push(page.body.results[0].id);
+      url = page.body.next;
+    }
+    expect(new Set(seen).size).toBe(4);
+    for (const path of ["/session_tokens/", "/accounts/"]) {
+      const bad = await call(`${path}?nope=1`, { token: acc.admin.token });
+      expectStatus(bad, 400);
+      expect(bad.body).toEqual({ nope: ["Unknown query parameter."] });
+      expectStatus(await call(`${path}?page_size=0`, { token: acc.admin.token }), 400);
+    }
+    const accounts = await call("/accounts/?page_size=1", { token: acc.admin.token });
+    expect(accounts.body).toMatchObject({ next: null, previous: null });
+    expect(accounts.body.results.map((a: any) => a.id)).toEqual([acc.account.id]);
   });
 
   it("lets only integration users create session tokens; lists and revokes the caller's sessions", async () => {
