@@ -880,7 +880,7 @@ export interface paths {
         };
         /**
          * The account's events, oldest first, for catching up by pulling
-         * @description Keep the `id` of the last event you processed and ask for `?after=<id>`; follow `next` while it is not null. Events appear here once they are a few seconds old (the settle delay, `UPDATED_AT_SETTLE_SECONDS`), so that an event committed late by a slower writer is never skipped by a client that has already read past its id.
+         * @description Keep the `id` of the last event you processed and ask for `?after=<id>`; follow `next` while it is not null. Events appear here once they are a few seconds old (the settle delay, `UPDATED_AT_SETTLE_SECONDS`), so that an event committed late by a slower writer is never skipped by a client that has already read past its id. Events are kept `EVENTS_RETENTION_DAYS` (30) and then moved to the archive (`GET /archives/`, kind `events`): `retained_since` says how far back this list reaches.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1988,6 +1988,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/archives/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's archive: rows past their retention window (admins)
+         * @description The cron moves rows past their window (docs/configuration.md: events and webhook deliveries 30 days, SMS and e-mails 90, finished jobs 90, finished tasks after the account's `data_retention_days`) into R2, one gzip JSON Lines object per kind and day, verified before the rows are deleted. Newest first.
+         */
+        get: operations["listArchives"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/imports/": {
         parameters: {
             query?: never;
@@ -2740,6 +2760,8 @@ export interface components {
             pod_show_description: boolean;
             /** @description Default popup template of public trackers (`{{field}}` placeholders). */
             tracker_task_popup_template: string;
+            /** @description Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept. */
+            data_retention_days: number | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2787,6 +2809,8 @@ export interface components {
             pod_show_reference?: boolean;
             pod_show_description?: boolean;
             tracker_task_popup_template?: string;
+            /** @description Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept. */
+            data_retention_days?: number | null;
         };
         User: {
             /** Format: uuid */
@@ -3670,6 +3694,33 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        Archive: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description What the rows are (`tasks` carry their commands, documents, signatures and form responses).
+             * @enum {string}
+             */
+            kind: "tasks" | "webhook_deliveries" | "events" | "sms" | "emails" | "task_exports" | "imports" | "route_optimizations";
+            /** @description The UTC day of the rows (`YYYY-MM-DD`): made on it, or for `tasks` finished on it. */
+            date: string;
+            /** @description 1, or more when a day held more than `ARCHIVE_ROWS_PER_OBJECT` rows. */
+            part: number;
+            rows: number;
+            /** @description Size of the object (gzip). */
+            bytes: number;
+            /** @description SHA-256 (hex) of the uncompressed JSON Lines. */
+            sha256: string | null;
+            /**
+             * Format: uri
+             * @description A signed link to the object (gzip-compressed JSON Lines, one row per line, as stored), valid `SIGNED_LINK_SECONDS` (900); list again for a fresh one.
+             */
+            url: string;
+            /** Format: uri */
+            account: string;
+            /** Format: date-time */
+            created_at: string;
+        };
         Export: {
             /** Format: uuid */
             id: string;
@@ -3711,7 +3762,7 @@ export interface components {
         TaskExportCreate: {
             /** @description The account's URL (required). */
             account: string;
-            /** @description Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see the README (Exports). */
+            /** @description Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see docs/api.md (Exports). */
             fields?: string[];
             /** @description The list's query parameters, values as strings (numbers and booleans are accepted) (tasks: those of `GET /tasks/` but `cursor`, `page_size`, `expand`). Metafield filters as in the list: `metafields__<key>` or `metafields[<key>]` keys, or one `"metafields": {"<key>": "<value>"}` object (the list's `deepObject` parameter), kept as `metafields__<key>`. Contact addresses: `external_id`. */
             filters?: {
@@ -3726,7 +3777,7 @@ export interface components {
         ContactAddressExportCreate: {
             /** @description The account's URL (required). */
             account: string;
-            /** @description Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see the README (Exports). */
+            /** @description Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see docs/api.md (Exports). */
             fields?: string[];
             /** @description The list's query parameters, values as strings (numbers and booleans are accepted) (tasks: those of `GET /tasks/` but `cursor`, `page_size`, `expand`). Metafield filters as in the list: `metafields__<key>` or `metafields[<key>]` keys, or one `"metafields": {"<key>": "<value>"}` object (the list's `deepObject` parameter), kept as `metafields__<key>`. Contact addresses: `external_id`. */
             filters?: {
@@ -8560,6 +8611,11 @@ export interface operations {
                         /** Format: uri */
                         previous: string | null;
                         results: components["schemas"]["Event"][];
+                        /**
+                         * Format: date-time
+                         * @description The oldest time this list still holds events of: older ones are in the archive.
+                         */
+                        retained_since: string;
                     };
                 };
             };
@@ -13838,6 +13894,63 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listArchives: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next` or `previous`. */
+                cursor?: string;
+                /** @description Items per page (default 50, max 500). */
+                page_size?: number;
+                kind?: "tasks" | "webhook_deliveries" | "events" | "sms" | "emails" | "task_exports" | "imports" | "route_optimizations";
+                /** @description Days from this one (`YYYY-MM-DD`). */
+                date__gte?: string;
+                /** @description Days up to this one (`YYYY-MM-DD`). */
+                date__lte?: string;
+            };
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of archive objects. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
+                        results: components["schemas"]["Archive"][];
+                    };
                 };
             };
             400: components["responses"]["ValidationFailed"];

@@ -1,6 +1,7 @@
 import { getPath } from "hono/utils/url";
 import { mountAccountRoles } from "../api/account-roles";
 import { mountAccounts } from "../api/accounts";
+import { mountArchives } from "../api/archives";
 import { mountAttachments } from "../api/attachments";
 import { mountAuth } from "../api/auth";
 import { mountBootstrap } from "../api/bootstrap";
@@ -91,6 +92,7 @@ export function createApiApp() {
   mountAttachments(app);
   mountWebhooks(app);
   mountEvents(app);
+  mountArchives(app);
   mountExports(app);
   mountImports(app);
   mountOutbox(app);

@@ -291,8 +291,21 @@ export const TAGS: { name: string; description: string }[] = [
     description:
       "Tasks (`/task_exports/`) or contact addresses (`/contact_address_exports/`) to a CSV (RFC 4180, UTF-8, formula cells " +
       "prefixed with `'`) or JSON Lines file: POST answers 202 `queued`; a queue consumer writes the file page by page into an " +
-      "R2 multipart upload (`row_count` grows while `running`), then `file` is the download URL (Range, ETag). Columns are " +
-      "field names, dotted sub-fields and `metafields.<key>`; filters are the task list's query parameters.",
+      "R2 multipart upload (`row_count` grows while `running`), then `file` is a short-lived signed download link (Range, " +
+      "ETag), until `file_expires_at` (`EXPORT_FILE_TTL_DAYS`, 7). Columns are field names, dotted sub-fields and " +
+      "`metafields.<key>`; filters are the task list's query parameters. A queued or running export can be cancelled; " +
+      "DELETE removes it with its file.",
+  },
+  {
+    name: "Archives",
+    description:
+      "Retention (contract §23): rows past their window leave D1 for R2, gzip JSON Lines, one object per account, kind and " +
+      "day, written and verified before the rows are deleted. Windows (settings, days): events and webhook deliveries 30, " +
+      "SMS and e-mails 90, finished jobs (exports, imports, route optimizations) 90, dead letters 90 (the operator's, not " +
+      "listed); finished tasks after the account's `data_retention_days` (null: kept), with their commands, documents, " +
+      "signatures (their files deleted), form responses and notification records, an order with its last task. Spent and " +
+      "expired tokens (30 days) and sign-in limit records (1 day) are deleted, not archived. Admins list the objects with " +
+      "signed links.",
   },
   {
     name: "Imports",

@@ -19,7 +19,8 @@ const EMAIL_DOMAIN = "acme.example.com";
 /** When the examples "happen": the walk's times are moved here, keeping their distance from it. */
 export const EXAMPLE_NOW = Date.parse("2030-06-01T08:00:00.000Z");
 /** Durations the service adds to "now" (token lifetimes, default expiries), kept as they are. */
-const LIFETIMES = [0, 60e3, 15 * 60e3, 3600e3, 24 * 3600e3, 7 * 24 * 3600e3, 30 * 24 * 3600e3];
+// ... and -30 days: how far back `/events/` reaches (`retained_since`).
+const LIFETIMES = [-30 * 24 * 3600e3, 0, 60e3, 15 * 60e3, 3600e3, 24 * 3600e3, 7 * 24 * 3600e3, 30 * 24 * 3600e3];
 
 const FAKE = {
   jwt: "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoic2Vzc2lvbitqd3QifQ.eyJzdWIiOiIwMTk1YTNjMC0wMDAyIn0.c2lnbmF0dXJlLW9mLXRoZS1leGFtcGxl",
@@ -157,7 +158,7 @@ export class Recorder {
   private fakeTime(text: string): string {
     const t = Date.parse(text);
     const since = t - this.startedAt;
-    if (!(since > -3600e3 && since < 400 * 24 * 3600e3)) return text;
+    if (!(since > -31 * 24 * 3600e3 && since < 400 * 24 * 3600e3)) return text;
     const lifetime = LIFETIMES.reduce((a, b) => (Math.abs(since - b) < Math.abs(since - a) ? b : a));
     if (Math.abs(since - lifetime) > 5 * 60e3) {
       throw new Error(`Unexpected time ${text}: ${since} ms after the walk started`);

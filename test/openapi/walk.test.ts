@@ -951,6 +951,7 @@ describe("the OpenAPI walk", () => {
     await w.send({ op: "retrieveImport", token: admin(), path: { id: imported.body.id }, expect: 200 });
     await w.send({ op: "listImports", token: admin(), expect: 200 });
     await w.send({ op: "listOutbox", token: admin(), expect: 200 });
+    await w.send({ op: "listArchives", token: admin(), expect: 200 });
   });
 
   it("Deletes, and signing out", async () => {

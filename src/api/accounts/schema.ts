@@ -49,6 +49,10 @@ const settings = {
   tracker_task_popup_template: z
     .string()
     .openapi({ description: "Default popup template of public trackers (`{{field}}` placeholders)." }),
+  data_retention_days: z.number().int().min(1).max(36_500).nullable().openapi({
+    description:
+      "Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept.",
+  }),
 };
 
 export const AccountSchema = z
@@ -150,6 +154,7 @@ export function serializeAccount(r: RenderCtx, a: AccountRow) {
     pod_show_reference: Boolean(a.pod_show_reference),
     pod_show_description: Boolean(a.pod_show_description),
     tracker_task_popup_template: a.tracker_task_popup_template,
+    data_retention_days: a.data_retention_days,
     created_at: ts(r, a.created_at),
     updated_at: ts(r, a.updated_at),
   };

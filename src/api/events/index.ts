@@ -1,6 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { pathId, requireRole } from "../../http/guards";
 import {
+  dateTime,
   defineRoute,
   errorResponses,
   jsonResponse,
@@ -9,8 +10,9 @@ import {
   uuidParam,
 } from "../../http/openapi";
 import { pageSchema } from "../../http/pagination";
-import { renderCtx } from "../../http/serialize";
+import { renderCtx, ts } from "../../http/serialize";
 import { getEvent, listEvents } from "../../services/events/list";
+import { eventsRetainedSince } from "../../services/retention/windows";
 import { EventListQuery, EventSchema, serializeEvent } from "./schema";
 
 const tags = ["Events"];
@@ -25,9 +27,21 @@ export const listEventsRoute = createRoute({
   description:
     "Keep the `id` of the last event you processed and ask for `?after=<id>`; follow `next` while it is not null. " +
     "Events appear here once they are a few seconds old (the settle delay, `UPDATED_AT_SETTLE_SECONDS`), so that " +
-    "an event committed late by a slower writer is never skipped by a client that has already read past its id.",
+    "an event committed late by a slower writer is never skipped by a client that has already read past its id. " +
+    "Events are kept `EVENTS_RETENTION_DAYS` (30) and then moved to the archive (`GET /archives/`, kind `events`): " +
+    "`retained_since` says how far back this list reaches.",
   request: { query: EventListQuery },
-  responses: { 200: jsonResponse(pageSchema(EventSchema), "A page of events."), ...errorResponses },
+  responses: {
+    200: jsonResponse(
+      pageSchema(EventSchema).extend({
+        retained_since: dateTime().openapi({
+          description: "The oldest time this list still holds events of: older ones are in the archive.",
+        }),
+      }),
+      "A page of events.",
+    ),
+    ...errorResponses,
+  },
 });
 
 export const retrieveEventRoute = createRoute({
@@ -45,7 +59,12 @@ export function mountEvents(app: Router) {
     const p = requireRole(c, ...ROLES);
     const { next, previous, rows } = await listEvents(c.env, p.accountId, c.req.valid("query"), c.req.url);
     const r = renderCtx(c);
-    return c.json({ next, previous, results: rows.map((e) => serializeEvent(r, e)) });
+    return c.json({
+      next,
+      previous,
+      retained_since: ts(r, eventsRetainedSince(c.env)),
+      results: rows.map((e) => serializeEvent(r, e)),
+    });
   });
 
   defineRoute(app, retrieveEventRoute, async (c) => {

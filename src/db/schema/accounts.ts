@@ -32,6 +32,8 @@ export const accounts = sqliteTable("accounts", {
   podShowReference: integer("pod_show_reference", { mode: "boolean" }).notNull().default(true),
   podShowDescription: integer("pod_show_description", { mode: "boolean" }).notNull().default(true),
   trackerTaskPopupTemplate: text("tracker_task_popup_template").notNull().default(""),
+  /** Days a finished task stays before it is archived to R2 and removed (contract §23); null: kept. */
+  dataRetentionDays: integer("data_retention_days"),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });

@@ -1,4 +1,5 @@
 export * from "./accounts";
+export * from "./archives";
 export * from "./events";
 export * from "./exports";
 export * from "./files";

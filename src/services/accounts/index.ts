@@ -32,6 +32,7 @@ export type AccountRow = {
   pod_show_reference: number;
   pod_show_description: number;
   tracker_task_popup_template: string;
+  data_retention_days: number | null;
   created_at: number;
   updated_at: number;
 };

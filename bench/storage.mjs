@@ -1,0 +1,235 @@
+#!/usr/bin/env node
+// Storage per delivered task (issue "Storage that stays bounded", contract §23): what one task
+// leaves behind in D1 once it is created, assigned, accepted, in transit, active and completed,
+// with one webhook subscribed to every event and every delivery made. Measured with SQLite's
+// dbstat on the local D1 file of a fresh `wrangler dev`, before and after N such tasks, per
+// table and index; then again after the events and deliveries windows have passed (the cron
+// run with its clock moved on). Run alone (`node bench/storage.mjs`) or from bench/run.mjs.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+
+const log = (...a) => console.error("[storage]", ...a);
+const rand = (n) => randomBytes(n).toString("base64url");
+
+/** Secrets for a bench server: fresh each run, never from a file. */
+export function benchSecrets() {
+  const key = () => randomBytes(32).toString("base64url");
+  return {
+    JWT_SECRETS: `bench:${key()}`,
+    STORAGE_ACCESS_KEY_ID: `AKIA${rand(12)}`,
+    STORAGE_SECRET_ACCESS_KEY: key(),
+    WEBHOOK_SECRETS_KEYS: `bench:${randomBytes(32).toString("base64")}`,
+  };
+}
+
+/** SQLite files of the local D1 databases under a wrangler persist directory. */
+export function d1Files(persistDir) {
+  const dir = join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject");
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".sqlite"))
+    .map((f) => join(dir, f))
+    .sort((a, b) => statSync(b).size - statSync(a).size);
+}
+
+/** Bytes per table and index (dbstat pages, free space in them included), summed over `files`. */
+export function dbstat(files) {
+  const out = {};
+  for (const file of files) {
+    const db = new DatabaseSync(file, { readOnly: true });
+    try {
+      for (const r of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name").all())
+        out[r.name] = (out[r.name] ?? 0) + Number(r.bytes);
+    } finally {
+      db.close();
+    }
+  }
+  return out;
+}
+
+const sum = (o) => Object.values(o).reduce((a, b) => a + b, 0);
+export const diff = (after, before) =>
+  Object.fromEntries(
+    Object.keys({ ...after, ...before })
+      .map((k) => [k, (after[k] ?? 0) - (before[k] ?? 0)])
+      .filter(([, v]) => v !== 0),
+  );
+
+/**
+ * `n` delivered tasks through the API of the service at `base`: created, assigned, accepted,
+ * in transit, active, completed, with a webhook on every event that a local receiver answers.
+ * Resolves once every delivery succeeded.
+ */
+export async function deliverTasks({ api, n, receiverPort }) {
+  const email = `storage-${rand(6)}@example.test`;
+  const password = "storage-bench-123";
+  const signUp = await api("/accounts/", { body: { name: "Storage", email, password } });
+  if (signUp.status !== 201) throw new Error(`sign-up ${signUp.status} ${signUp.text}`);
+  const token = (await api("/authenticate/", { body: { username: email, password } })).body.token;
+  const worker = await api("/users/", {
+    token,
+    body: { email: `w-${email}`, name: "Aino Virtanen", password, role: "worker" },
+  });
+  const wtoken = (await api("/authenticate/", { body: { username: `w-${email}`, password } })).body.token;
+  const hook = await api("/webhooks/", { token, body: { url: `http://127.0.0.1:${receiverPort}/hook` } });
+  if (hook.status !== 201) throw new Error(`webhook ${hook.status} ${hook.text}`);
+  const tasks = [];
+  for (let i = 0; i < n; i++) {
+    const t = await api("/tasks/", {
+      token,
+      body: {
+        account: signUp.body.url,
+        category: "drop_off",
+        address: {
+          raw_address: `Mannerheimintie ${i + 1}, Helsinki`,
+          location: { type: "Point", coordinates: [24.93 + i * 1e-4, 60.17] },
+        },
+        contact: { name: `Recipient ${i}`, phones: ["+358401234567"], emails: ["r@example.test"] },
+        complete_after: "2030-06-01T09:00:00Z",
+        complete_before: "2030-06-01T17:00:00Z",
+        description: "Parcel, leave at the door",
+      },
+    });
+    if (t.status !== 201) throw new Error(`task ${t.status} ${t.text}`);
+    tasks.push(t.body);
+  }
+  const command = (task, action, extra = {}) => ({
+    task: task.url,
+    external_id: `${action}-${task.id}`,
+    time: new Date().toISOString(),
+    action,
+    ...extra,
+  });
+  const post = async (tok, body) => {
+    const r = await api("/task_commands/", { token: tok, body });
+    if (r.status >= 300) throw new Error(`commands ${r.status} ${r.text.slice(0, 300)}`);
+    for (const c of Array.isArray(r.body) ? r.body : [r.body])
+      if (c.state !== "accepted") throw new Error(`command ${c.action}: ${c.error_message}`);
+  };
+  for (const t of tasks) await post(token, command(t, "assign", { assignee: worker.body.url }));
+  for (const t of tasks) {
+    // One task at a time in transit/active (the worker's limit is 1), as a driver works.
+    await post(wtoken, [
+      command(t, "accept"),
+      command(t, "transit"),
+      command(t, "activate"),
+      command(t, "complete", { location: { type: "Point", coordinates: [24.93, 60.17] } }),
+    ]);
+  }
+  return { token, hookId: hook.body.id, accountUrl: signUp.body.url };
+}
+
+/** A webhook receiver that answers 204 to everything and counts what it got. */
+export function receiver() {
+  let count = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      count++;
+      res.writeHead(204).end();
+    });
+  });
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve({ server, port: server.address().port, count: () => count })),
+  );
+}
+
+/** Waits until the webhook's deliveries are all done (none pending), via the delivery log. */
+export async function settleDeliveries(api, token, hookId, timeoutMs = 600_000) {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const r = await api(`/webhooks/${hookId}/deliveries/?state=pending&page_size=1`, { token });
+    if (r.status === 200 && r.body.results.length === 0) return;
+    await new Promise((res) => setTimeout(res, 500));
+  }
+  throw new Error("webhook deliveries did not finish");
+}
+
+export function summarize(label, perTask) {
+  const rows = Object.entries(perTask)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `  ${k.padEnd(44)} ${(v / 1024).toFixed(2).padStart(8)} KB`);
+  log(`${label}: ${(sum(perTask) / 1024).toFixed(2)} KB per task`);
+  for (const r of rows) log(r);
+}
+
+export { sum };
+
+// Standalone: one fresh server, N tasks, the per-table breakdown.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const N = Number(process.env.STORAGE_TASKS || 200);
+  const PORT = 8796;
+  const state = mkdtempSync(join(tmpdir(), "fd-storage-"));
+  const persist = join(state, "svc");
+  spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
+    stdio: "ignore",
+    env: { ...process.env, CI: "true" },
+  });
+  const vars = {
+    ...benchSecrets(),
+    ALLOW_SIGNUP: "true",
+    WEBHOOKS_ALLOW_PRIVATE: "true",
+    RATE_LIMIT_PER_SECOND: "0",
+  };
+  const child = spawn(
+    "npx",
+    [
+      "wrangler",
+      "dev",
+      "--port",
+      String(PORT),
+      "--ip",
+      "127.0.0.1",
+      "--persist-to",
+      persist,
+      "--log-level",
+      "error",
+      "--show-interactive-dev-session=false",
+      "--test-scheduled",
+      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
+    ],
+    { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" }, detached: true },
+  );
+  const stop = () => {
+    try {
+      process.kill(-child.pid, "SIGTERM");
+    } catch {}
+    rmSync(state, { recursive: true, force: true });
+  };
+  process.on("exit", stop);
+  const base = `http://127.0.0.1:${PORT}`;
+  const api = async (path, { method, body, token } = {}) => {
+    const res = await fetch(`${base}${path}`, {
+      method: method ?? (body ? "POST" : "GET"),
+      headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json = null;
+    try {
+      json = JSON.parse(text);
+    } catch {}
+    return { status: res.status, body: json, text };
+  };
+  for (let i = 0; i < 240; i++) {
+    try {
+      await fetch(`${base}/health/`);
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  const hooks = await receiver();
+  const before = dbstat(d1Files(persist));
+  const run = await deliverTasks({ api, n: N, receiverPort: hooks.port });
+  await settleDeliveries(api, run.token, run.hookId);
+  const after = dbstat(d1Files(persist));
+  const per = Object.fromEntries(Object.entries(diff(after, before)).map(([k, v]) => [k, v / N]));
+  summarize(`hot, ${N} tasks, ${hooks.count()} deliveries`, per);
+  hooks.server.close();
+  process.exit(0);
+}
