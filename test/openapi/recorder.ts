@@ -20,7 +20,16 @@ const EMAIL_DOMAIN = "acme.example.com";
 export const EXAMPLE_NOW = Date.parse("2030-06-01T08:00:00.000Z");
 /** Durations the service adds to "now" (token lifetimes, default expiries), kept as they are. */
 // ... and -30 days: how far back `/events/` reaches (`retained_since`).
-const LIFETIMES = [-30 * 24 * 3600e3, 0, 60e3, 15 * 60e3, 3600e3, 24 * 3600e3, 7 * 24 * 3600e3, 30 * 24 * 3600e3];
+const LIFETIMES = [
+  -30 * 24 * 3600e3,
+  0,
+  60e3,
+  15 * 60e3,
+  3600e3,
+  24 * 3600e3,
+  7 * 24 * 3600e3,
+  30 * 24 * 3600e3,
+];
 
 const FAKE = {
   jwt: "eyJhbGciOiJIUzI1NiIsImtpZCI6ImsxIiwidHlwIjoic2Vzc2lvbitqd3QifQ.eyJzdWIiOiIwMTk1YTNjMC0wMDAyIn0.c2lnbmF0dXJlLW9mLXRoZS1leGFtcGxl",

@@ -64,8 +64,9 @@ export const webhookDeliveries = sqliteTable(
   (t) => [
     uniqueIndex("webhook_deliveries_unique").on(t.webhookId, t.eventId),
     index("webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt, t.id),
-    // The sweeper's "pending and overdue" query.
-    index("webhook_deliveries_due_idx").on(t.state, t.nextAttemptAt),
+    // The sweeper's "pending and overdue" query. Partial: a delivery that succeeded (nearly all
+    // of them) leaves no entry behind (contract §23).
+    index("webhook_deliveries_due_idx").on(t.state, t.nextAttemptAt).where(sql`state = 'pending'`),
   ],
 );
 

@@ -134,13 +134,27 @@ export const tasks = sqliteTable(
     index("tasks_account_before_idx").on(t.accountId, t.completeBefore, t.id),
     index("tasks_account_position_idx").on(t.accountId, t.position, t.id),
     index("tasks_account_category_idx").on(t.accountId, t.category, t.createdAt, t.id),
-    index("tasks_account_contact_address_idx").on(t.accountId, t.contactAddressId),
-    index("tasks_account_contact_address_ext_idx").on(t.accountId, t.contactAddressExternalId),
-    index("tasks_account_client_idx").on(t.accountId, t.clientId, t.createdAt, t.id),
-    index("tasks_account_route_idx").on(t.accountId, t.routeId, t.position, t.id),
-    index("tasks_account_import_idx").on(t.accountId, t.taskImportId),
+    // Partial (contract §23: what a task leaves behind stays small): most tasks have no contact
+    // address, client, route, import or failed geocoding, and a filter on one of these (`= ?`,
+    // `IN (...)`) implies `IS NOT NULL`, so SQLite still takes the index for it (SQLite's
+    // partial-index rule), while a task without one adds no entry to it.
+    index("tasks_account_contact_address_idx")
+      .on(t.accountId, t.contactAddressId)
+      .where(sql`contact_address_id IS NOT NULL`),
+    index("tasks_account_contact_address_ext_idx")
+      .on(t.accountId, t.contactAddressExternalId)
+      .where(sql`contact_address_external_id IS NOT NULL`),
+    index("tasks_account_client_idx")
+      .on(t.accountId, t.clientId, t.createdAt, t.id)
+      .where(sql`client_id IS NOT NULL`),
+    index("tasks_account_route_idx")
+      .on(t.accountId, t.routeId, t.position, t.id)
+      .where(sql`route_id IS NOT NULL`),
+    index("tasks_account_import_idx").on(t.accountId, t.taskImportId).where(sql`task_import_id IS NOT NULL`),
     index("tasks_account_geocoded_idx").on(t.accountId, t.geocodedAt),
-    index("tasks_account_geocode_failed_idx").on(t.accountId, t.geocodeFailedAt),
+    index("tasks_account_geocode_failed_idx")
+      .on(t.accountId, t.geocodeFailedAt)
+      .where(sql`geocode_failed_at IS NOT NULL`),
   ],
 );
 
