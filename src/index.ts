@@ -20,6 +20,7 @@ import { sweepRetention } from "./services/retention/sweep";
 import { rearmOverdueSchedules } from "./services/task-commands";
 import { sweepPendingCommands } from "./services/task-commands/recovery";
 
+export { AccountStreamDO } from "./durable-objects/account-stream";
 export { RateLimiterDO } from "./durable-objects/rate-limiter";
 export { TaskDO } from "./durable-objects/task";
 

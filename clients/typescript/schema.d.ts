@@ -908,6 +908,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/stream_tickets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A ticket that opens the live event stream (any authenticated user)
+         * @description Browsers cannot set `Authorization` on a WebSocket, so the stream is opened with this ticket: single use, valid 60 seconds, for the caller's account and role. No token ever goes in a URL.
+         */
+        post: operations["createStreamTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/stream/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's events, live, over a WebSocket (contract §25)
+         * @description Open with `Upgrade: websocket` and `?ticket=` from `POST /events/stream_tickets/`. Each message is one event as JSON `{id, type, created_at, data}`, the same types and payloads as `GET /events/` and webhooks, in id order as they are written; what the ticket's role may see (a worker: events of tasks assigned to it). `?types=a,b` keeps those types; `?after=<event id>` first replays what came after that id (within the events window), then goes live, with no gap and no duplicate. A sign-out, a new password or a role taken away closes the stream (code 4001). Send `ping` to get `pong`. Events are pushed when their write commits; an event committed late by another writer with an older id (within 5 s) is still sent, after the newer one. No SSE variant: a hibernated WebSocket costs nothing while it waits, an open SSE response holds a Worker; `websocat` or any WebSocket library serves command-line clients.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/file_uploads/": {
         parameters: {
             query?: never;
@@ -1508,9 +1548,46 @@ export interface paths {
         };
         /**
          * The public tracking page of a tracker (its `public_url`), for the recipient
-         * @description No token: the 128 random bits in the URL are the capability. `Accept: application/json` (without `text/html`) answers the JSON; anything else, a browser's `Accept` included, the HTML page (no script; it reloads itself every 30 s), under `Content-Security-Policy: default-src 'none'`. Words and sentences are in the language of `Accept-Language` (one of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; else the account's `language`), named in `Content-Language`. Expired, deleted and unknown trackers are the same 404. Outside the API: no `Accept` version, no time zone (the JSON is UTC), rate limited per client address.
+         * @description No token: the 128 random bits in the URL are the capability. `Accept: application/json` (without `text/html`) answers the JSON; anything else, a browser's `Accept` included, the HTML page (its one script, /t/live.js, keeps it current over the tracker's stream within a second; with scripts off it reloads itself every 30 s), under a strict `Content-Security-Policy` (`default-src 'none'`, `script-src 'self'`). Words and sentences are in the language of `Accept-Language` (one of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; else the account's `language`), named in `Content-Language`. Expired, deleted and unknown trackers are the same 404. Outside the API: no `Accept` version, no time zone (the JSON is UTC), rate limited per client address.
          */
         get: operations["retrievePublicTracker"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/{token}/stream/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tracker's live stream (a WebSocket), which its page follows (contract §25)
+         * @description `Upgrade: websocket`. A message `{"type": "changed"}` when one of the tracker's tasks has an event, and nothing else: the page then reads itself again, so only what its allowlist shows ever reaches it. Expired, deleted and unknown trackers are 404.
+         */
+        get: operations["streamPublicTracker"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/t/live.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tracking page's script (keeps the page current over the tracker's stream) */
+        get: operations["retrieveTrackerLiveScript"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2665,7 +2742,7 @@ export interface components {
              * @description Stable, machine-readable code.
              * @enum {string}
              */
-            code: "bad_request" | "parse_error" | "not_acceptable_version" | "invalid_timezone" | "not_authenticated" | "authentication_failed" | "permission_denied" | "not_found" | "method_not_allowed" | "conflict" | "request_too_large" | "unsupported_media_type" | "throttled" | "server_error";
+            code: "bad_request" | "parse_error" | "not_acceptable_version" | "invalid_timezone" | "not_authenticated" | "authentication_failed" | "permission_denied" | "not_found" | "method_not_allowed" | "conflict" | "request_too_large" | "unsupported_media_type" | "throttled" | "upgrade_required" | "server_error";
         };
         /** @description Whether the service can serve requests. Reveals no configuration. */
         Health: {
@@ -3678,6 +3755,14 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        StreamTicket: {
+            /** @description Single use, valid 60 seconds. */
+            ticket: string;
+            /** @description The stream's WebSocket URL with the ticket (`wss://<host>/events/stream/?ticket=...`); add `types` or `after`. */
+            url: string;
+            /** Format: date-time */
+            expires_at: string;
         };
         Event: {
             /**
@@ -8672,6 +8757,109 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    createStreamTicket: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ticket. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamTicket"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query: {
+                /** @description From `POST /events/stream_tickets/`. */
+                ticket: string;
+                /** @description Only these event types (comma-separated). */
+                types?: string;
+                /** @description Replay events after this id first. */
+                after?: string;
+            };
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the WebSocket. */
+            101: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Not a WebSocket upgrade (`Upgrade: websocket` is required). */
+            426: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     listFileUploads: {
         parameters: {
             query?: {
@@ -11710,6 +11898,121 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    streamPublicTracker: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path: {
+                /** @description As in `public_url`. */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the WebSocket. */
+            101: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such tracker, or it expired or was deleted. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description Not a WebSocket upgrade. */
+            426: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Throttled (per client address); see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["ServerError"];
+        };
+    };
+    retrieveTrackerLiveScript: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript, same origin as the page (its CSP allows `script-src 'self'`). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
         };
     };

@@ -18,6 +18,8 @@ export type Principal = {
     transitActiveLimit: number | null;
     failedReasons: string[];
     featureSignerName: boolean;
+    /** A live stream was opened on the account lately: writes poke its stream object. */
+    live?: boolean;
   };
   /** For a hijack token (contract §14): the admin acting as this user (RFC 8693 `act`). */
   actorUserId: string | null;

@@ -20,6 +20,7 @@ export const ERROR_CODES = [
   "request_too_large",
   "unsupported_media_type",
   "throttled",
+  "upgrade_required",
   "server_error",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];

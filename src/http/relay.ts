@@ -1,5 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { accountHasWebhooks, dispatchSoon } from "../services/events/dispatch";
+import { pokeAccount } from "../services/live";
 import { accountHasTemplates, relayNotifications } from "../services/notifications/send";
 import type { AppEnv } from "./context";
 
@@ -27,6 +28,8 @@ export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) =>
       })
       .catch(() => undefined),
   );
+  // A live stream opened on the account lately: its object sends what this write added.
+  if (p.account.live) ctx.waitUntil(pokeAccount(c.env, p.accountId).catch(() => undefined));
   const baseUrl = c.get("baseUrl");
   ctx.waitUntil(
     accountHasTemplates(c.env, p.accountId)

@@ -2,21 +2,24 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { getPath } from "hono/utils/url";
 import { methodNotAllowedOr404 } from "../apps/fallback";
 import { TASK_STATES } from "../domain/task-state-machine";
-import { notFound, renderError } from "../http/errors";
+import { ApiError, notFound, renderError } from "../http/errors";
 import { anonymousCaller, publicCors, rateLimit, requestContext } from "../http/middleware";
 import { createRouter, dateTime, defineRoute, ErrorSchema, jsonResponse } from "../http/openapi";
 import { PUBLIC_PREFIX } from "../http/urls";
+import { LIVE_SCRIPT } from "../render/live-script";
 import { renderTrackerHtml } from "../render/tracker";
-import { publicTracker } from "../services/trackers/public";
+import { openTrackerStream } from "../services/live";
+import { publicTracker, trackerToFollow } from "../services/trackers/public";
 
 export { PUBLIC_PREFIX };
 
 /**
- * The public page's policy (CSP Level 3): nothing but this page's own inline styles, and the
- * empty `data:` icon it names (so no browser asks for /favicon.ico and logs a 404).
+ * The public page's policy (CSP Level 3): nothing but this page's own inline styles, the empty
+ * `data:` icon it names (so no browser asks for /favicon.ico and logs a 404), and its one
+ * same-origin script (/t/live.js), which may connect to this origin only (its stream and page).
  */
 const PAGE_CSP =
-  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** One task as the public JSON shows it: only the tracker's allowlisted fields, nested by their dots. */
 const PublicTaskSchema = z
@@ -61,8 +64,9 @@ export const retrievePublicTrackerRoute = createRoute({
   summary: "The public tracking page of a tracker (its `public_url`), for the recipient",
   description:
     "No token: the 128 random bits in the URL are the capability. `Accept: application/json` (without `text/html`) " +
-    "answers the JSON; anything else, a browser's `Accept` included, the HTML page (no script; it reloads itself every " +
-    "30 s), under `Content-Security-Policy: default-src 'none'`. Words and sentences are in the language of " +
+    "answers the JSON; anything else, a browser's `Accept` included, the HTML page (its one script, /t/live.js, keeps " +
+    "it current over the tracker's stream within a second; with scripts off it reloads itself every 30 s), under a " +
+    "strict `Content-Security-Policy` (`default-src 'none'`, `script-src 'self'`). Words and sentences are in the language of " +
     "`Accept-Language` (one of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; else the account's `language`), named " +
     "in `Content-Language`. Expired, deleted and unknown trackers are the same 404. Outside the API: no `Accept` " +
     "version, no time zone (the JSON is UTC), rate limited per client address.",
@@ -100,6 +104,45 @@ export const retrievePublicTrackerRoute = createRoute({
   },
 });
 
+export const liveScriptRoute = createRoute({
+  method: "get",
+  path: `${PUBLIC_PREFIX}/live.js`,
+  operationId: "retrieveTrackerLiveScript",
+  tags: ["Trackers"],
+  security: [],
+  summary: "The tracking page's script (keeps the page current over the tracker's stream)",
+  responses: {
+    200: {
+      description: "JavaScript, same origin as the page (its CSP allows `script-src 'self'`).",
+      content: { "text/javascript": { schema: z.string() } },
+    },
+  },
+});
+
+export const streamPublicTrackerRoute = createRoute({
+  method: "get",
+  path: `${PUBLIC_PREFIX}/{token}/stream/`,
+  operationId: "streamPublicTracker",
+  tags: ["Trackers"],
+  security: [],
+  summary: "The tracker's live stream (a WebSocket), which its page follows (contract §25)",
+  description:
+    '`Upgrade: websocket`. A message `{"type": "changed"}` when one of the tracker\'s tasks has an event, and ' +
+    "nothing else: the page then reads itself again, so only what its allowlist shows ever reaches it. Expired, " +
+    "deleted and unknown trackers are 404.",
+  request: {
+    params: z.object({
+      token: z.string().openapi({ param: { name: "token", in: "path" }, description: "As in `public_url`." }),
+    }),
+  },
+  responses: {
+    101: { description: "Switching Protocols: the WebSocket." },
+    404: jsonResponse(ErrorSchema, "No such tracker, or it expired or was deleted."),
+    426: jsonResponse(ErrorSchema, "Not a WebSocket upgrade."),
+    429: jsonResponse(ErrorSchema, "Throttled (per client address); see Retry-After."),
+  },
+});
+
 /**
  * Recipients' pages (contract §17) as a sub-app of their own: no token, no API versions, any
  * origin, rate limited per client address, a strict CSP. `GET /t/<token>/`: JSON with
@@ -113,10 +156,29 @@ export function createPublicApp() {
   app.use("*", publicCors);
   app.use("*", anonymousCaller);
   app.use("*", rateLimit);
+  // The page's script: keeps the page current over the tracker's stream (src/render/live-script.ts).
+  defineRoute(app, liveScriptRoute, (c) =>
+    c.body(LIVE_SCRIPT, 200, {
+      "Content-Type": "text/javascript; charset=utf-8",
+      "Cache-Control": "public, max-age=300",
+    }),
+  );
+  // The tracker's stream (contract §25): `changed` when one of its tasks has news, nothing else.
+  defineRoute(app, streamPublicTrackerRoute, async (c) => {
+    const token = c.req.param("token");
+    if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) throw notFound();
+    const tracker = await trackerToFollow(c.env, token);
+    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket")
+      throw new ApiError(426, "upgrade_required", "This is a WebSocket: send `Upgrade: websocket`.");
+    return openTrackerStream(c.env, tracker);
+  });
   defineRoute(app, retrievePublicTrackerRoute, async (c) => {
     const token = c.req.param("token");
     if (!/^[A-Za-z0-9_-]{16,64}$/.test(token)) throw notFound();
-    const view = await publicTracker(c.env, token, c.req.header("Accept-Language"));
+    const view = {
+      ...(await publicTracker(c.env, token, c.req.header("Accept-Language"))),
+      streamPath: `${PUBLIC_PREFIX}/${token}/stream/`,
+    };
     const wantsJson =
       /\bapplication\/json\b/i.test(c.req.header("Accept") ?? "") &&
       !/\btext\/html\b/i.test(c.req.header("Accept") ?? "");

@@ -1,7 +1,8 @@
 /**
- * The recipient's tracking page (contract §17): server-rendered, readable on a phone, no
- * script at all (it reloads itself every 30 s with a meta refresh, so a change shows within
- * 30 s with nothing to run). Pure: data in, HTML out; the popup is already escaped.
+ * The recipient's tracking page (contract §17): server-rendered, readable on a phone. Its one
+ * small script (live-script.ts) keeps it current over the tracker's stream within a second
+ * (contract §25); with scripts off, a `<noscript>` refresh reloads it every 30 s. Pure: data
+ * in, HTML out; the popup is already escaped.
  */
 import type { Locale } from "../domain/locales";
 import { stateLabel, TRACKER_LABELS } from "../domain/tracker-labels";
@@ -20,6 +21,8 @@ export type PublicTracker = {
    * formatted address when that is, else nothing (the link never reveals more than the page).
    */
   tasks: { fields: PublicTask; popup: string; place: MapPlace | null }[];
+  /** The tracker's live stream (`/t/<token>/stream/`), which the page's script follows. */
+  streamPath?: string;
 };
 export type MapPlace = { point: Point } | { query: string };
 
@@ -79,12 +82,13 @@ export function renderTrackerHtml(t: PublicTracker): string {
     })
     .join("\n");
   return `<!doctype html>
-<html lang="${e(t.language)}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="refresh" content="30"><meta name="robots" content="noindex">
+<html lang="${e(t.language)}"${t.streamPath ? ` data-stream="${e(t.streamPath)}"` : ""}><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<noscript><meta http-equiv="refresh" content="30"></noscript><meta name="robots" content="noindex">
 <link rel="icon" href="data:,">
 <title>${e(words.title)}</title>
 <style>body{font-family:system-ui,sans-serif;margin:0;padding:1rem;background:#f6f6f4;color:#222}section{background:#fff;border-radius:.6rem;padding:.8rem 1rem;margin-bottom:.8rem;box-shadow:0 1px 2px #0001}.state{font-size:1.3rem;font-weight:600;margin:.2rem 0}.eta{font-size:1.1rem}.eta-error{color:#8a4b00}p{margin:.35rem 0}a{color:#0b5cad}</style>
-</head><body><h1>${e(words.title)}</h1>
+${t.streamPath ? '<script src="/t/live.js" defer></script>' : ""}
+</head><body><main><h1>${e(words.title)}</h1>
 ${cards || `<p>${e(words.empty)}</p>`}
-</body></html>`;
+</main></body></html>`;
 }

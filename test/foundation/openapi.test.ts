@@ -62,6 +62,7 @@ describe("/openapi.json", () => {
     expect(anonymous.sort()).toEqual([
       "GET /",
       "GET /docs/",
+      "GET /events/stream/",
       "GET /files/documents/{id}/thumbnails/{thumbnail_name}",
       "GET /files/documents/{id}/{file_name}",
       "GET /files/exports/{id}/{token}/{file_name}",
@@ -71,7 +72,9 @@ describe("/openapi.json", () => {
       "GET /files/signatures/{id}/{file_name}",
       "GET /health/",
       "GET /openapi.json",
+      "GET /t/live.js",
       "GET /t/{token}/",
+      "GET /t/{token}/stream/",
       "POST /accounts/",
       "POST /authenticate/",
       "POST /bootstrap/",

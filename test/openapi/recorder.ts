@@ -39,6 +39,7 @@ const FAKE = {
   exportToken: "ZXhwb3J0LWNhcGFiaWxpdHk",
   policy: "eyJleHBpcmF0aW9uIjoiMjAzMC0wNi0wMVQwOTowMDowMC4wMDBaIiwiY29uZGl0aW9ucyI6W119",
   signature: "5f1c0e3d9a7b2c4e6f8a0b1c3d5e7f9a1b3c5d7e9f0a2b4c6d8e0f1a3b5c7d9e",
+  streamTicket: "c3RyZWFtLXRpY2tldC1mb3ItZXhhbXBsZXMtMDAwMDAwMA",
   /** 2030-06-01T08:15:00Z, the fake clock's 15 minutes later, as a signed link's `expires`. */
   linkExpires: "1906446900",
   amzDate: "20300601T080000Z",
@@ -111,6 +112,10 @@ export class Recorder {
   toFake(value: unknown, shortIds: string[] = []): unknown {
     const fakeString = (s: string) => {
       let out = s.split(this.realBase).join(EXAMPLE_BASE);
+      // The live stream's URL is the same origin as a WebSocket URL.
+      out = out.split(this.realBase.replace(/^http/, "ws")).join(EXAMPLE_BASE.replace(/^http/, "ws"));
+      // A stream ticket (single use, random): one fixed fake, in the answer and in its URL.
+      out = out.replace(/("ticket": ?"|[?&]ticket=)[\w-]{43}\b/g, `$1${FAKE.streamTicket}`);
       for (const id of shortIds)
         out = out.replace(new RegExp(`\\b${id.slice(0, 8)}\\b(?!-)`, "g"), this.fakeFor(id).slice(0, 8));
       out = out.replace(UUID, (id) => this.fakeFor(id.toLowerCase()));
@@ -141,6 +146,7 @@ export class Recorder {
         if (key === "x-amz-date") return FAKE.amzDate;
         if (key === "x-amz-credential") return fakeString(v).replace(/\/\d{8}\//, "/20300601/");
         if (key === "etag" || key === "ETag") return FAKE.etag;
+        if (key === "ticket") return FAKE.streamTicket;
         return fakeString(v);
       }
       if (Array.isArray(v)) return v.map((x) => walk(x));

@@ -124,6 +124,11 @@ export class Walk {
     } else {
       res = await exports.default.fetch(request);
     }
+    // A WebSocket answer (101): taken and closed at once, the walk only checks the upgrade.
+    if (res.webSocket) {
+      res.webSocket.accept();
+      res.webSocket.close(1000, "walk");
+    }
     const bytes = new Uint8Array(await res.arrayBuffer());
     const text = new TextDecoder().decode(bytes);
     let parsed: unknown = text;

@@ -20,10 +20,11 @@ import {
   authorizeAccount,
   createNamedSession,
   listSessions,
+  logout,
   revokeSession,
   type SessionRow,
 } from "../../services/auth";
-import { refreshToken, revokeToken } from "../../services/auth/tokens";
+import { refreshToken } from "../../services/auth/tokens";
 
 const tags = ["Authentication"];
 
@@ -161,7 +162,7 @@ export function mountAuth(app: Router) {
 
   defineRoute(app, createLogoutRoute, async (c) => {
     const p = requireUser(c);
-    await revokeToken(c.env, p.tokenId);
+    await logout(c.env, p);
     return c.body(null, 204);
   });
 

@@ -1,8 +1,10 @@
-import { createRoute } from "@hono/zod-openapi";
-import { pathId, requireRole } from "../../http/guards";
+import { createRoute, z } from "@hono/zod-openapi";
+import { ApiError } from "../../http/errors";
+import { pathId, requireRole, requireUser } from "../../http/guards";
 import {
   dateTime,
   defineRoute,
+  ErrorSchema,
   errorResponses,
   jsonResponse,
   type Router,
@@ -12,6 +14,7 @@ import {
 import { pageSchema } from "../../http/pagination";
 import { renderCtx, ts } from "../../http/serialize";
 import { getEvent, listEvents } from "../../services/events/list";
+import { createTicket, openStream } from "../../services/live";
 import { eventsRetainedSince } from "../../services/retention/windows";
 import { EventListQuery, EventSchema, serializeEvent } from "./schema";
 
@@ -54,7 +57,67 @@ export const retrieveEventRoute = createRoute({
   responses: { 200: jsonResponse(EventSchema, "The event."), ...errorResponses },
 });
 
+const TicketSchema = z
+  .object({
+    ticket: z.string().openapi({ description: "Single use, valid 60 seconds." }),
+    url: z.string().openapi({
+      description:
+        "The stream's WebSocket URL with the ticket (`wss://<host>/events/stream/?ticket=...`); add `types` or `after`.",
+    }),
+    expires_at: dateTime(),
+  })
+  .openapi("StreamTicket");
+
+export const createStreamTicketRoute = createRoute({
+  method: "post",
+  path: "/events/stream_tickets/",
+  operationId: "createStreamTicket",
+  tags,
+  security,
+  summary: "A ticket that opens the live event stream (any authenticated user)",
+  description:
+    "Browsers cannot set `Authorization` on a WebSocket, so the stream is opened with this ticket: single use, valid 60 seconds, for the caller's account and role. No token ever goes in a URL.",
+  responses: { 201: jsonResponse(TicketSchema, "The ticket."), ...errorResponses },
+});
+
+export const streamEventsRoute = createRoute({
+  method: "get",
+  path: "/events/stream/",
+  operationId: "streamEvents",
+  tags,
+  security: [],
+  summary: "The account's events, live, over a WebSocket (contract §25)",
+  description:
+    "Open with `Upgrade: websocket` and `?ticket=` from `POST /events/stream_tickets/`. Each message is one event as JSON `{id, type, created_at, data}`, the same types and payloads as `GET /events/` and webhooks, in id order as they are written; what the ticket's role may see (a worker: events of tasks assigned to it). `?types=a,b` keeps those types; `?after=<event id>` first replays what came after that id (within the events window), then goes live, with no gap and no duplicate. A sign-out, a new password or a role taken away closes the stream (code 4001). Send `ping` to get `pong`. Events are pushed when their write commits; an event committed late by another writer with an older id (within 5 s) is still sent, after the newer one. No SSE variant: a hibernated WebSocket costs nothing while it waits, an open SSE response holds a Worker; `websocat` or any WebSocket library serves command-line clients.",
+  request: {
+    query: z
+      .object({
+        ticket: z.string().openapi({ description: "From `POST /events/stream_tickets/`." }),
+        types: z.string().optional().openapi({ description: "Only these event types (comma-separated)." }),
+        after: z.string().optional().openapi({ description: "Replay events after this id first." }),
+      })
+      .strict(),
+  },
+  responses: {
+    101: { description: "Switching Protocols: the WebSocket." },
+    426: jsonResponse(ErrorSchema, "Not a WebSocket upgrade (`Upgrade: websocket` is required)."),
+    ...errorResponses,
+  },
+});
+
 export function mountEvents(app: Router) {
+  defineRoute(app, createStreamTicketRoute, async (c) => {
+    const p = requireUser(c);
+    const t = await createTicket(c.env, p, c.get("baseUrl"));
+    return c.json({ ...t, expires_at: ts(renderCtx(c), t.expires_at) }, 201);
+  });
+
+  defineRoute(app, streamEventsRoute, async (c) => {
+    if (c.req.header("Upgrade")?.toLowerCase() !== "websocket")
+      throw new ApiError(426, "upgrade_required", "This is a WebSocket: send `Upgrade: websocket`.");
+    return openStream(c.env, c.req.valid("query"));
+  });
+
   defineRoute(app, listEventsRoute, async (c) => {
     const p = requireRole(c, ...ROLES);
     const { next, previous, rows } = await listEvents(c.env, p.accountId, c.req.valid("query"), c.req.url);

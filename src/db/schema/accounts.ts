@@ -34,6 +34,8 @@ export const accounts = sqliteTable("accounts", {
   trackerTaskPopupTemplate: text("tracker_task_popup_template").notNull().default(""),
   /** Days a finished task stays before it is archived to R2 and removed (contract §23); null: kept. */
   dataRetentionDays: integer("data_retention_days"),
+  /** Until when the account may have live streams open (set when one opens): writes poke its stream object. */
+  liveUntil: integer("live_until"),
   createdAt: integer("created_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });

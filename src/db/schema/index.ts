@@ -4,6 +4,7 @@ export * from "./events";
 export * from "./exports";
 export * from "./files";
 export * from "./forms";
+export * from "./live";
 export * from "./notifications";
 export * from "./recurrences";
 export * from "./tasks";

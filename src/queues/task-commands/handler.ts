@@ -1,5 +1,6 @@
 import { taskStub } from "../../durable-objects/task/client";
 import { dispatchPendingEvents } from "../../services/events/dispatch";
+import { pokeAccount } from "../../services/live";
 import { accountHasTemplates, relayNotifications } from "../../services/notifications/send";
 import { type PendingMessage, pendingCommands } from "../../services/task-commands";
 
@@ -34,6 +35,8 @@ export async function handleCommandBatch(batch: MessageBatch<PendingMessage>, en
   for (const [accountId, baseUrl] of applied) {
     await (async () => {
       if (await accountHasTemplates(env, accountId)) await relayNotifications(env, baseUrl, { accountId });
+      // Live streams of the account get the outcomes now (a cheap call when none is open).
+      await pokeAccount(env, accountId);
     })().catch((err) =>
       console.error(
         JSON.stringify({ level: "error", queue: "task-commands", error: `notifications: ${String(err)}` }),

@@ -6,6 +6,7 @@ import { uuidv7 } from "../../lib/ids";
 import { hashPassword, verifyPassword } from "../auth/passwords";
 import type { Principal } from "../auth/principal";
 import { assertNotHijack } from "../auth/tokens";
+import { closeRevokedStreams, closeStreamsOfUser } from "../live";
 import { emailSenderFromEnv } from "../messaging/email";
 import { ACTIVATION_TTL_MS, consumeUserToken, issueUserToken } from "../user-tokens";
 
@@ -483,6 +484,8 @@ export async function updateUser(
       if (isUniqueViolation(err)) throw fieldError("email", "A user with that email already exists.");
       throw err;
     }
+    // The tokens revoked above close the live streams they opened (contract §25).
+    if (patch.password !== undefined || patch.is_active === false) await closeRevokedStreams(env, userId);
   }
   return getUserInAccount(env, p.accountId, userId);
 }
@@ -524,4 +527,5 @@ export async function deleteRole(env: Env, p: Principal, id: string) {
   const row = await getRole(env, p.accountId, id);
   if (row.user_id === p.userId) throw fieldError("non_field_errors", "Admins cannot remove their own role.");
   await env.DB.prepare("DELETE FROM account_roles WHERE id = ?").bind(id).run();
+  await closeStreamsOfUser(env, p.accountId, row.user_id);
 }

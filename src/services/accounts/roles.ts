@@ -5,6 +5,7 @@ import type { Geocoder } from "../addresses/geocoding";
 import { resolveAddressWithOutcome } from "../addresses/stored";
 import type { AddressInput } from "../addresses/types";
 import type { Principal } from "../auth/principal";
+import { closeStreamsOfUser } from "../live";
 import { type AccountRoleRow, getRole } from "./index";
 
 /** `PATCH /account_roles/{id}/` (admins): the role, and the worker's vehicle and depots (contract §11). */
@@ -61,6 +62,9 @@ export async function updateRole(
       .run();
   }
   if (retry) await enqueueGeocodeRetries(env.GEOCODE_QUEUE, [{ accountId: p.accountId, accountRoleId: id }]);
+  // A stream shows what its role may see: a new role or a disabled one closes it (contract §25).
+  if (patch.role !== undefined || patch.is_active === false)
+    await closeStreamsOfUser(env, p.accountId, row.user_id);
   return getRole(env, p.accountId, id);
 }
 

@@ -1,6 +1,7 @@
 import { badRequest, nonFieldError, notFound } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { memberAccount } from "../accounts";
+import { closeRevokedStreams } from "../live";
 import { verifyPassword } from "./passwords";
 import type { Principal } from "./principal";
 import { assertSignInAllowed, clearSignInFailures, recordSignInFailure, signInKeys } from "./sign-in-limits";
@@ -129,4 +130,11 @@ export async function createNamedSession(env: Env, p: Principal, name: string) {
 export async function revokeSession(env: Env, p: Principal, id: string) {
   await getSession(env, p, id);
   await revokeToken(env, id);
+  await closeRevokedStreams(env, p.userId);
+}
+
+/** `POST /logout/`: the presenting token (and what hangs from it) stops working, its streams close. */
+export async function logout(env: Env, p: Principal) {
+  await revokeToken(env, p.tokenId);
+  await closeRevokedStreams(env, p.userId);
 }

@@ -32,6 +32,7 @@ type TokenRow = {
   transit_active_limit: number | null;
   failed_reasons: string | null;
   feature_signer_name: number | null;
+  live_until: number | null;
   actor_user_id: string | null;
   parent_id_found: string | null;
   parent_revoked_at: number | null;
@@ -55,7 +56,7 @@ SELECT t.id, t.kind, t.user_id, t.account_id, t.parent_id, t.expires_at, t.revok
        COALESCE(t.account_id, u.default_account_id) AS effective_account_id,
        r.role, CASE WHEN r.state = 'active' THEN r.is_active ELSE 0 END AS role_active,
        a.api_version, a.feature_allow_worker_reordering, a.transit_active_limit, a.failed_reasons,
-       a.feature_signer_name,
+       a.feature_signer_name, a.live_until,
        p.id AS parent_id_found, p.revoked_at AS parent_revoked_at, p.expires_at AS parent_expires_at,
        p.parent_id AS parent_parent_id,
        g.id AS root_id_found, g.revoked_at AS root_revoked_at, g.expires_at AS root_expires_at,
@@ -151,9 +152,24 @@ export async function resolvePrincipal(
       transitActiveLimit: row.transit_active_limit,
       failedReasons: JSON.parse(row.failed_reasons || "[]"),
       featureSignerName: Boolean(row.feature_signer_name),
+      live: (row.live_until ?? 0) > now,
     },
     actorUserId: row.actor_user_id,
   };
+}
+
+/** Whether the token with this id still holds, its whole chain and its role checked (live streams). */
+export async function tokenHolds(env: Env, tokenId: string, now = Date.now()): Promise<boolean> {
+  const row = await loadRow(env.DB, "t.id = ?", tokenId);
+  return Boolean(
+    row &&
+      !row.revoked_at &&
+      chainAlive(row, now) &&
+      (row.expires_at === null || row.expires_at > now) &&
+      row.is_active &&
+      row.role &&
+      row.role_active,
+  );
 }
 
 export type IssuedToken = { id: string; token: string; expiresAt: number | null };

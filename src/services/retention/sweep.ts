@@ -93,6 +93,8 @@ export async function sweepRetention(env: Env, now = Date.now()): Promise<Retent
     env.DB.prepare(
       "DELETE FROM sign_in_failures WHERE window_start < ?1 AND (blocked_until IS NULL OR blocked_until < ?1)",
     ).bind(signIns),
+    // Live stream tickets live 60 seconds; a spent or lapsed one is kept a day for the logs.
+    env.DB.prepare("DELETE FROM stream_tickets WHERE expires_at < ?").bind(now - DAY_MS),
   ]);
   out.deleted = results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);
   out.ms = Date.now() - started;

@@ -230,6 +230,25 @@ function nest(flat: Record<string, unknown>): PublicTask {
   return out;
 }
 
+/**
+ * The tracker behind a public token and the tasks it follows, for its live stream; 404 as the
+ * page is for an expired, deleted or unknown one.
+ */
+export async function trackerToFollow(env: Env, token: string, now = Date.now()) {
+  const tracker = await env.DB.prepare("SELECT * FROM trackers WHERE token = ?")
+    .bind(token)
+    .first<TrackerRow>();
+  if (!tracker || tracker.expires_at <= now) throw notFound();
+  let taskIds = parseJson<string[]>(tracker.task_ids, []);
+  if (tracker.order_id) {
+    const { results } = await env.DB.prepare("SELECT id FROM tasks WHERE account_id = ? AND order_id = ?")
+      .bind(tracker.account_id, tracker.order_id)
+      .all<{ id: string }>();
+    taskIds = results.map((t) => t.id);
+  }
+  return { id: tracker.id, account_id: tracker.account_id, taskIds };
+}
+
 export async function publicTracker(
   env: Env,
   token: string,

@@ -1,0 +1,258 @@
+import { DurableObject } from "cloudflare:workers";
+import { taskIdsOf, visibleTo } from "../../domain/live";
+
+/**
+ * One per account: the live fan-out of its events (contract §25) to dispatch screens
+ * (`/events/stream/`) and tracking pages (`/t/<token>/stream/`), over WebSockets held with the
+ * Hibernation API, so connections that wait cost no Durable Object duration. It is never the
+ * source of truth: the events table is. The write path pokes it after a commit; it then reads
+ * the account's events written since the last it sent (with an overlap of a few seconds, so an
+ * event committed late by another writer with an older id is still sent, once) and sends each
+ * socket what its role may see and its `types` ask for, in id order. A socket carries, in its
+ * attachment (kept across hibernation), who it is and the last event id it got.
+ */
+
+type Attachment =
+  | {
+      kind: "events";
+      userId: string;
+      role: string;
+      tokenId: string;
+      types: string[] | null;
+      /** Every event id up to here was sent or skipped (the replay's start, then settled ids). */
+      floor: string;
+      /** The highest id processed, and when (ms). */
+      last: string;
+      at: number;
+    }
+  | { kind: "tracker"; trackerId: string; taskIds: string[] };
+
+type EventRow = { id: string; type: string; payload: string; created_at: number };
+
+/** How far back a poke looks behind the last id sent (ms): covers a writer's late commit. */
+const OVERLAP_MS = 5_000;
+const PAGE = 500;
+
+const idFloor = (ms: number) => {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0").slice(-12);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-7000-8000-000000000000`;
+};
+/** The greater and the lesser of two ids (UUIDv7 text sorts by time). */
+const later = (a: string, b: string) => (a > b ? a : b);
+const earlier = (a: string, b: string) => (a < b ? a : b);
+
+export type ConnectEvents = {
+  accountId: string;
+  userId: string;
+  role: string;
+  tokenId: string;
+  types: string[] | null;
+  /** Replay what came after this event id first (null: live from now on). */
+  after: string | null;
+};
+
+export class AccountStreamDO extends DurableObject<Env> {
+  /** Ids sent lately, per socket (memory only: lost with hibernation, which only follows quiet). */
+  private recent = new WeakMap<WebSocket, Map<string, number>>();
+  private accountId: string | null = null;
+
+  private async account(): Promise<string> {
+    this.accountId ??= (await this.ctx.storage.get<string>("account")) ?? "";
+    return this.accountId;
+  }
+
+  /**
+   * The upgrade, from the Worker only (it has spent the ticket, or found the tracker): a
+   * WebSocket cannot travel through RPC, so the connection's facts come in `X-Stream`.
+   */
+  async fetch(request: Request): Promise<Response> {
+    const facts = JSON.parse(request.headers.get("X-Stream") ?? "{}");
+    if (new URL(request.url).pathname === "/tracker") return this.connectTracker(facts);
+    return this.connectEvents(facts);
+  }
+
+  /** A dispatch screen: the socket, after the replay of what came after `after`. */
+  private async connectEvents(c: ConnectEvents): Promise<Response> {
+    await this.remember(c.accountId);
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    const start = c.after ?? (await this.newestId(c.accountId)) ?? idFloor(Date.now());
+    const att: Attachment = {
+      kind: "events",
+      userId: c.userId,
+      role: c.role,
+      tokenId: c.tokenId,
+      types: c.types,
+      floor: start,
+      last: start,
+      at: Date.now(),
+    };
+    this.ctx.acceptWebSocket(server, [`user:${c.userId}`]);
+    server.serializeAttachment(att);
+    // The replay and then anything written meanwhile: the same read as a poke.
+    await this.sendNew([server]);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** A tracking page: told `changed` when one of its tasks has an event (no data: it reads the page again). */
+  private async connectTracker(c: {
+    accountId: string;
+    trackerId: string;
+    taskIds: string[];
+  }): Promise<Response> {
+    await this.remember(c.accountId);
+    const pair = new WebSocketPair();
+    const [client, server] = [pair[0], pair[1]];
+    this.ctx.acceptWebSocket(server, [`tracker:${c.trackerId}`]);
+    server.serializeAttachment({
+      kind: "tracker",
+      trackerId: c.trackerId,
+      taskIds: c.taskIds,
+    } satisfies Attachment);
+    const hwm =
+      (await this.ctx.storage.get<string>("hwm")) ??
+      (await this.newestId(c.accountId)) ??
+      idFloor(Date.now());
+    await this.ctx.storage.put("hwm", hwm);
+    return new Response(null, { status: 101, webSocket: client });
+  }
+
+  /** The write path's call after a commit: send what is new. Cheap with nobody connected. */
+  async poke(): Promise<number> {
+    const sockets = this.ctx.getWebSockets();
+    if (!sockets.length) return 0;
+    return this.sendNew(sockets);
+  }
+
+  /** Closes the streams of `userId` whose token no longer holds (sign-out, password, role). */
+  async revoke(userId: string, stillValid: string[]): Promise<number> {
+    let closed = 0;
+    for (const ws of this.ctx.getWebSockets(`user:${userId}`)) {
+      const att = ws.deserializeAttachment() as Attachment;
+      if (att.kind === "events" && !stillValid.includes(att.tokenId)) {
+        ws.close(4001, "The token behind this stream was revoked.");
+        closed++;
+      }
+    }
+    return closed;
+  }
+
+  /** Token ids of `userId`'s open streams (the Worker checks which still hold). */
+  async tokensOf(userId: string): Promise<string[]> {
+    return [
+      ...new Set(
+        this.ctx
+          .getWebSockets(`user:${userId}`)
+          .map((ws) => ws.deserializeAttachment() as Attachment)
+          .flatMap((a) => (a.kind === "events" ? [a.tokenId] : [])),
+      ),
+    ];
+  }
+
+  async connections(): Promise<number> {
+    return this.ctx.getWebSockets().length;
+  }
+
+  webSocketMessage(ws: WebSocket, message: string | ArrayBuffer) {
+    // Clients need not speak; a `ping` is answered so they can check the connection.
+    if (message === "ping") ws.send("pong");
+  }
+
+  webSocketClose(ws: WebSocket, code: number) {
+    try {
+      ws.close(code === 1005 ? 1000 : code, "closed");
+    } catch {}
+  }
+
+  private async remember(accountId: string) {
+    if (this.accountId === accountId) return;
+    this.accountId = accountId;
+    await this.ctx.storage.put("account", accountId);
+  }
+
+  private async newestId(accountId: string): Promise<string | null> {
+    const row = await this.env.DB.prepare(
+      "SELECT id FROM events WHERE account_id = ? ORDER BY id DESC LIMIT 1",
+    )
+      .bind(accountId)
+      .first<{ id: string }>();
+    return row?.id ?? null;
+  }
+
+  /**
+   * Reads the account's events after the lowest point any of `sockets` needs (minus the
+   * overlap) and sends each socket, in id order, those it has not had and may see.
+   */
+  private async sendNew(sockets: WebSocket[]): Promise<number> {
+    const accountId = await this.account();
+    if (!accountId) return 0;
+    const hwm = await this.ctx.storage.get<string>("hwm");
+    const marks = sockets.map((ws) => {
+      const a = ws.deserializeAttachment() as Attachment;
+      return a.kind === "events" ? a.floor : (hwm ?? idFloor(Date.now()));
+    });
+    const from = marks.reduce(earlier);
+    // From the lowest floor: a socket's floor is at most the overlap behind what it has seen.
+    const lower = from;
+    let sent = 0;
+    let cursor = lower;
+    let newest = hwm ?? from;
+    for (;;) {
+      const { results } = await this.env.DB.prepare(
+        "SELECT id, type, payload, created_at FROM events WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
+      )
+        .bind(accountId, cursor, PAGE)
+        .all<EventRow>();
+      if (!results.length) break;
+      for (const ws of sockets) sent += this.deliver(ws, results);
+      cursor = results[results.length - 1].id;
+      newest = later(newest, cursor);
+      if (results.length < PAGE) break;
+    }
+    await this.ctx.storage.put("hwm", newest);
+    return sent;
+  }
+
+  private deliver(ws: WebSocket, rows: EventRow[]): number {
+    const att = ws.deserializeAttachment() as Attachment;
+    const recent = this.recent.get(ws) ?? new Map<string, number>();
+    this.recent.set(ws, recent);
+    const now = Date.now();
+    for (const [id, at] of recent) if (now - at > 2 * OVERLAP_MS) recent.delete(id);
+    let n = 0;
+    if (att.kind === "tracker") {
+      const mine = rows.some(
+        (r) =>
+          !recent.has(r.id) && taskIdsOf(r.type, JSON.parse(r.payload)).some((t) => att.taskIds.includes(t)),
+      );
+      for (const r of rows) recent.set(r.id, now);
+      if (mine) {
+        ws.send(JSON.stringify({ type: "changed" }));
+        n++;
+      }
+      return n;
+    }
+    // After a quiet spell (the object may have hibernated and forgotten `recent`), what was
+    // processed before it is settled: never sent twice.
+    let floor = recent.size === 0 && now - att.at > OVERLAP_MS ? later(att.last, att.floor) : att.floor;
+    let last = att.last;
+    for (const r of rows) {
+      if (r.id <= floor || recent.has(r.id)) continue;
+      recent.set(r.id, now);
+      last = later(last, r.id);
+      if (att.types && !att.types.includes(r.type)) continue;
+      const data = JSON.parse(r.payload) as Record<string, unknown>;
+      if (!visibleTo({ userId: att.userId, role: att.role }, r.type, data)) continue;
+      ws.send(
+        JSON.stringify({ id: r.id, type: r.type, created_at: new Date(r.created_at).toISOString(), data }),
+      );
+      n++;
+    }
+    // Ids older than the overlap are settled (a later commit with such an id is not waited for,
+    // as `/events/` does not wait past its settle delay).
+    const settled = idFloor(now - OVERLAP_MS);
+    floor = later(floor, earlier(settled, last));
+    ws.serializeAttachment({ ...att, floor, last, at: now });
+    return n;
+  }
+}

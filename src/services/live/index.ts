@@ -1,0 +1,143 @@
+/**
+ * The live stream's verbs (contract §25): tickets, opening a stream on the account's object,
+ * poking it after a write, and closing the streams of a token that no longer holds. The object
+ * (durable-objects/account-stream) does the fan-out; the events table stays the truth.
+ */
+
+import type { AccountStreamDO } from "../../durable-objects/account-stream";
+import { fieldError } from "../../http/errors";
+import { randomToken, sha256Hex } from "../../lib/crypto";
+import type { Principal } from "../auth/principal";
+import { tokenHolds } from "../auth/tokens";
+import { EVENT_TYPES } from "../events/outbox";
+
+export const TICKET_TTL_MS = 60_000;
+/** How long after a stream opened writes keep poking the account's object. */
+const LIVE_FOR_MS = 24 * 3600_000;
+
+export const streamOf = (env: Env, accountId: string): DurableObjectStub<AccountStreamDO> =>
+  env.ACCOUNT_STREAMS.get(env.ACCOUNT_STREAMS.idFromName(accountId));
+
+/**
+ * Hands a WebSocket upgrade to the account's object (a socket travels by fetch, not by RPC),
+ * and answers its 101 as a response of our own, whose headers the middleware may still set.
+ */
+async function upgrade(env: Env, accountId: string, path: string, facts: unknown) {
+  const res = await streamOf(env, accountId).fetch(
+    new Request(`https://account-stream${path}`, {
+      headers: { Upgrade: "websocket", "X-Stream": JSON.stringify(facts) },
+    }),
+  );
+  return new Response(null, {
+    status: res.status,
+    webSocket: res.webSocket,
+    headers: new Headers(res.headers),
+  });
+}
+
+/** The stream's URL on the API's origin, as a WebSocket URL (`ws:` for `http:`, `wss:` for `https:`). */
+const wsUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/^http/, "ws")}${path}`;
+
+/** `POST /events/stream_tickets/`: a single-use ticket valid 60 s, for the caller's account. */
+export async function createTicket(env: Env, p: Principal, baseUrl: string, now = Date.now()) {
+  const ticket = randomToken(32);
+  const expiresAt = now + TICKET_TTL_MS;
+  await env.DB.prepare(
+    "INSERT INTO stream_tickets (hash, account_id, user_id, token_id, role, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  )
+    .bind(await sha256Hex(ticket), p.accountId, p.userId, p.tokenId, p.role, expiresAt, now)
+    .run();
+  return {
+    ticket,
+    url: wsUrl(baseUrl, `/events/stream/?ticket=${encodeURIComponent(ticket)}`),
+    expires_at: expiresAt,
+  };
+}
+
+export type StreamQuery = { ticket?: string; types?: string; after?: string };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * `GET /events/stream/`: spends the ticket (one UPDATE: used once, within its 60 s), checks the
+ * token behind it still holds, then hands the upgrade to the account's object. Bad parameters
+ * are 400 before the ticket is spent.
+ */
+export async function openStream(env: Env, q: StreamQuery, now = Date.now()): Promise<Response> {
+  const types = q.types
+    ?.split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
+  const unknown = types?.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t)) ?? [];
+  if (unknown.length) throw fieldError("types", `Unknown event types: ${unknown.join(", ")}.`);
+  if (q.after !== undefined && !UUID.test(q.after)) throw fieldError("after", "An event id is expected.");
+  if (!q.ticket) throw fieldError("ticket", "This field is required.");
+  const spent = await env.DB.prepare(
+    `UPDATE stream_tickets SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?
+     RETURNING account_id, user_id, token_id, role`,
+  )
+    .bind(now, await sha256Hex(q.ticket), now)
+    .first<{ account_id: string; user_id: string; token_id: string; role: string }>();
+  if (!spent || !(await tokenHolds(env, spent.token_id, now)))
+    throw fieldError("ticket", "Invalid, used or expired ticket.");
+  await env.DB.prepare("UPDATE accounts SET live_until = ? WHERE id = ?")
+    .bind(now + LIVE_FOR_MS, spent.account_id)
+    .run();
+  return upgrade(env, spent.account_id, "/events", {
+    accountId: spent.account_id,
+    userId: spent.user_id,
+    role: spent.role,
+    tokenId: spent.token_id,
+    types: types?.length ? types : null,
+    after: q.after?.toLowerCase() ?? null,
+  });
+}
+
+/** A tracking page's stream: told `changed` when one of its tasks has news. */
+export async function openTrackerStream(
+  env: Env,
+  tracker: { id: string; account_id: string; taskIds: string[] },
+  now = Date.now(),
+) {
+  await env.DB.prepare("UPDATE accounts SET live_until = ? WHERE id = ?")
+    .bind(now + LIVE_FOR_MS, tracker.account_id)
+    .run();
+  return upgrade(env, tracker.account_id, "/tracker", {
+    accountId: tracker.account_id,
+    trackerId: tracker.id,
+    taskIds: tracker.taskIds,
+  });
+}
+
+/** After a write: the account's object sends what is new (nothing to do when nobody watches). */
+export async function pokeAccount(env: Env, accountId: string) {
+  await streamOf(env, accountId).poke();
+}
+
+/**
+ * A token of `userId` was revoked (sign-out, a session deleted, a new password, deactivation, a
+ * role removed or disabled): every stream of theirs whose token no longer holds is closed, in
+ * the accounts where they may have one open.
+ */
+export async function closeRevokedStreams(env: Env, userId: string, now = Date.now()) {
+  const { results } = await env.DB.prepare(
+    "SELECT DISTINCT r.account_id FROM account_roles r JOIN accounts a ON a.id = r.account_id WHERE r.user_id = ? AND a.live_until > ?",
+  )
+    .bind(userId, now)
+    .all<{ account_id: string }>();
+  for (const { account_id } of results) {
+    const stub = streamOf(env, account_id);
+    const tokens = await stub.tokensOf(userId);
+    if (!tokens.length) continue;
+    const holding = [];
+    for (const t of tokens) if (await tokenHolds(env, t, now)) holding.push(t);
+    await stub.revoke(userId, holding);
+  }
+}
+
+/** The user's role in the account changed or went: their streams there close (reopen to see as the new role). */
+export async function closeStreamsOfUser(env: Env, accountId: string, userId: string) {
+  const live = await env.DB.prepare("SELECT 1 AS x FROM accounts WHERE id = ? AND live_until > ?")
+    .bind(accountId, Date.now())
+    .first();
+  if (live) await streamOf(env, accountId).revoke(userId, []);
+}
