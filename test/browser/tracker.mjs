@@ -174,7 +174,9 @@ async function main() {
     assert.ok(delay < 1000, `the change showed ${delay} ms after the command's answer`);
     assert.equal(await page.locator("html").getAttribute("lang"), "en");
     await page.screenshot({ path: "test-output/tracker-phone-transit.png", fullPage: true });
-    log(`ok: status, ETA, language switch, live update in ${delay} ms without a reload; screenshots in test-output/`);
+    log(
+      `ok: status, ETA, language switch, live update in ${delay} ms without a reload; screenshots in test-output/`,
+    );
     // With scripts off, the page still refreshes itself every 30 s.
     const noScript = await browser.newContext({ ...phone, locale: "en-GB", javaScriptEnabled: false });
     const still = await noScript.newPage();
