@@ -1,7 +1,9 @@
 // The two-step upload end to end, documents and signatures (interface §2.2, §2.3, §4.1–4.3;
 // contract §8, §9), all through the real Worker and its real local D1, R2 and queue.
+
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { unpackJson } from "../../src/formats/packed-json";
 import { uuidv7 } from "../../src/lib/ids";
 import { insertTask } from "../factories";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
@@ -521,7 +523,7 @@ describe("documents: list, detail, PATCH, DELETE, batch_delete, visibility, even
       .bind(account.id, d.body.id)
       .all<{ type: string; object_id: string; payload: string }>();
     expect(results.map((e) => e.type)).toEqual(["document.created", "document.deleted"]);
-    const payload = JSON.parse(results[0].payload);
+    const payload = unpackJson<any>(results[0].payload);
     expect(payload.id).toBe(d.body.id);
     expect(payload.file).toBe(d.body.file);
     expect(payload.task.id).toBe(task.id);

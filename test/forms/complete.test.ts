@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { unpackJson } from "../../src/formats/packed-json";
 import { dispatchPendingEvents } from "../../src/services/events/dispatch";
 import { insertTask } from "../factories";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
@@ -177,7 +178,7 @@ describe("completing a form response (contract §15)", () => {
       ).results;
     const got = await delivered(flagged.id);
     expect(got).toHaveLength(1);
-    const data = JSON.parse(got[0].payload);
+    const data = unpackJson<any>(got[0].payload);
     expect(data.id).toBe(response.id);
     expect(data.state).toBe("completed");
     expect(data.schema_snapshot.fields.length).toBe(4);

@@ -2,6 +2,7 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../src/durable-objects/task/client";
+import { unpackJson } from "../../src/formats/packed-json";
 import { addUser, defineMetafields, expectStatus, newAccount } from "../helpers";
 import { api, createTask, sampleTask } from "./helpers";
 
@@ -11,7 +12,7 @@ async function eventsOf(objectId: string) {
   const { results } = await env.DB.prepare("SELECT type, payload FROM events WHERE object_id = ? ORDER BY id")
     .bind(objectId)
     .all<{ type: string; payload: string }>();
-  return results.map((e) => ({ type: e.type, data: JSON.parse(e.payload) }));
+  return results.map((e) => ({ type: e.type, data: unpackJson<any>(e.payload) }));
 }
 
 describe("POST /tasks/ (interface §4.4)", () => {

@@ -1,6 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { unpackJson } from "../../src/formats/packed-json";
 import { backoff, handleGeocodeBatch } from "../../src/queues/geocode/handler";
 import type { GeocodeMessage, GeocodeQueue } from "../../src/queues/geocode/message";
 import { type Geocoder, GeocodingUnavailableError } from "../../src/services/addresses/geocoding";
@@ -93,7 +94,9 @@ describe("geocoding failures never lose a task", () => {
       .bind(row.id)
       .all<{ type: string; payload: string }>();
     expect(events.results.map((e) => e.type)).toEqual(["task.created", "task.updated"]);
-    expect(JSON.parse(events.results[1].payload).address.geocoded_at).toBe(after.body.address.geocoded_at);
+    expect(unpackJson<any>(events.results[1].payload).address.geocoded_at).toBe(
+      after.body.address.geocoded_at,
+    );
 
     // A duplicate delivery finds nothing left to do.
     const again = await runQueue(q.sent, down);

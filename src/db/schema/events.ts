@@ -62,8 +62,8 @@ export const webhookDeliveries = sqliteTable(
     updatedAt: integer("updated_at").notNull(),
   },
   (t) => [
+    // Also the delivery log's order (newest event first): no second index per delivery.
     uniqueIndex("webhook_deliveries_unique").on(t.webhookId, t.eventId),
-    index("webhook_deliveries_webhook_idx").on(t.webhookId, t.createdAt, t.id),
     // The sweeper's "pending and overdue" query. Partial: a delivery that succeeded (nearly all
     // of them) leaves no entry behind (contract §23).
     index("webhook_deliveries_due_idx").on(t.state, t.nextAttemptAt).where(sql`state = 'pending'`),

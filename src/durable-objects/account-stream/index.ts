@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { taskIdsOf, visibleTo } from "../../domain/live";
+import { unpackJson } from "../../formats/packed-json";
 
 /**
  * One per account: the live fan-out of its events (contract §25) to dispatch screens
@@ -27,7 +28,7 @@ type Attachment =
     }
   | { kind: "tracker"; trackerId: string; taskIds: string[] };
 
-type EventRow = { id: string; type: string; payload: string; created_at: number };
+type EventRow = { id: string; type: string; payload: unknown; created_at: number };
 
 /** How far back a poke looks behind the last id sent (ms): covers a writer's late commit. */
 const OVERLAP_MS = 5_000;
@@ -223,7 +224,7 @@ export class AccountStreamDO extends DurableObject<Env> {
     if (att.kind === "tracker") {
       const mine = rows.some(
         (r) =>
-          !recent.has(r.id) && taskIdsOf(r.type, JSON.parse(r.payload)).some((t) => att.taskIds.includes(t)),
+          !recent.has(r.id) && taskIdsOf(r.type, unpackJson(r.payload)).some((t) => att.taskIds.includes(t)),
       );
       for (const r of rows) recent.set(r.id, now);
       if (mine) {
@@ -241,7 +242,7 @@ export class AccountStreamDO extends DurableObject<Env> {
       recent.set(r.id, now);
       last = later(last, r.id);
       if (att.types && !att.types.includes(r.type)) continue;
-      const data = JSON.parse(r.payload) as Record<string, unknown>;
+      const data = unpackJson<Record<string, unknown>>(r.payload);
       if (!visibleTo({ userId: att.userId, role: att.role }, r.type, data)) continue;
       ws.send(
         JSON.stringify({ id: r.id, type: r.type, created_at: new Date(r.created_at).toISOString(), data }),

@@ -4,7 +4,8 @@ import { isUuid } from "../../lib/ids";
 import { settleSeconds } from "../../lib/settle";
 import { EVENT_TYPES } from "./outbox";
 
-export type EventRow = { id: string; account_id: string; type: string; payload: string; created_at: number };
+/** `payload` as stored: packed JSON bytes (formats/packed-json.ts), or JSON text from before. */
+export type EventRow = { id: string; account_id: string; type: string; payload: unknown; created_at: number };
 
 export type EventListQuery = { after?: string; before?: string; type?: string; page_size?: number };
 

@@ -1,3 +1,4 @@
+import { packJson } from "../../formats/packed-json";
 import { uuidv7 } from "../../lib/ids";
 
 /** Event names of contract §9. */
@@ -52,7 +53,7 @@ export function eventStatement(
       e.accountId,
       e.type,
       e.objectId,
-      JSON.stringify(e.data),
+      packJson(e.data),
       now,
       e.accountId,
       now,
@@ -100,7 +101,7 @@ export function bulkEventStatements(
   const out: D1PreparedStatement[] = [];
   for (let i = 0; i < items.length; i += perStatement) {
     const chunk = items.slice(i, i + perStatement);
-    const values = chunk.flatMap((e) => [uuidv7(now), e.type, e.objectId, JSON.stringify(e.data)]);
+    const values = chunk.flatMap((e) => [uuidv7(now), e.type, e.objectId, packJson(e.data)]);
     out.push(
       db
         .prepare(

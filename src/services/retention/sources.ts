@@ -2,6 +2,7 @@
  * The kinds of rows the archive takes (./windows.ts `RETAINED`), as archive sources: a part is
  * the rows of one account made on one day before the window's cutoff, by id (UUIDv7) order.
  */
+import { unpackJson } from "../../formats/packed-json";
 import type { ArchiveSource } from "./archive";
 import { deleteByIds } from "./archive";
 import { cutoffOf, idFloor, type RetainedKind, SERVICE_SCOPE } from "./windows";
@@ -25,6 +26,11 @@ const JSON_COLUMNS = new Set([
 export function asLine(row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) {
+    // An event's payload is stored packed (formats/packed-json.ts): the archive has it as JSON.
+    if (k === "payload" && v !== null && typeof v !== "string") {
+      out[k] = unpackJson(v);
+      continue;
+    }
     if (JSON_COLUMNS.has(k) && typeof v === "string") {
       try {
         out[k] = JSON.parse(v);

@@ -1,3 +1,4 @@
+import { unpackJsonText } from "../../formats/packed-json";
 import type { DeliveryMessage } from "../../queues/webhooks/message";
 import { allowPrivate } from ".";
 import {
@@ -45,7 +46,8 @@ type Loaded = {
   secret: string;
   webhook_state: string;
   event_type: string;
-  payload: string;
+  /** Packed JSON (formats/packed-json.ts), or JSON text stored before. */
+  payload: unknown;
   event_created_at: number;
 };
 
@@ -198,7 +200,7 @@ async function failWebhook(
  * public URL forward the request inward, and the receiver should register its final URL).
  */
 async function send(d: Loaded, timeoutMs: number, fetchImpl?: typeof fetch): Promise<SendResult> {
-  const body = `{"type":${JSON.stringify(d.event_type)},"timestamp":${JSON.stringify(new Date(d.event_created_at).toISOString())},"data":${d.payload}}`;
+  const body = `{"type":${JSON.stringify(d.event_type)},"timestamp":${JSON.stringify(new Date(d.event_created_at).toISOString())},"data":${unpackJsonText(d.payload)}}`;
   const timestamp = Math.floor(Date.now() / 1000);
   const headers = {
     "content-type": "application/json",

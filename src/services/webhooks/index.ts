@@ -1,5 +1,5 @@
 import { type FieldErrors, nonFieldError, notFound, ValidationError } from "../../http/errors";
-import { paginateByCreation } from "../../http/pagination";
+import { paginate, paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueDeliveries } from "../../queues/webhooks/message";
 import type { Principal } from "../auth/principal";
@@ -240,12 +240,15 @@ export function listDeliveries(
     where.push("d.state = ?");
     params.push(q.state);
   }
-  return paginateByCreation<DeliveryRow>({
+  // Newest event first, on the (webhook, event) unique index: event ids are UUIDv7, so this is
+  // the order the deliveries were made in, and no second index is kept for it (contract §23).
+  return paginate<DeliveryRow>({
     db: env.DB,
     select: DELIVERY_SELECT,
     where,
     params,
-    createdExpr: "d.created_at",
+    sortExpr: "d.event_id",
+    sortValue: (row) => row.event_id,
     idExpr: "d.id",
     desc: true,
     cursor: q.cursor,
