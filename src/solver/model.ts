@@ -2,9 +2,16 @@
  * The instance compiled to flat arrays the search reads in its inner loops: jobs (standalone
  * visits, then each shipment's pick-up and drop-off), their windows and signed demands, and the
  * vehicles. Location -1 stands for "no location" (a route without a start or an end depot):
- * legs to and from it cost nothing.
+ * legs to and from it cost nothing. The travel matrices are used as given when they are typed
+ * arrays (a 2,000-stop instance's two matrices take 32 MB as 32-bit floats: they are never
+ * copied), and each job keeps only its nearest neighbours (a bounded list, not J × J).
  */
 import type { Instance } from "./types";
+
+export type Matrix = Float32Array | Float64Array;
+
+/** Neighbours kept per job: SISR's string removals walk them, the recreate's candidate routes come from them. */
+export const NEIGHBOURS = 100;
 
 export const NONE = -1;
 /** Job kinds: a standalone visit (its demand is loaded at the start), a pick-up, a drop-off. */
@@ -33,13 +40,37 @@ export type Model = {
   /** `V × D`; Infinity where unlimited. */
   vCap: Float64Array;
   vIds: string[];
-  dist: Float64Array;
-  time: Float64Array;
-  cost: Float64Array;
+  /**
+   * Vehicles alike in everything the search sees (depots, shift, capacity) share a class: an
+   * empty vehicle of a class stands for all its empty ones.
+   */
+  vClass: Int32Array;
+  classes: Int32Array[];
+  dist: Matrix;
+  time: Matrix;
+  cost: Matrix;
   balance: boolean;
-  /** Jobs by distance from each job (nearest first), the adjacency of SISR's string removals. */
+  /** The nearest jobs to each job (nearest first, at most NEIGHBOURS), the adjacency of SISR's string removals. */
   neighbours: Int32Array[];
+  /** Per job: the sum of its demands' magnitudes, and its distance from the first vehicle's start (the recreate's orders). */
+  size: Float64Array;
+  depotDistance: Float64Array;
 };
+
+/** A matrix as the search reads it: a typed array as given (non-finite entries become Infinity). */
+function matrixOf(values: ArrayLike<number>): Matrix {
+  if (values instanceof Float32Array || values instanceof Float64Array) {
+    let clean = true;
+    for (let i = 0; i < values.length; i++) {
+      if (Number.isNaN(values[i]) || values[i] === Number.NEGATIVE_INFINITY) {
+        clean = false;
+        break;
+      }
+    }
+    if (clean) return values;
+  }
+  return Float64Array.from(values, (x) => (Number.isFinite(x) ? x : Number.POSITIVE_INFINITY));
+}
 
 export function compile(inst: Instance): Model {
   const shipments = inst.shipments ?? [];
@@ -70,12 +101,17 @@ export function compile(inst: Instance): Model {
     vShiftB: new Float64Array(inst.vehicles.length),
     vCap: new Float64Array(inst.vehicles.length * D).fill(Number.POSITIVE_INFINITY),
     vIds: inst.vehicles.map((v) => v.id),
-    dist: Float64Array.from(inst.distances, (x) => (Number.isFinite(x) ? x : Number.POSITIVE_INFINITY)),
-    time: Float64Array.from(inst.durations, (x) => (Number.isFinite(x) ? x : Number.POSITIVE_INFINITY)),
+    vClass: new Int32Array(inst.vehicles.length),
+    classes: [],
+    dist: matrixOf(inst.distances),
+    time: inst.durations === inst.distances ? new Float64Array(0) : matrixOf(inst.durations),
     cost: new Float64Array(0),
     balance: inst.objective === "balance",
     neighbours: [],
+    size: new Float64Array(J),
+    depotDistance: new Float64Array(J),
   };
+  if (inst.durations === inst.distances) m.time = m.dist;
   m.cost = inst.objective === "duration" || inst.objective === "balance" ? m.time : m.dist;
   let j = 0;
   const put = (job: Instance["jobs"][number], kind: number, demand: number[], sign: number) => {
@@ -106,15 +142,57 @@ export function compile(inst: Instance): Model {
       m.vCap[i * D + d] = c;
     });
   });
-  for (let a = 0; a < J; a++) {
-    const others = Array.from({ length: J - 1 }, (_, k) => (k < a ? k : k + 1));
-    const row = m.loc[a] * L;
-    others.sort((x, y) => m.dist[row + m.loc[x]] - m.dist[row + m.loc[y]] || x - y);
-    m.neighbours.push(Int32Array.from(others));
+  const byKind = new Map<string, number[]>();
+  for (let v = 0; v < m.V; v++) {
+    const key = `${m.vStart[v]}|${m.vEnd[v]}|${m.vShiftA[v]}|${m.vShiftB[v]}|${Array.from(m.vCap.subarray(v * D, v * D + D)).join(",")}`;
+    let members = byKind.get(key);
+    if (!members) {
+      members = [];
+      byKind.set(key, members);
+    }
+    m.vClass[v] = byKind.size - 1;
+    members.push(v);
   }
+  m.classes = [...byKind.values()].map((vs) => Int32Array.from(vs));
+  for (let j = 0; j < J; j++) {
+    for (let d = 0; d < D; d++) m.size[j] += Math.abs(m.dem[j * D + d]);
+    m.depotDistance[j] = m.V && m.vStart[0] !== NONE ? m.dist[m.vStart[0] * L + m.loc[j]] : 0;
+  }
+  m.neighbours = nearest(m, Math.min(NEIGHBOURS, J - 1));
   return m;
 }
 
+/**
+ * The `k` nearest other jobs of each job (by distance, ties by index): a bounded insertion into
+ * a sorted list of `k`, O(J × (k + insertions)) per job instead of sorting all J.
+ */
+function nearest(m: Model, k: number): Int32Array[] {
+  const out: Int32Array[] = [];
+  const ids = new Int32Array(Math.max(0, k));
+  const keys = new Float64Array(Math.max(0, k));
+  for (let a = 0; a < m.J; a++) {
+    const row = m.loc[a] * m.L;
+    let n = 0;
+    for (let x = 0; x < m.J; x++) {
+      if (x === a || k <= 0) continue;
+      const d = m.dist[row + m.loc[x]];
+      const key = Number.isNaN(d) ? Number.POSITIVE_INFINITY : d;
+      // Later indexes lose ties, so an equal key goes after the ones already kept.
+      if (n === k && key >= keys[n - 1]) continue;
+      let i = n === k ? k - 1 : n++;
+      while (i > 0 && keys[i - 1] > key) {
+        keys[i] = keys[i - 1];
+        ids[i] = ids[i - 1];
+        i--;
+      }
+      keys[i] = key;
+      ids[i] = x;
+    }
+    out.push(ids.slice(0, n));
+  }
+  return out;
+}
+
 /** A leg's value in `matrix`; legs from or to "no location" are free. */
-export const leg = (m: Model, matrix: Float64Array, a: number, b: number) =>
+export const leg = (m: Model, matrix: Matrix, a: number, b: number) =>
   a === NONE || b === NONE ? 0 : matrix[a * m.L + b];

@@ -70,9 +70,10 @@ export class Route {
       next = l;
     }
     const size = (n + 1) * D;
-    if (this.pt.length !== size) {
-      this.pt = new Float64Array(size);
-      this.pm = new Float64Array(size);
+    if (this.pt.length < size) {
+      // Grown with room to spare: a route's loads are not reallocated at every insertion.
+      this.pt = new Float64Array(size * 2);
+      this.pm = new Float64Array(size * 2);
     }
     for (let d = 0; d < D; d++) {
       let load = 0;

@@ -6,7 +6,7 @@
  * small probability, jobs ordered randomly, by demand, far first or close first), and accepts
  * the result by simulated annealing with an exponentially falling temperature (§5).
  */
-import { DELIVERY, type Model, PICKUP, VISIT } from "./model";
+import { leg, type Model, PICKUP, VISIT } from "./model";
 import type { Random } from "./random";
 import { isPaired, Route } from "./route";
 
@@ -133,86 +133,195 @@ export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number
   return { removed, touched };
 }
 
+/**
+ * Route removal (fleet minimisation): every stop of one route, the shorter of two drawn at
+ * random, is taken out; the recreate then may not open a vehicle, so the iteration can only be
+ * accepted if the stops found room in the other routes (else they stay unassigned, which costs
+ * more than any route set).
+ */
+export function removeRoute(m: Model, s: State, rnd: Random, out: number[]): void {
+  const used: number[] = [];
+  for (let r = 0; r < s.routes.length; r++) if (s.routes[r].seq.length) used.push(r);
+  if (used.length < 2) return;
+  const a = used[rnd.int(used.length)];
+  const b = used[rnd.int(used.length)];
+  const r = s.routes[b].seq.length < s.routes[a].seq.length ? b : a;
+  const route = s.writable(r);
+  for (const j of route.seq) {
+    s.routeOf[j] = -1;
+    out.push(j);
+  }
+  route.seq = [];
+  route.update(m);
+}
+
 /** §4.2's orders of reinsertion: random (weight 4), demand (4), far (2), close (1). */
 function sortForInsertion(m: Model, jobs: number[], rnd: Random): number[] {
   const x = rnd.int(11);
-  const depotDistance = (j: number) => {
-    const start = m.vStart[0];
-    return start < 0 ? 0 : m.dist[start * m.L + m.loc[j]];
-  };
-  const demand = (j: number) => {
-    let d = 0;
-    for (let k = 0; k < m.D; k++) d += Math.abs(m.dem[j * m.D + k]);
-    return d;
-  };
   const out = jobs.slice();
   if (x < 4) {
     for (let i = out.length - 1; i > 0; i--) {
       const k = rnd.int(i + 1);
       [out[i], out[k]] = [out[k], out[i]];
     }
-  } else if (x < 8) out.sort((a, b) => demand(b) - demand(a) || a - b);
-  else if (x < 10) out.sort((a, b) => depotDistance(b) - depotDistance(a) || a - b);
-  else out.sort((a, b) => depotDistance(a) - depotDistance(b) || a - b);
+  } else if (x < 8) out.sort((a, b) => m.size[b] - m.size[a] || a - b);
+  else if (x < 10) out.sort((a, b) => m.depotDistance[b] - m.depotDistance[a] || a - b);
+  else out.sort((a, b) => m.depotDistance[a] - m.depotDistance[b] || a - b);
   return out;
 }
 
-/** Greedy insertion with blinks; what fits nowhere stays unassigned. */
-export function recreate(m: Model, s: State, jobs: number[], rnd: Random | null): void {
-  const order = rnd ? sortForInsertion(m, jobs, rnd) : jobs;
-  const done = new Set<number>();
-  let emptyTried = new Set<string>();
-  for (const j of order) {
-    if (done.has(j) || s.routeOf[j] >= 0) continue;
-    if (m.kind[j] === DELIVERY) {
-      // A drop-off goes in with its pick-up.
-      insertPair(m, s, m.partner[j], j, rnd);
-      done.add(j).add(m.partner[j]);
-      continue;
-    }
-    if (m.kind[j] === PICKUP) {
-      insertPair(m, s, j, m.partner[j], rnd);
-      done.add(j).add(m.partner[j]);
-      continue;
-    }
-    let best = Number.POSITIVE_INFINITY;
-    let bestR = -1;
-    let bestP = -1;
-    emptyTried = new Set<string>();
-    for (let r = 0; r < s.routes.length; r++) {
-      const route = s.routes[r];
-      const n = route.seq.length;
-      if (n === 0) {
-        // Identical empty vehicles give identical answers: try one of each kind.
-        const kind = `${m.vStart[r]}|${m.vEnd[r]}|${m.vShiftA[r]}|${m.vShiftB[r]}|${Array.from(m.vCap.subarray(r * m.D, r * m.D + m.D)).join(",")}`;
-        if (emptyTried.has(kind)) continue;
-        emptyTried.add(kind);
-      }
-      for (let p = 0; p <= n; p++) {
-        if (rnd && rnd.next() < BLINK) continue;
-        const c = route.insertionCost(m, j, p);
-        if (c < best) {
-          best = c;
-          bestR = r;
-          bestP = p;
-        }
-      }
-    }
-    if (bestR < 0) {
-      s.unassigned.push(j);
-      continue;
-    }
-    const route = s.writable(bestR);
-    route.seq.splice(bestP, 0, j);
-    route.update(m);
-    s.routeOf[j] = bestR;
+/**
+ * What the recreate needs besides the state: the PRNG (null: no blinks, the construction), how
+ * many of a job's nearest neighbours name the routes it is tried in first (granular search; 0:
+ * every route), and scratch marks of the routes already tried for the current job.
+ */
+export class Recreate {
+  readonly mark: Int32Array;
+  private tick = 0;
+  cost = Number.POSITIVE_INFINITY;
+  route = -1;
+  pos = -1;
+  /** Whether an empty vehicle may be opened (not after a route removal). */
+  open = true;
+
+  constructor(
+    readonly m: Model,
+    readonly rnd: Random | null,
+    readonly near: number,
+  ) {
+    this.mark = new Int32Array(m.V);
+  }
+
+  /** A new job: no route tried yet, no position found. */
+  reset(): number {
+    this.cost = Number.POSITIVE_INFINITY;
+    this.route = -1;
+    this.pos = -1;
+    return ++this.tick;
   }
 }
 
-function insertPair(m: Model, s: State, p: number, q: number, rnd: Random | null): void {
+/**
+ * The cheapest feasible position of visit `u` in `route` (index `r`), if cheaper than the best
+ * found so far (`g`): the cost delta is compared before the checks, and a blink is drawn only
+ * for a position that would win (skipping a position that would not changes nothing, so the
+ * outcome has §4.2's distribution with one draw per winner instead of one per position).
+ */
+function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): void {
+  const v = route.v;
+  const n = route.seq.length;
+  const D = m.D;
+  const ul = m.loc[u];
+  const twA = m.twA[u];
+  const twB = m.twB[u];
+  const svc = m.svc[u];
+  const rnd = g.rnd;
+  let prevLoc = m.vStart[v];
+  let prevDep = m.vShiftA[v];
+  for (let p = 0; p <= n; p++) {
+    if (p > 0) {
+      const q = route.seq[p - 1];
+      prevLoc = m.loc[q];
+      prevDep = route.es[p - 1] + m.svc[q];
+    }
+    // Departures only grow along a route, and so do the loads' prefix maxima: once the window
+    // has closed or the load does not fit, no later position will do.
+    if (prevDep > twB) return;
+    for (let d = 0; d < D; d++) {
+      if (route.pm[p * D + d] + m.dem[u * D + d] > m.vCap[v * D + d] + 1e-9) return;
+    }
+    const nextLoc = p === n ? m.vEnd[v] : m.loc[route.seq[p]];
+    const delta =
+      leg(m, m.cost, prevLoc, ul) +
+      leg(m, m.cost, ul, nextLoc) -
+      (n === 0 ? 0 : leg(m, m.cost, prevLoc, nextLoc));
+    if (!(delta < g.cost)) continue;
+    const arr = prevDep + leg(m, m.time, prevLoc, ul);
+    const start = Math.max(arr, twA);
+    if (start > twB) continue;
+    const latestNext = p === n ? m.vShiftB[v] : route.ls[p];
+    if (start + svc + leg(m, m.time, ul, nextLoc) > latestNext) continue;
+    if (rnd && rnd.next() < BLINK) continue;
+    g.cost = delta;
+    g.route = r;
+    g.pos = p;
+  }
+}
+
+/** The first empty vehicle of each class not yet tried for this job (identical empty vehicles give identical answers). */
+function scanEmpty(m: Model, s: State, u: number, g: Recreate, tick: number): void {
+  if (!g.open) return;
+  for (const members of m.classes) {
+    for (let i = 0; i < members.length; i++) {
+      const r = members[i];
+      if (s.routes[r].seq.length) continue;
+      if (g.mark[r] !== tick) {
+        g.mark[r] = tick;
+        scanRoute(m, s.routes[r], r, u, g);
+      }
+      break;
+    }
+  }
+}
+
+/**
+ * Greedy insertion with blinks; what fits nowhere stays unassigned. Granular: a job is tried in
+ * the routes of its `near` nearest neighbours and in one empty vehicle of each class, and in
+ * every other route only when none of those can take it.
+ */
+export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void {
+  const order = g.rnd ? sortForInsertion(m, jobs, g.rnd) : jobs;
+  let pairsDone: Set<number> | null = null;
+  for (const j of order) {
+    if (s.routeOf[j] >= 0) continue;
+    if (m.kind[j] !== VISIT) {
+      // A drop-off goes in with its pick-up.
+      pairsDone ??= new Set<number>();
+      if (pairsDone.has(j)) continue;
+      const [p, q] = m.kind[j] === PICKUP ? [j, m.partner[j]] : [m.partner[j], j];
+      insertPair(m, s, p, q, g);
+      pairsDone.add(p).add(q);
+      continue;
+    }
+    const tick = g.reset();
+    if (g.near > 0) {
+      const around = m.neighbours[j];
+      const k = Math.min(g.near, around.length);
+      for (let i = 0; i < k; i++) {
+        const r = s.routeOf[around[i]];
+        if (r < 0 || g.mark[r] === tick) continue;
+        g.mark[r] = tick;
+        scanRoute(m, s.routes[r], r, j, g);
+      }
+      scanEmpty(m, s, j, g, tick);
+    }
+    if (g.route < 0) {
+      for (let r = 0; r < s.routes.length; r++) {
+        if (g.mark[r] === tick || !s.routes[r].seq.length) continue;
+        g.mark[r] = tick;
+        scanRoute(m, s.routes[r], r, j, g);
+      }
+      scanEmpty(m, s, j, g, tick);
+    }
+    if (g.route < 0) {
+      s.unassigned.push(j);
+      continue;
+    }
+    const route = s.writable(g.route);
+    route.seq.splice(g.pos, 0, j);
+    route.update(m);
+    s.routeOf[j] = g.route;
+  }
+}
+
+/** A pick-up and its drop-off, in the routes near either of them first, then in every route. */
+function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void {
+  const rnd = g.rnd;
+  const tick = g.reset();
   let best = Number.POSITIVE_INFINITY;
-  let at: [number, number, number] | null = null;
-  for (let r = 0; r < s.routes.length; r++) {
+  const at = { r: -1, a: -1, b: -1 };
+  const tryRoute = (r: number) => {
+    g.mark[r] = tick;
     const route = s.routes[r];
     const n = route.seq.length;
     for (let a = 0; a <= n; a++) {
@@ -221,16 +330,42 @@ function insertPair(m: Model, s: State, p: number, q: number, rnd: Random | null
         const c = route.pairCost(m, p, q, a, b);
         if (c < best) {
           best = c;
-          at = [r, a, b];
+          at.r = r;
+          at.a = a;
+          at.b = b;
         }
       }
     }
+  };
+  const tryEmpty = () => {
+    if (!g.open) return;
+    for (const members of m.classes) {
+      for (let i = 0; i < members.length; i++) {
+        if (s.routes[members[i]].seq.length) continue;
+        if (g.mark[members[i]] !== tick) tryRoute(members[i]);
+        break;
+      }
+    }
+  };
+  if (g.near > 0) {
+    for (const j of [p, q]) {
+      const around = m.neighbours[j];
+      for (let i = 0; i < Math.min(g.near, around.length); i++) {
+        const r = s.routeOf[around[i]];
+        if (r >= 0 && g.mark[r] !== tick) tryRoute(r);
+      }
+    }
+    tryEmpty();
   }
-  if (!at) {
+  if (at.r < 0) {
+    for (let r = 0; r < s.routes.length; r++) if (g.mark[r] !== tick && s.routes[r].seq.length) tryRoute(r);
+    tryEmpty();
+  }
+  if (at.r < 0) {
     s.unassigned.push(p, q);
     return;
   }
-  const [r, a, b] = at;
+  const { r, a, b } = at;
   const route = s.writable(r);
   route.seq.splice(b, 0, q);
   route.seq.splice(a, 0, p);

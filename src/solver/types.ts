@@ -54,6 +54,16 @@ export type SolveOptions = {
   maxStringLength?: number;
   /** Start and final annealing temperatures in Solomon's units (default 30 and 0.5), scaled to the instance. */
   temperatures?: [number, number];
+  /** The share of iterations that first remove a whole route and may not open a vehicle. */
+  routeRemoval?: number;
+  /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
+  neighbourhood?: number;
+  /**
+   * A benchmark's clock, never the Worker's: the fraction of the time budget spent so far, read
+   * every few hundred iterations; the run ends when it reaches 1 (or when `iterations` run out)
+   * and the annealing schedule follows it instead of the iteration count.
+   */
+  progress?: () => number;
 };
 
 export type UnassignedReason = "unreachable" | "capacity" | "time_window" | "shift";
