@@ -2,6 +2,7 @@
  * A generated city instance for the benchmark: `visits` stops scattered over a 30 km square
  * around a depot, time windows of 1–3 hours within a 10-hour day, demands of 1–20 against a
  * capacity of 250 (the fleet carries 1.2× the demand), 50 km/h travel (metres and seconds), deterministic for a seed.
+ * The matrices are 32-bit floats, as the service builds them.
  */
 import type { Instance } from "../src/solver/types";
 
@@ -18,8 +19,8 @@ export function cityInstance(visits: number, vehicles: number, seed: number): In
   const xy = Array.from({ length: n }, (_, i) =>
     i === 0 ? [15_000, 15_000] : [rnd() * 30_000, rnd() * 30_000],
   );
-  const distances = new Float64Array(n * n);
-  const durations = new Float64Array(n * n);
+  const distances = new Float32Array(n * n);
+  const durations = new Float32Array(n * n);
   for (let a = 0; a < n; a++) {
     for (let b = 0; b < n; b++) {
       const d = Math.hypot(xy[a][0] - xy[b][0], xy[a][1] - xy[b][1]) * 1.3;
