@@ -70,6 +70,11 @@ describe("OSRM provider against a server speaking OSRM's table API", () => {
     expect(m.durations.every((row) => row.length === 230 && row.every(Number.isFinite))).toBe(true);
     // Blocks of 40 give the same matrix.
     expect((await osrm(40).provider.table(points)).distances).toEqual(m.distances);
+    // The grid the optimizer reads: the same table as 32-bit rows.
+    const g = await osrm(40).provider.grid(points);
+    expect(g.size).toBe(230);
+    expect(g.distances).toEqual(Float32Array.from(m.distances.flat()));
+    expect(g.durations).toEqual(Float32Array.from(m.durations.flat()));
     // A limit above the server's is its refusal (a configuration error, not retried).
     const tooBig = osrm(1000).provider.table(around(120));
     await expect(tooBig).rejects.toThrow(/TooBig/);

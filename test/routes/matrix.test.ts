@@ -36,6 +36,11 @@ describe("travel matrices (contract §16)", () => {
     const faster = await new OfflineMatrix(80).table([A, B]);
     expect(faster.durations[0][1]).toBeCloseTo(m.durations[0][1] / 2, 6);
     expect(matrixFromEnv({ ROUTING_SPEED_KMH: "80" }).name).toBe("offline");
+    // The grid the optimizer reads: the same table as 32-bit rows.
+    const g = await new OfflineMatrix(40).grid([A, B]);
+    expect(g.size).toBe(2);
+    expect(g.distances).toEqual(Float32Array.from([0, d, d, 0]));
+    expect(g.durations[1]).toBeCloseTo(m.durations[0][1], 1);
   });
 
   it("osrm: asks /table with both annotations and reads null as no path", async () => {

@@ -1,8 +1,11 @@
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { PDFDocument } from "@cantoo/pdf-lib";
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { maxLocations, optimizationBytes } from "../../src/services/route-optimizations/build";
 import { runOptimization } from "../../src/services/route-optimizations/run";
-import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { addUser, BASE, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { expectNoOverlap, pdfPages } from "../pdf";
 
 // Points around Tallinn (lon, lat): a depot and stops a few kilometres apart.
@@ -203,5 +206,36 @@ describe("/route_optimizations/ (contract §16)", () => {
     expect(done.result.unassigned).toEqual([{ task: tasks[0].url, reason: "time_window" }]);
     const t = await call(`/tasks/${tasks[1].id}/`, { token: acc.admin.token });
     expect(t.body.assignee).toBeNull();
+  });
+
+  it("refuses, before any work, an optimization whose travel matrices would not fit in the Worker's memory (400 naming the limit)", async () => {
+    // A depot's day at the limits fits: 2,000 visits and 200 routes with their own depots.
+    expect(maxLocations(128, 2000)).toBeGreaterThanOrEqual(2000 + 2 * 200);
+    expect(optimizationBytes(2400, 2000)).toBeLessThan(128 * 2 ** 20);
+    expect(optimizationBytes(4000, 2000)).toBeGreaterThan(128 * 2 ** 20);
+    const acc = await newAccount();
+    const { route } = await planned(acc);
+    // The same request where one solve may take only 32 MB: 4 locations (the depot and 3 stops) are too many.
+    const tight = { ...env, OPTIMIZATION_MEMORY_MB: "32" } as Env;
+    const ctx = createExecutionContext();
+    const res = await createApp().fetch(
+      new Request(`${BASE}/route_optimizations/`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${acc.admin.token}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ routes: [route.url] }),
+      }),
+      tight,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { tasks: string[] };
+    expect(body.tasks).toHaveLength(1);
+    expect(body.tasks[0]).toMatch(
+      /4 distinct locations with 3 visits would not fit in the Worker's 32 MB of memory/,
+    );
+    // Nothing was queued or stored.
+    const list = await call("/route_optimizations/", { token: acc.admin.token });
+    expect(list.body.results).toEqual([]);
   });
 });

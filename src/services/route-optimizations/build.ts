@@ -8,7 +8,7 @@
 import { parseTimestamp } from "../../http/timezones";
 import type { Instance, Job, Shipment, Vehicle } from "../../solver/types";
 import type { RouteRow } from "../routes";
-import type { Matrix, Point } from "../routing";
+import type { Grid, Point } from "../routing";
 import { parseJson, type TaskRow } from "../tasks/types";
 
 export type AccountShift = {
@@ -55,6 +55,13 @@ export function demandOf(task: TaskRow): number[] {
   return [];
 }
 
+/** The solver's seed for an optimization: from its id (FNV-1a), so a re-run solves alike. */
+export const seedOf = (id: string) => {
+  let h = 2166136261;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 16777619);
+  return h >>> 0;
+};
+
 export type Built = {
   instance: Instance;
   points: Point[];
@@ -64,8 +71,8 @@ export type Built = {
 
 /** Points of the routes' depots and the tasks, deduplicated; what the matrix is asked for. */
 export function collectPoints(
-  routes: RouteRow[],
-  tasks: TaskRow[],
+  routes: { start_address: string | null; end_address: string | null }[],
+  tasks: { address: string | null }[],
 ): { points: Point[]; index: Map<string, number> } {
   const points: Point[] = [];
   const index = new Map<string, number>();
@@ -90,7 +97,7 @@ export function buildInstance(args: {
   tasks: TaskRow[];
   account: AccountShift;
   assignees: Map<string, Assignee>;
-  matrix: Matrix;
+  matrix: Grid;
   points: { points: Point[]; index: Map<string, number> };
   ignoreTimeWindows: boolean;
   objective: Instance["objective"];
@@ -152,18 +159,12 @@ export function buildInstance(args: {
       paired.add(ups[0].id).add(downs[0].id);
     }
   }
-  const n = points.points.length;
-  const flat = (m: number[][]) => {
-    const out = new Float64Array(n * n);
-    for (let a = 0; a < n; a++)
-      for (let b = 0; b < n; b++) out[a * n + b] = m[a]?.[b] ?? Number.POSITIVE_INFINITY;
-    return out;
-  };
   return {
     instance: {
-      locations: n,
-      distances: flat(matrix.distances),
-      durations: flat(matrix.durations),
+      // The grid's 32-bit rows, as they are: the solver reads them without a copy.
+      locations: matrix.size,
+      distances: matrix.distances,
+      durations: matrix.durations,
       vehicles,
       jobs: located.filter((t) => !paired.has(t.id)).map(job),
       shipments,
@@ -173,3 +174,35 @@ export function buildInstance(args: {
     noLocation,
   };
 }
+
+/**
+ * Memory (contract §16, §22): a Worker has 128 MB. One optimization holds its two travel
+ * matrices (32-bit floats: 8 bytes per pair of locations), per stop its task row, job and
+ * bounded neighbour list, and the runtime, code and the search's short-lived copies around
+ * them. Measured (bench/VRP.md, "Memory"): a 2,000-stop city instance takes 38 MB of heap with
+ * its matrices (31 MB of it) and peaks at 51 MB while 20,000 iterations solve it; the estimate
+ * below says 78 MB for it, and refuses what it puts above the limit.
+ */
+export const WORKER_MEMORY_MB = 128;
+const RESERVED_BYTES = 32 * 2 ** 20;
+const BYTES_PER_STOP = 8 * 1024;
+
+/** Bytes one optimization of `stops` visits over `locations` distinct points is expected to take. */
+export function optimizationBytes(locations: number, stops: number): number {
+  return RESERVED_BYTES + 8 * locations * locations + BYTES_PER_STOP * stops;
+}
+
+/** The most distinct locations that fit in `memoryMb` with `stops` visits. */
+export function maxLocations(memoryMb: number, stops: number): number {
+  const room = memoryMb * 2 ** 20 - RESERVED_BYTES - BYTES_PER_STOP * stops;
+  return room > 0 ? Math.floor(Math.sqrt(room / 8)) : 0;
+}
+
+/** The memory one optimization may take: OPTIMIZATION_MEMORY_MB, at most the Worker's. */
+export function memoryLimitMb(env: { OPTIMIZATION_MEMORY_MB?: string }): number {
+  const n = Number(env.OPTIMIZATION_MEMORY_MB);
+  return Number.isFinite(n) && n > 0 ? Math.min(n, WORKER_MEMORY_MB) : WORKER_MEMORY_MB;
+}
+
+export const tooBigMessage = (locations: number, stops: number, memoryMb: number) =>
+  `Too many locations for one optimization: ${locations} distinct locations with ${stops} visits would not fit in the Worker's ${memoryMb} MB of memory (at most ${maxLocations(memoryMb, stops)} locations with ${stops} visits).`;

@@ -14,6 +14,7 @@ import type { OptimizationMessage } from "../../queues/route-optimizations/messa
 import type { Principal } from "../auth/principal";
 import { leaseUntil } from "../jobs/lease";
 import { parseJson } from "../tasks/types";
+import { collectPoints, memoryLimitMb, optimizationBytes, tooBigMessage } from "./build";
 
 export const FINAL_TASK_STATES = ["completed", "failed", "cancelled"];
 
@@ -100,21 +101,28 @@ export async function createOptimization(env: Env, p: Principal, input: Optimiza
   const ids = routeIds as string[];
   const [routes, onRoutes, extra] = await env.DB.batch([
     env.DB.prepare(
-      "SELECT id, state FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+      "SELECT id, state, start_address, end_address FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
     ).bind(p.accountId, JSON.stringify(ids)),
     env.DB.prepare(
-      "SELECT id, state FROM tasks WHERE account_id = ? AND route_id IN (SELECT value FROM json_each(?))",
+      "SELECT id, state, address FROM tasks WHERE account_id = ? AND route_id IN (SELECT value FROM json_each(?))",
     ).bind(p.accountId, JSON.stringify(ids)),
     env.DB.prepare(
-      "SELECT id, state, route_id FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+      "SELECT id, state, route_id, address FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
     ).bind(p.accountId, JSON.stringify(listed)),
   ]);
-  const found = new Map((routes.results as { id: string; state: string }[]).map((r) => [r.id, r.state]));
+  type Located = { id: string; state: string; address: string | null };
+  const routeRows = routes.results as {
+    id: string;
+    state: string;
+    start_address: string | null;
+    end_address: string | null;
+  }[];
+  const found = new Map(routeRows.map((r) => [r.id, r.state]));
   const missing = ids.filter((id) => !found.has(id));
   if (missing.length) errors.routes = ["Invalid hyperlink - Object does not exist."];
   else if (ids.some((id) => found.get(id) === "archived"))
     errors.routes = ["An archived route cannot be optimized."];
-  const extraRows = extra.results as { id: string; state: string; route_id: string | null }[];
+  const extraRows = extra.results as (Located & { route_id: string | null })[];
   const taskErrors: string[] = [];
   if (extraRows.length !== listed.length) taskErrors.push("Invalid hyperlink - Object does not exist.");
   if (extraRows.some((t) => t.route_id && !ids.includes(t.route_id))) {
@@ -126,10 +134,19 @@ export async function createOptimization(env: Env, p: Principal, input: Optimiza
   if (taskErrors.length) errors.tasks = taskErrors;
   // The routes' own tasks take part unless they are finished.
   const taking = new Set<string>();
-  for (const t of onRoutes.results as { id: string; state: string }[])
-    if (!FINAL_TASK_STATES.includes(t.state)) taking.add(t.id);
-  for (const t of extraRows) taking.add(t.id);
+  const takingRows: Located[] = [];
+  for (const t of [...(onRoutes.results as Located[]), ...extraRows]) {
+    if (FINAL_TASK_STATES.includes(t.state) || taking.has(t.id)) continue;
+    taking.add(t.id);
+    takingRows.push(t);
+  }
   if (taking.size > maxVisits) errors.tasks = [`Too many visits: at most ${maxVisits}.`];
+  // Memory (contract §16, §22): the travel matrices grow with the square of the distinct
+  // locations; an optimization that would not fit in the Worker is refused here, before any work.
+  const memoryMb = memoryLimitMb(env);
+  const locations = collectPoints(routeRows, takingRows).points.length;
+  if (!errors.tasks && optimizationBytes(locations, taking.size) > memoryMb * 2 ** 20)
+    errors.tasks = [tooBigMessage(locations, taking.size, memoryMb)];
   if (Object.keys(errors).length) throw new ValidationError(errors);
   const now = Date.now();
   const row: OptimizationRow = {

@@ -17,14 +17,18 @@ import { type MatrixProvider, matrixFromEnv } from "../routing";
 import { MAX_COMMANDS_PER_REQUEST, submitCommands } from "../task-commands";
 import { eventRender } from "../tasks/serialize";
 import type { TaskRow } from "../tasks/types";
-import { type AccountShift, type Assignee, buildInstance, collectPoints, dayIn } from "./build";
+import {
+  type AccountShift,
+  type Assignee,
+  buildInstance,
+  collectPoints,
+  dayIn,
+  memoryLimitMb,
+  optimizationBytes,
+  seedOf,
+  tooBigMessage,
+} from "./build";
 import { FINAL_TASK_STATES, getOptimization, type OptimizationRow } from "./index";
-
-const seedOf = (id: string) => {
-  let h = 2166136261;
-  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 16777619);
-  return h >>> 0;
-};
 
 export async function runOptimization(
   env: Env,
@@ -71,9 +75,15 @@ export async function runOptimization(
     .bind(row.account_id, JSON.stringify(assigneeIds))
     .all<{ user_id: string } & Assignee>();
   const points = collectPoints(routes, tasks);
+  // Checked when it was asked for; the routes may have gained tasks since: refused before the table.
+  const memoryMb = memoryLimitMb(env);
+  if (optimizationBytes(points.points.length, tasks.length) > memoryMb * 2 ** 20) {
+    await failOptimization(env, msg, tooBigMessage(points.points.length, tasks.length, memoryMb));
+    return;
+  }
   const matrix = points.points.length
-    ? await (deps.matrix ?? matrixFromEnv(env)).table(points.points)
-    : { distances: [], durations: [] };
+    ? await (deps.matrix ?? matrixFromEnv(env)).grid(points.points)
+    : { size: 0, distances: new Float32Array(0), durations: new Float32Array(0) };
   const built = buildInstance({
     routes,
     tasks,

@@ -6,11 +6,19 @@
 import { pool } from "../../lib/pool";
 export type Point = [lon: number, lat: number];
 export type Matrix = { distances: number[][]; durations: number[][] };
+/**
+ * The same table as flat rows of 32-bit floats (`size × size`, row-major): what the solver reads.
+ * A 2,000-point table takes 16 MB per matrix this way, against 32 MB as a Float64Array and more
+ * as nested arrays, so a depot's day fits a Worker's 128 MB (bench/VRP.md, "Memory").
+ */
+export type Grid = { size: number; distances: Float32Array; durations: Float32Array };
 
 export interface MatrixProvider {
   readonly name: string;
   /** Metres and seconds from every point to every point; Infinity where there is no path. */
   table(points: Point[]): Promise<Matrix>;
+  /** The same, as a Grid. */
+  grid(points: Point[]): Promise<Grid>;
   /**
    * Seconds of each leg of a path through `points` in order (`points[i]` → `points[i + 1]`):
    * what an ETA along a worker's stops needs, without the n × n table (n − 1 figures, not n²).
@@ -48,6 +56,21 @@ export class OfflineMatrix implements MatrixProvider {
     return { distances, durations: distances.map((row) => row.map((d) => d / metresPerSecond)) };
   }
 
+  async grid(points: Point[]): Promise<Grid> {
+    const metresPerSecond = (this.speedKmh * 1000) / 3600;
+    const n = points.length;
+    const distances = new Float32Array(n * n);
+    const durations = new Float32Array(n * n);
+    for (let a = 0; a < n; a++) {
+      for (let b = 0; b < n; b++) {
+        const d = greatCircleMetres(points[a], points[b]) * DETOUR;
+        distances[a * n + b] = d;
+        durations[a * n + b] = d / metresPerSecond;
+      }
+    }
+    return { size: n, distances, durations };
+  }
+
   async legs(points: Point[]): Promise<number[]> {
     const metresPerSecond = (this.speedKmh * 1000) / 3600;
     return points.slice(1).map((b, i) => (greatCircleMetres(points[i], b) * DETOUR) / metresPerSecond);
@@ -79,10 +102,34 @@ export class OsrmMatrix implements MatrixProvider {
 
   async table(points: Point[]): Promise<Matrix> {
     const n = points.length;
-    const k = Math.max(1, this.maxTableSize);
-    if (n <= k) return this.block(points, null, null);
+    if (n <= Math.max(1, this.maxTableSize)) return this.block(points, null, null);
     const durations = points.map(() => new Array<number>(n));
     const distances = points.map(() => new Array<number>(n));
+    await this.blocks(points, (row, col, duration, distance) => {
+      durations[row][col] = duration;
+      distances[row][col] = distance;
+    });
+    return { durations, distances };
+  }
+
+  async grid(points: Point[]): Promise<Grid> {
+    const n = points.length;
+    const durations = new Float32Array(n * n);
+    const distances = new Float32Array(n * n);
+    await this.blocks(points, (row, col, duration, distance) => {
+      durations[row * n + col] = duration;
+      distances[row * n + col] = distance;
+    });
+    return { size: n, durations, distances };
+  }
+
+  /** Every entry of the table, asked for in blocks, handed to `put` as each block arrives. */
+  private async blocks(
+    points: Point[],
+    put: (row: number, col: number, duration: number, distance: number) => void,
+  ): Promise<void> {
+    const n = points.length;
+    const k = Math.max(1, this.maxTableSize);
     const blocks: [number, number][] = [];
     for (let i = 0; i < n; i += k) for (let j = 0; j < n; j += k) blocks.push([i, j]);
     const one = async ([i, j]: [number, number]) => {
@@ -99,13 +146,11 @@ export class OsrmMatrix implements MatrixProvider {
       );
       rows.forEach((row, r) => {
         cols.forEach((col, c) => {
-          durations[row][col] = m.durations[r][c];
-          distances[row][col] = m.distances[r][c];
+          put(row, col, m.durations[r][c], m.distances[r][c]);
         });
       });
     };
     await pool(blocks, 6, one);
-    return { durations, distances };
   }
 
   /** Consecutive runs of at most `maxTableSize` points, overlapping by one: a table request each. */
