@@ -50,6 +50,8 @@ export type Model = {
   time: Matrix;
   cost: Matrix;
   balance: boolean;
+  /** Whether `cost` is symmetric: an insertion's two legs are then read from one row. */
+  symmetric: boolean;
   /** The nearest jobs to each job (nearest first, at most NEIGHBOURS), the adjacency of SISR's string removals. */
   neighbours: Int32Array[];
   /** Per job: the sum of its demands' magnitudes, and its distance from the first vehicle's start (the recreate's orders). */
@@ -107,6 +109,7 @@ export function compile(inst: Instance): Model {
     time: inst.durations === inst.distances ? new Float64Array(0) : matrixOf(inst.durations),
     cost: new Float64Array(0),
     balance: inst.objective === "balance",
+    symmetric: false,
     neighbours: [],
     size: new Float64Array(J),
     depotDistance: new Float64Array(J),
@@ -159,7 +162,13 @@ export function compile(inst: Instance): Model {
     m.depotDistance[j] = m.V && m.vStart[0] !== NONE ? m.dist[m.vStart[0] * L + m.loc[j]] : 0;
   }
   m.neighbours = nearest(m, Math.min(NEIGHBOURS, J - 1));
+  m.symmetric = isSymmetric(m.cost, L);
   return m;
+}
+
+function isSymmetric(x: Matrix, n: number): boolean {
+  for (let a = 0; a < n; a++) for (let b = a + 1; b < n; b++) if (x[a * n + b] !== x[b * n + a]) return false;
+  return true;
 }
 
 /**

@@ -2,7 +2,8 @@
  * One vehicle's route and the caches that make insertion checks constant-time (Savelsbergh's
  * forward/backward time slack): `es[i]`, the earliest service start at stop i given the stops
  * before it, and `ls[i]`, the latest start at stop i that keeps every later stop and the shift
- * end feasible; `pt`, the load after each stop, and `pm`, its prefix maximum.
+ * end feasible; `pt`, the load after each stop, and `pm`, its prefix maximum; `edge[p]`, the
+ * cost of the leg an insertion before position p replaces.
  */
 import { DELIVERY, leg, type Model, NONE, PICKUP, VISIT } from "./model";
 
@@ -10,6 +11,7 @@ export class Route {
   seq: number[] = [];
   es: number[] = [];
   ls: number[] = [];
+  edge: number[] = [];
   /** Load after i stops, per dimension: `(n + 1) × D` (index 0 = leaving the start). */
   pt: Float64Array = new Float64Array(0);
   pm: Float64Array = new Float64Array(0);
@@ -19,16 +21,13 @@ export class Route {
 
   constructor(readonly v: number) {}
 
+  /**
+   * A copy to modify: the sequence only, since a route is copied to be changed and every change
+   * ends with `update`, which rebuilds the caches (copying them would be wasted).
+   */
   clone(): Route {
     const r = new Route(this.v);
     r.seq = this.seq.slice();
-    r.es = this.es.slice();
-    r.ls = this.ls.slice();
-    r.pt = this.pt.slice();
-    r.pm = this.pm.slice();
-    r.cost = this.cost;
-    r.duration = this.duration;
-    r.feasible = this.feasible;
     return r;
   }
 
@@ -39,6 +38,7 @@ export class Route {
     const v = this.v;
     this.es.length = n;
     this.ls.length = n;
+    this.edge.length = n + 1;
     let t = m.vShiftA[v];
     let prev = m.vStart[v];
     let cost = 0;
@@ -46,7 +46,9 @@ export class Route {
     for (let i = 0; i < n; i++) {
       const j = this.seq[i];
       const l = m.loc[j];
-      cost += leg(m, m.cost, prev, l);
+      const c = leg(m, m.cost, prev, l);
+      this.edge[i] = c;
+      cost += c;
       const arr = t + leg(m, m.time, prev, l);
       const start = Math.max(arr, m.twA[j]);
       if (start > m.twB[j]) ok = false;
@@ -54,7 +56,9 @@ export class Route {
       t = start + m.svc[j];
       prev = l;
     }
-    cost += leg(m, m.cost, prev, m.vEnd[v]);
+    // An empty route replaces no leg: its first stop pays the way out and back.
+    this.edge[n] = n ? leg(m, m.cost, prev, m.vEnd[v]) : 0;
+    cost += this.edge[n];
     const endArrival = t + leg(m, m.time, prev, m.vEnd[v]);
     if (endArrival > m.vShiftB[v]) ok = false;
     this.cost = n ? cost : 0;

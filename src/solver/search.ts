@@ -6,7 +6,7 @@
  * small probability, jobs ordered randomly, by demand, far first or close first), and accepts
  * the result by simulated annealing with an exponentially falling temperature (§5).
  */
-import { leg, type Model, PICKUP, VISIT } from "./model";
+import { leg, type Model, NONE, PICKUP, VISIT } from "./model";
 import type { Random } from "./random";
 import { isPaired, Route } from "./route";
 
@@ -183,6 +183,8 @@ export class Recreate {
   pos = -1;
   /** Whether an empty vehicle may be opened (not after a route removal). */
   open = true;
+  /** Per vehicle class, the index in it of its first empty vehicle (its size: none). */
+  readonly firstEmpty: Int32Array;
 
   constructor(
     readonly m: Model,
@@ -190,6 +192,21 @@ export class Recreate {
     readonly near: number,
   ) {
     this.mark = new Int32Array(m.V);
+    this.firstEmpty = new Int32Array(m.classes.length);
+  }
+
+  /** Finds each class's first empty vehicle in `s`. */
+  findEmpty(s: State): void {
+    this.firstEmpty.fill(0);
+    for (let c = 0; c < this.m.classes.length; c++) this.moveOn(s, c);
+  }
+
+  /** Past the vehicles of class `c` that are no longer empty (a recreate only fills routes). */
+  moveOn(s: State, c: number): void {
+    const members = this.m.classes[c];
+    let i = this.firstEmpty[c];
+    while (i < members.length && s.routes[members[i]].seq.length) i++;
+    this.firstEmpty[c] = i;
   }
 
   /** A new job: no route tried yet, no position found. */
@@ -205,19 +222,27 @@ export class Recreate {
  * The cheapest feasible position of visit `u` in `route` (index `r`), if cheaper than the best
  * found so far (`g`): the cost delta is compared before the checks, and a blink is drawn only
  * for a position that would win (skipping a position that would not changes nothing, so the
- * outcome has §4.2's distribution with one draw per winner instead of one per position).
+ * outcome has §4.2's distribution with one draw per winner instead of one per position). The
+ * delta reads the leg out of `u` from u's row of the matrix, the leg into it too when the
+ * matrix is symmetric (it is then the previous position's leg out), and the replaced leg from
+ * the route's cache.
  */
 function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): void {
   const v = route.v;
   const n = route.seq.length;
   const D = m.D;
+  const L = m.L;
+  const cost = m.cost;
+  const sym = m.symmetric;
   const ul = m.loc[u];
+  const row = ul * L;
   const twA = m.twA[u];
   const twB = m.twB[u];
   const svc = m.svc[u];
   const rnd = g.rnd;
   let prevLoc = m.vStart[v];
   let prevDep = m.vShiftA[v];
+  let into = prevLoc === NONE ? 0 : cost[prevLoc * L + ul];
   for (let p = 0; p <= n; p++) {
     if (p > 0) {
       const q = route.seq[p - 1];
@@ -231,10 +256,9 @@ function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): v
       if (route.pm[p * D + d] + m.dem[u * D + d] > m.vCap[v * D + d] + 1e-9) return;
     }
     const nextLoc = p === n ? m.vEnd[v] : m.loc[route.seq[p]];
-    const delta =
-      leg(m, m.cost, prevLoc, ul) +
-      leg(m, m.cost, ul, nextLoc) -
-      (n === 0 ? 0 : leg(m, m.cost, prevLoc, nextLoc));
+    const out = nextLoc === NONE ? 0 : cost[row + nextLoc];
+    const delta = into + out - route.edge[p];
+    into = sym ? out : nextLoc === NONE ? 0 : cost[nextLoc * L + ul];
     if (!(delta < g.cost)) continue;
     const arr = prevDep + leg(m, m.time, prevLoc, ul);
     const start = Math.max(arr, twA);
@@ -251,15 +275,14 @@ function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): v
 /** The first empty vehicle of each class not yet tried for this job (identical empty vehicles give identical answers). */
 function scanEmpty(m: Model, s: State, u: number, g: Recreate, tick: number): void {
   if (!g.open) return;
-  for (const members of m.classes) {
-    for (let i = 0; i < members.length; i++) {
-      const r = members[i];
-      if (s.routes[r].seq.length) continue;
-      if (g.mark[r] !== tick) {
-        g.mark[r] = tick;
-        scanRoute(m, s.routes[r], r, u, g);
-      }
-      break;
+  for (let c = 0; c < m.classes.length; c++) {
+    const members = m.classes[c];
+    const i = g.firstEmpty[c];
+    if (i >= members.length) continue;
+    const r = members[i];
+    if (g.mark[r] !== tick) {
+      g.mark[r] = tick;
+      scanRoute(m, s.routes[r], r, u, g);
     }
   }
 }
@@ -271,6 +294,7 @@ function scanEmpty(m: Model, s: State, u: number, g: Recreate, tick: number): vo
  */
 export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void {
   const order = g.rnd ? sortForInsertion(m, jobs, g.rnd) : jobs;
+  g.findEmpty(s);
   let pairsDone: Set<number> | null = null;
   for (const j of order) {
     if (s.routeOf[j] >= 0) continue;
@@ -311,6 +335,7 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
     route.seq.splice(g.pos, 0, j);
     route.update(m);
     s.routeOf[j] = g.route;
+    if (route.seq.length === 1) g.moveOn(s, m.vClass[g.route]);
   }
 }
 
@@ -339,12 +364,9 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
   };
   const tryEmpty = () => {
     if (!g.open) return;
-    for (const members of m.classes) {
-      for (let i = 0; i < members.length; i++) {
-        if (s.routes[members[i]].seq.length) continue;
-        if (g.mark[members[i]] !== tick) tryRoute(members[i]);
-        break;
-      }
+    for (let c = 0; c < m.classes.length; c++) {
+      const i = g.firstEmpty[c];
+      if (i < m.classes[c].length && g.mark[m.classes[c][i]] !== tick) tryRoute(m.classes[c][i]);
     }
   };
   if (g.near > 0) {
@@ -372,6 +394,7 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
   route.update(m);
   s.routeOf[p] = r;
   s.routeOf[q] = r;
+  if (route.seq.length === 2) g.moveOn(s, m.vClass[r]);
 }
 
 export const isVisit = (m: Model, j: number) => m.kind[j] === VISIT;
