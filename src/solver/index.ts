@@ -50,7 +50,7 @@ export function solve(
   const unassignedPenalty = penalty(m);
 
   // Initial construction: every job by cheapest insertion, the ones far from the depot first.
-  let current = new State(m);
+  const current = new State(m);
   for (const r of current.routes) r.update(m);
   const order = Array.from({ length: m.J }, (_, j) => j);
   const start0 = m.vStart[0];
@@ -59,7 +59,7 @@ export function solve(
   recreate(m, current, order, new Recreate(m, null, near));
   current.cost = totalCost(m, current, unassignedPenalty);
   const initialCost = current.cost;
-  let best = current;
+  let best = current.snapshot(m);
 
   // §5's schedule, its temperatures in Solomon's units scaled to the instance's legs.
   const scale = legScale(m);
@@ -75,17 +75,25 @@ export function solve(
       if (spent >= 1) break;
     }
     const temperature = t0 * (tf / t0) ** (clock ? spent : it / iterations);
-    const cand = current.clone(m);
+    // One move on the current solution, in place: undone if the annealing rejects it.
+    const again = current.begin();
     const dropped: number[] = [];
     g.open = !(routeRemoval > 0 && rnd.next() < routeRemoval);
-    if (!g.open) removeRoute(m, cand, rnd, dropped);
-    const { removed } = ruin(m, cand, rnd, cBar, lMax);
-    const again = cand.unassigned;
-    cand.unassigned = [];
-    recreate(m, cand, [...dropped, ...removed, ...again], g);
-    cand.cost = totalCost(m, cand, unassignedPenalty);
-    if (cand.cost < current.cost - temperature * Math.log(rnd.next() || Number.MIN_VALUE)) current = cand;
-    if (cand.cost < best.cost) best = cand;
+    if (!g.open) removeRoute(m, current, rnd, dropped);
+    const { removed } = ruin(m, current, rnd, cBar, lMax);
+    recreate(m, current, [...dropped, ...removed, ...again], g);
+    const before = current.cost;
+    const cost = m.balance
+      ? totalCost(m, current, unassignedPenalty)
+      : before + current.routesDelta() + (current.unassigned.length - again.length) * unassignedPenalty;
+    if (cost < before - temperature * Math.log(rnd.next() || Number.MIN_VALUE)) {
+      current.cost = cost;
+      if (cost < best.cost) {
+        // Summed deltas drift: the best is costed afresh.
+        current.cost = totalCost(m, current, unassignedPenalty);
+        best = current.snapshot(m);
+      }
+    } else current.undo();
     if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
   }
   return output(m, best, { iterations: it, initialCost, cost: best.cost });

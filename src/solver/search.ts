@@ -14,31 +14,81 @@ import { isPaired, Route } from "./route";
 const BLINK = 0.01;
 const SPLIT_KEEP = 0.99;
 
+/**
+ * The current solution, changed in place by each iteration's ruin and recreate and put back
+ * when the result is rejected (incremental: nothing is copied but the routes a move changes).
+ * A route is never changed in place once a move has ended: the first change in a move copies
+ * it and keeps the original for the way back, so a snapshot (the best solution) can share them.
+ */
 export class State {
   routes: Route[];
   routeOf: Int32Array;
   unassigned: number[];
   cost = 0;
-  private owned: boolean[];
+  private move = 1;
+  private readonly copiedIn: Int32Array;
+  private readonly replaced: number[] = [];
+  private readonly originals: Route[] = [];
+  private readonly moved: number[] = [];
+  private before: number[] = [];
+  private costBefore = 0;
 
   constructor(m: Model, routes?: Route[], routeOf?: Int32Array, unassigned?: number[]) {
     this.routes = routes ?? Array.from({ length: m.V }, (_, v) => new Route(v));
     this.routeOf = routeOf ?? new Int32Array(m.J).fill(-1);
     this.unassigned = unassigned ?? [];
-    this.owned = new Array(this.routes.length).fill(!routes);
+    // A new state's own routes may be changed in place until its first move begins.
+    this.copiedIn = new Int32Array(this.routes.length).fill(routes ? 0 : 1);
   }
 
-  clone(m: Model): State {
+  /** A copy that shares the routes (they are never changed in place after a move). */
+  snapshot(m: Model): State {
     const s = new State(m, this.routes.slice(), this.routeOf.slice(), this.unassigned.slice());
     s.cost = this.cost;
     return s;
   }
 
-  /** The route to modify, copied first if another state shares it (copy on write). */
+  /** Starts a move; returns the jobs unassigned before it (the state's list starts empty). */
+  begin(): number[] {
+    this.move++;
+    this.replaced.length = 0;
+    this.originals.length = 0;
+    this.moved.length = 0;
+    this.before = this.unassigned;
+    this.unassigned = [];
+    this.costBefore = this.cost;
+    return this.before;
+  }
+
+  /** The change in the routes' cost since `begin`. */
+  routesDelta(): number {
+    let d = 0;
+    for (let i = 0; i < this.replaced.length; i++)
+      d += this.routes[this.replaced[i]].cost - this.originals[i].cost;
+    return d;
+  }
+
+  /** Puts the state back as it was at `begin`. */
+  undo(): void {
+    for (let i = this.moved.length - 2; i >= 0; i -= 2) this.routeOf[this.moved[i]] = this.moved[i + 1];
+    for (let i = 0; i < this.replaced.length; i++) this.routes[this.replaced[i]] = this.originals[i];
+    this.unassigned = this.before;
+    this.cost = this.costBefore;
+  }
+
+  /** Job `j` now on route `r` (-1: on none). */
+  place(j: number, r: number): void {
+    this.moved.push(j, this.routeOf[j]);
+    this.routeOf[j] = r;
+  }
+
+  /** The route to modify, copied first in this move (the original is kept for `undo`). */
   writable(r: number): Route {
-    if (!this.owned[r]) {
+    if (this.copiedIn[r] !== this.move) {
+      this.replaced.push(r);
+      this.originals.push(this.routes[r]);
       this.routes[r] = this.routes[r].clone();
-      this.owned[r] = true;
+      this.copiedIn[r] = this.move;
     }
     return this.routes[r];
   }
@@ -71,7 +121,7 @@ function removeJob(m: Model, s: State, j: number, out: number[]): void {
   const drop = isPaired(m, j) ? [j, m.partner[j]] : [j];
   route.seq = route.seq.filter((x) => !drop.includes(x));
   for (const x of drop) {
-    s.routeOf[x] = -1;
+    s.place(x, -1);
     out.push(x);
   }
 }
@@ -148,7 +198,7 @@ export function removeRoute(m: Model, s: State, rnd: Random, out: number[]): voi
   const r = s.routes[b].seq.length < s.routes[a].seq.length ? b : a;
   const route = s.writable(r);
   for (const j of route.seq) {
-    s.routeOf[j] = -1;
+    s.place(j, -1);
     out.push(j);
   }
   route.seq = [];
@@ -334,7 +384,7 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
     const route = s.writable(g.route);
     route.seq.splice(g.pos, 0, j);
     route.update(m);
-    s.routeOf[j] = g.route;
+    s.place(j, g.route);
     if (route.seq.length === 1) g.moveOn(s, m.vClass[g.route]);
   }
 }
@@ -392,8 +442,8 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
   route.seq.splice(b, 0, q);
   route.seq.splice(a, 0, p);
   route.update(m);
-  s.routeOf[p] = r;
-  s.routeOf[q] = r;
+  s.place(p, r);
+  s.place(q, r);
   if (route.seq.length === 2) g.moveOn(s, m.vClass[r]);
 }
 
