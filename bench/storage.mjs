@@ -242,7 +242,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     try {
       process.kill(-child.pid, "SIGTERM");
     } catch {}
-    rmSync(state, { recursive: true, force: true });
+    // STORAGE_KEEP=1 leaves the local D1 files behind to look at (the path is printed).
+    if (process.env.STORAGE_KEEP) log(`kept ${persist}`);
+    else rmSync(state, { recursive: true, force: true });
   };
   process.on("exit", stop);
   const base = `http://127.0.0.1:${PORT}`;
@@ -274,6 +276,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const after = dbstat(d1Files(persist));
   const per = Object.fromEntries(Object.entries(diff(after, before)).map(([k, v]) => [k, v / N]));
   summarize(`hot, ${N} tasks, ${hooks.count()} deliveries`, per);
+  if (process.env.STORAGE_KEEP) process.exit(0); // the hot rows stay to be looked at
   // Cold: the events and deliveries windows passed (the cron's clock moved 31 days on).
   const files = d1Files(persist);
   const cron = await cronAt(base, Date.now() + 31 * 86_400_000, () =>
