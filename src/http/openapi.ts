@@ -2,6 +2,7 @@ import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-o
 import type { Context } from "hono";
 import type { AppEnv } from "./context";
 import { ERROR_CODES, type FieldErrors, ValidationError } from "./errors";
+import { markFirstBatch } from "./first-batch";
 
 type Issue = z.core.$ZodIssue;
 
@@ -139,7 +140,15 @@ export function defineRoute<R extends RouteConfig>(
   app: Router,
   config: R,
   handler: (c: Parameters<RouteHandler<R, AppEnv>>[0]) => Promise<Response> | Response,
+  opts: {
+    /**
+     * The handler starts with `firstBatch` (http/first-batch.ts): on a GET, the token's row is
+     * read in that batch instead of in a round trip of its own before the route.
+     */
+    firstBatch?: boolean;
+  } = {},
 ) {
+  if (opts.firstBatch) markFirstBatch(handler);
   app.openapi(config, handler as any);
 }
 

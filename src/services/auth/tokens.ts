@@ -14,7 +14,7 @@ import type { Principal } from "./principal";
 
 const ACCESS_TOKEN_PREFIX = "fda_";
 
-type TokenRow = {
+export type TokenRow = {
   id: string;
   kind: TokenKind;
   user_id: string;
@@ -97,40 +97,81 @@ function chainAlive(row: TokenRow, now: number): boolean {
   return true;
 }
 
-async function loadRow(db: D1Database, where: string, value: string): Promise<TokenRow | null> {
-  return db.prepare(`${RESOLVE_SQL}${where}`).bind(value).first<TokenRow>();
-}
+/**
+ * How a request's token is checked: one statement (the token's row and its chain, RESOLVE_SQL)
+ * and `settle`, which turns that row into the principal or a 401. Everything that needs no
+ * database (the header's shape, the JWT's signature and expiry, the access token's hash) is
+ * already checked when this exists, so the statement can join the request's first D1 batch
+ * (http/first-batch.ts) instead of costing a round trip of its own.
+ */
+export type TokenCheck = {
+  statement: D1PreparedStatement;
+  /**
+   * Whom the token says it acts as, before its row is read: the JWT's `acc` and `sub`, or for
+   * a token without `acc` the account its row named the last time this isolate settled it.
+   * Only a hint for reads made beside the check; `settle` decides. Null when unknown.
+   */
+  claim: { accountId: string; userId: string } | null;
+  /** The principal the row proves, or a 401 (revoked, expired, inactive, no role...). */
+  settle(row: TokenRow | null): Principal;
+};
+
+/** The account a token's row last named, by token (for tokens that carry no `acc`): a hint only. */
+const lastAccount = new Map<string, { accountId: string; userId: string }>();
+const MAX_HINTS = 10_000;
 
 /**
- * Resolves `Authorization: Bearer|Token <token>` (contract §2): the kind is recognized from
- * the token itself. Any token that is malformed, badly signed, expired or revoked is 401.
+ * Checks `Authorization: Bearer|Token <token>` (contract §2) as far as it can without the
+ * database: the kind is recognized from the token itself; a malformed, badly signed or expired
+ * JWT, or an unknown kind of token, is 401 here. Null without the header.
  */
-export async function resolvePrincipal(
-  env: Env,
-  authorization: string | undefined,
-): Promise<Principal | null> {
+export async function checkToken(env: Env, authorization: string | undefined): Promise<TokenCheck | null> {
   if (!authorization) return null;
   const m = /^(Bearer|Token|JWT)\s+(\S+)\s*$/i.exec(authorization);
   if (!m) throw authenticationFailed("Invalid Authorization header. Use: Authorization: Bearer <token>.");
   const token = m[2];
-  let row: TokenRow | null;
   if (looksLikeJwt(token)) {
     const jwt = await verifyJwt(env.JWT_SECRETS, token);
     if (!jwt) throw authenticationFailed("Invalid or expired token.");
-    row = await loadRow(env.DB, "t.id = ?", jwt.jti);
-    if (
-      !row ||
-      row.kind !== jwt.kind ||
-      row.user_id !== jwt.sub ||
-      (row.actor_user_id ?? undefined) !== jwt.act
-    )
-      throw authenticationFailed("Invalid token.");
-  } else if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
-    row = await loadRow(env.DB, "t.token_hash = ?", await sha256Hex(token));
-    if (row?.kind !== "access") throw authenticationFailed("Invalid token.");
-  } else {
-    throw authenticationFailed("Invalid token.");
+    const hintKey = `jti:${jwt.jti}`;
+    return {
+      statement: env.DB.prepare(`${RESOLVE_SQL}t.id = ?`).bind(jwt.jti),
+      claim: jwt.acc ? { accountId: jwt.acc, userId: jwt.sub } : (lastAccount.get(hintKey) ?? null),
+      settle(row) {
+        if (
+          !row ||
+          row.kind !== jwt.kind ||
+          row.user_id !== jwt.sub ||
+          (row.actor_user_id ?? undefined) !== jwt.act
+        )
+          throw authenticationFailed("Invalid token.");
+        return remember(hintKey, principalOf(row));
+      },
+    };
   }
+  if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
+    const hash = await sha256Hex(token);
+    const hintKey = `hash:${hash}`;
+    return {
+      statement: env.DB.prepare(`${RESOLVE_SQL}t.token_hash = ?`).bind(hash),
+      claim: lastAccount.get(hintKey) ?? null,
+      settle(row) {
+        if (row?.kind !== "access") throw authenticationFailed("Invalid token.");
+        return remember(hintKey, principalOf(row));
+      },
+    };
+  }
+  throw authenticationFailed("Invalid token.");
+}
+
+function remember(hintKey: string, p: Principal): Principal {
+  if (lastAccount.size >= MAX_HINTS) lastAccount.clear();
+  lastAccount.set(hintKey, { accountId: p.accountId, userId: p.userId });
+  return p;
+}
+
+/** The row of a token that matches what was presented: alive, or a 401. */
+function principalOf(row: TokenRow): Principal {
   const now = Date.now();
   if (row.revoked_at || !chainAlive(row, now)) throw authenticationFailed("Token has been revoked.");
   if (row.expires_at !== null && row.expires_at <= now) throw authenticationFailed("Token has expired.");
@@ -156,10 +197,32 @@ export async function resolvePrincipal(
   };
 }
 
+/**
+ * Resolves `Authorization: Bearer|Token <token>` (contract §2) in one round trip of its own.
+ * Any token that is malformed, badly signed, expired or revoked is 401.
+ */
+export async function resolvePrincipal(
+  env: Env,
+  authorization: string | undefined,
+): Promise<Principal | null> {
+  const check = await checkToken(env, authorization);
+  if (!check) return null;
+  return check.settle(await check.statement.first<TokenRow>());
+}
+
 export type IssuedToken = { id: string; token: string; expiresAt: number | null };
 
-/** A session JWT backed by a row (so logout and DELETE revoke it at once). */
-export async function issueSession(env: Env, userId: string, name = ""): Promise<IssuedToken> {
+/**
+ * A session JWT backed by a row (so logout and DELETE revoke it at once). `accountId`, the
+ * account the session acts in (the user's default account), goes into `acc` when known: a hint
+ * that lets a request read beside the token's check (see TokenCheck.claim), never trusted alone.
+ */
+export async function issueSession(
+  env: Env,
+  userId: string,
+  accountId: string | null,
+  name = "",
+): Promise<IssuedToken> {
   const id = uuidv7();
   const now = Date.now();
   const exp = Math.floor(now / 1000) + SESSION_TTL_SECONDS;
@@ -170,7 +233,12 @@ export async function issueSession(env: Env, userId: string, name = ""): Promise
     .run();
   return {
     id,
-    token: await signJwt(env.JWT_SECRETS, "session", { sub: userId, jti: id }, exp),
+    token: await signJwt(
+      env.JWT_SECRETS,
+      "session",
+      { sub: userId, jti: id, acc: accountId ?? undefined },
+      exp,
+    ),
     expiresAt: exp * 1000,
   };
 }
@@ -190,14 +258,16 @@ export async function issueAccessToken(env: Env, userId: string): Promise<Issued
 /** Re-signs the same session with a new expiry (contract §2), or swaps an access token for a session. */
 export async function refreshToken(env: Env, p: Principal): Promise<IssuedToken> {
   assertMayIssueTokens(p);
-  if (p.tokenKind === "access") return issueSession(env, p.userId);
+  // An access token acts in the user's default account, as the session it becomes.
+  if (p.tokenKind === "access") return issueSession(env, p.userId, p.accountId);
   const kind: JwtKind = p.tokenKind === "authorization" ? "authorization" : "session";
   const ttl = kind === "session" ? SESSION_TTL_SECONDS : AUTHORIZATION_TTL_SECONDS;
   const exp = Math.floor(Date.now() / 1000) + ttl;
   await env.DB.prepare("UPDATE auth_tokens SET expires_at = ? WHERE id = ? AND revoked_at IS NULL")
     .bind(exp * 1000, p.tokenId)
     .run();
-  const acc = kind === "authorization" ? p.accountId : undefined;
+  // A session acts in the user's default account, an authorization JWT in its own: `acc` either way.
+  const acc = p.accountId;
   return {
     id: p.tokenId,
     token: await signJwt(env.JWT_SECRETS, kind, { sub: p.userId, jti: p.tokenId, acc }, exp),
@@ -244,7 +314,12 @@ export async function issueHijackSession(env: Env, admin: Principal, userId: str
     .run();
   return {
     id,
-    token: await signJwt(env.JWT_SECRETS, "session", { sub: userId, jti: id, act: admin.userId }, exp),
+    token: await signJwt(
+      env.JWT_SECRETS,
+      "session",
+      { sub: userId, jti: id, act: admin.userId, acc: admin.accountId },
+      exp,
+    ),
     expiresAt: exp * 1000,
   };
 }
