@@ -32,40 +32,35 @@ export function createWorkers(stateDir) {
   }
 
   /**
-   * `wrangler dev` of one Worker on a free port, with fresh local state under `stateDir/name`
-   * and its variables from an env file of its own (mode 0600, deleted with the state): wrangler
-   * then reads no .dev.vars of the clone, and no secret appears on a command line.
+   * One Worker on a free port (bench/lib/dev-worker.mjs: what `wrangler dev` runs), with fresh
+   * local state under `stateDir/name` and its variables from an env file of its own (mode 0600,
+   * deleted with the state): wrangler then reads no .dev.vars of the clone, and no secret
+   * appears on a command line.
    */
-  async function start(name, configPath, vars, extraArgs = []) {
+  async function start(name, configPath, vars, extraArgs = [], env = {}) {
     const port = await freePort();
     const envFile = join(stateDir, `${name}.env`);
     writeFileSync(envFile, envFileText(vars), { mode: 0o600 });
     const child = spawn(
-      "npx",
+      process.execPath,
       [
-        "wrangler",
-        "dev",
-        "-c",
+        join(import.meta.dirname, "dev-worker.mjs"),
         configPath,
-        "--port",
         String(port),
-        "--ip",
-        "127.0.0.1",
-        "--persist-to",
         join(stateDir, name),
-        "--env-file",
         envFile,
-        "--log-level",
-        "error",
-        "--show-interactive-dev-session=false",
         ...extraArgs,
       ],
-      { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" }, detached: true },
+      {
+        stdio: ["ignore", "inherit", "inherit"],
+        env: { ...process.env, CI: "true", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...env },
+        detached: true,
+      },
     );
     children.push(child);
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 240; i++) {
-      if (child.exitCode !== null) throw new Error(`${name}: wrangler dev exited (${child.exitCode})`);
+      if (child.exitCode !== null) throw new Error(`${name}: the runtime exited (${child.exitCode})`);
       try {
         await fetch(`${url}/`);
         return { child, url, pid: child.pid };
