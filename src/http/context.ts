@@ -4,7 +4,7 @@ import type { ApiVersion } from "./versions";
 
 /** A token check left for the route's first D1 batch (see first-batch.ts). */
 export type PendingAuth = {
-  check: TokenCheck & { claim: NonNullable<TokenCheck["claim"]> };
+  check: TokenCheck;
   /** The version declared in Accept (the account's pinned one applies once the token is settled). */
   declared: ApiVersion | null;
 };

@@ -140,9 +140,10 @@ const SIGN_IN_PATHS = new Set(["/authenticate/", "/authenticate"]);
 /**
  * Authentication is resolved before the version because an undeclared version is the one
  * pinned on the caller's account. A bad token is 401 here; a missing one is decided per route.
- * A GET of a route that makes a first batch (http/first-batch.ts) leaves the token's row to
- * that batch: what needs no database (the header, the JWT's signature and expiry) is checked
- * here all the same, and the row is settled before anything is answered.
+ * A route that makes a first batch (http/first-batch.ts: a GET of one object, a single
+ * command) may leave the token's row to that batch: what needs no database (the header, the
+ * JWT's signature and expiry) is checked here all the same, and the row is settled before
+ * anything is answered.
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const declared = versionFromAccept(c.req.header("Accept"));
@@ -155,7 +156,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const signIn = c.req.method === "POST" && SIGN_IN_PATHS.has(getPath(c.req.raw));
   const checking = checkToken(c.env, c.req.header("Authorization"));
   const check = signIn ? await checking.catch(() => null) : await checking;
-  if (mayDefer(c, check)) {
+  if (check && mayDefer(c, check)) {
     c.set("pendingAuth", { check, declared });
     await next();
     await settleLeftover(c);

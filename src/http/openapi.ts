@@ -2,7 +2,7 @@ import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-o
 import type { Context } from "hono";
 import type { AppEnv } from "./context";
 import { ERROR_CODES, type FieldErrors, ValidationError } from "./errors";
-import { markFirstBatch } from "./first-batch";
+import { type FirstBatchMode, markFirstBatch } from "./first-batch";
 
 type Issue = z.core.$ZodIssue;
 
@@ -142,13 +142,14 @@ export function defineRoute<R extends RouteConfig>(
   handler: (c: Parameters<RouteHandler<R, AppEnv>>[0]) => Promise<Response> | Response,
   opts: {
     /**
-     * The handler starts with `firstBatch` (http/first-batch.ts): on a GET, the token's row is
-     * read in that batch instead of in a round trip of its own before the route.
+     * The handler starts with its first D1 batch (http/first-batch.ts), which the token's check
+     * joins instead of costing a round trip of its own before the route: `"reads"` when it
+     * starts with `firstBatch`, `"writes"` when its first write carries a `writeProof`.
      */
-    firstBatch?: boolean;
+    firstBatch?: FirstBatchMode;
   } = {},
 ) {
-  if (opts.firstBatch) markFirstBatch(handler);
+  if (opts.firstBatch) markFirstBatch(handler, opts.firstBatch);
   app.openapi(config, handler as any);
 }
 

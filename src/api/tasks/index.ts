@@ -149,7 +149,7 @@ export function mountTasks(app: Router) {
       const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, [row]) : undefined;
       return c.json(serializeTask(renderCtx(c), row, { expand, routes }));
     },
-    { firstBatch: true },
+    { firstBatch: "reads" },
   );
 
   for (const method of ["patch", "put"] as const) {
