@@ -51,6 +51,8 @@ const quick = process.env.BENCH_QUICK === "1";
 const num = (name, full, short) => Number(process.env[name] || (quick ? short : full));
 const settings = {
   seconds: num("BENCH_SECONDS", 5, 2),
+  // The service and its floor are measured in turns of seconds/slices (see loadGenerator).
+  slices: num("BENCH_SLICES", 5, 2),
   warmup: Number(process.env.BENCH_WARMUP ?? 1),
   connections: Math.max(1, Math.min(MAX_IN_FLIGHT, num("BENCH_CONNECTIONS", 10, 10))),
   batches: num("BENCH_BATCHES", 40, 8),
@@ -101,8 +103,8 @@ async function main() {
   const taskIds = (page.body?.results ?? []).map((t) => t.id);
   if (taskIds.length !== 100) throw new Error(`GET /tasks/: ${page.status} ${page.text.slice(0, 300)}`);
 
-  const run = loadGenerator(settings);
-  const ctx = { api, svc, floor, run, report, small, taskIds, settings };
+  const { run, turns } = loadGenerator(settings);
+  const ctx = { api, svc, floor, run, turns, report, small, taskIds, settings };
   for (const s of chosen) {
     try {
       await s.run(ctx);

@@ -235,7 +235,7 @@ export async function peakGrowth(pids, send, everyMs = 10) {
   }
 }
 
-export function loadGenerator({ seconds, connections, warmup }) {
+export function loadGenerator({ seconds, connections, warmup, slices }) {
   function cannon(opts) {
     return new Promise((resolve, reject) => {
       autocannon({ duration: seconds, connections, ...opts }, (err, res) =>
@@ -248,10 +248,48 @@ export function loadGenerator({ seconds, connections, warmup }) {
    * compilation and first calls to each Durable Object are paid before the clock starts, on
    * the service and on the floor alike. `cpuPerRequest`: runtime CPU ms per request of `pids`.
    */
-  return async function run(opts, pids = []) {
+  async function run(opts, pids = []) {
     if (warmup > 0) await cannon({ ...opts, duration: warmup });
     const { result: res, cpu } = await timed(pids, () => cannon(opts));
     res.cpuPerRequest = cpu / res.requests.total;
     return res;
-  };
+  }
+  /**
+   * Several sides (the service and its floors) measured in turns: each warmed up, then
+   * `slices` rounds in which every side runs seconds/slices, in alternating order. A shared
+   * machine's load drifts over a run; in turns, every side sees the same drift, so their ratio
+   * keeps still where back-to-back runs of a few seconds each do not. Per side: the rate over
+   * its measured time, requests and failures summed, runtime CPU per request.
+   */
+  async function turns(sides) {
+    const n = Math.max(1, slices);
+    const slice = Math.max(1, Math.round(seconds / n));
+    for (const s of sides) if (warmup > 0) await cannon({ ...s.opts, duration: warmup });
+    const acc = sides.map(() => ({ total: 0, seconds: 0, non2xx: 0, errors: 0, timeouts: 0, cpu: 0 }));
+    for (let r = 0; r < n; r++) {
+      const order = r % 2 ? [...sides.keys()].reverse() : [...sides.keys()];
+      for (const i of order) {
+        const {
+          result: res,
+          cpu,
+          ms,
+        } = await timed(sides[i].pids ?? [], () => cannon({ ...sides[i].opts, duration: slice }));
+        const a = acc[i];
+        a.total += res.requests.total;
+        a.seconds += ms / 1000;
+        a.non2xx += res.non2xx;
+        a.errors += res.errors;
+        a.timeouts += res.timeouts;
+        a.cpu += cpu;
+      }
+    }
+    return acc.map((a) => ({
+      requests: { total: a.total, average: a.total / a.seconds },
+      non2xx: a.non2xx,
+      errors: a.errors,
+      timeouts: a.timeouts,
+      cpuPerRequest: a.cpu / a.total,
+    }));
+  }
+  return { run, turns };
 }

@@ -32,12 +32,14 @@ export const read = {
   name: "read",
   ids: ["read.task.ratio", "read.task.rps", "read.task.floor_rps", "read.task.cpu_ratio"],
   async run(ctx) {
-    const { svc, floor, run, report, small, taskIds } = ctx;
-    const floorRead = await run({ url: `${floor.url}/read?id=row-1` }, floor.pids());
-    const svcRead = await run(
-      { url: `${svc.url}/tasks/${taskIds[0]}/`, headers: { Authorization: `Bearer ${small.token}` } },
-      svc.pids(),
-    );
+    const { svc, floor, turns, report, small, taskIds } = ctx;
+    const [floorRead, svcRead] = await turns([
+      { opts: { url: `${floor.url}/read?id=row-1` }, pids: floor.pids() },
+      {
+        opts: { url: `${svc.url}/tasks/${taskIds[0]}/`, headers: { Authorization: `Bearer ${small.token}` } },
+        pids: svc.pids(),
+      },
+    ]);
     const ratio = svcRead.requests.average / floorRead.requests.average;
     log(
       "GET task",
@@ -60,40 +62,53 @@ export const read = {
 /** The single commands' run, shared by sections 2 and 3 (the batch figure's denominator). */
 async function singles(ctx) {
   ctx.singles ??= (async () => {
-    const { svc, floor, run, small, taskIds } = ctx;
-    const floorWrite = await run(
-      {
-        url: `${floor.url}/write?id=row-1`,
-        method: "POST",
-        requests: [
-          { setupRequest: (req) => ({ ...req, path: `/write?id=row-${Math.floor(Math.random() * 100)}` }) },
-        ],
-      },
-      floor.pids(),
-    );
+    const { svc, floor, turns, small, taskIds } = ctx;
+    const anyRow = (path) => [
+      { setupRequest: (req) => ({ ...req, path: path(Math.floor(Math.random() * 100)) }) },
+    ];
     let seq = 0;
-    const svcWrite = await run(
+    const [floorWrite, svcWrite, floorIndexed] = await turns([
       {
-        url: `${svc.url}/task_commands/`,
-        method: "POST",
-        headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
-        requests: [
-          {
-            setupRequest: (req) => ({
-              ...req,
-              body: JSON.stringify({
-                task: `${svc.url}/tasks/${taskIds[seq % taskIds.length]}/`,
-                external_id: `single-${seq++}-${Math.random()}`,
-                time: new Date().toISOString(),
-                action: "update",
-                task_data: { position: seq },
-              }),
-            }),
-          },
-        ],
+        opts: {
+          url: `${floor.url}/write?id=row-1`,
+          method: "POST",
+          requests: anyRow((i) => `/write?id=row-${i}`),
+        },
+        pids: floor.pids(),
       },
-      svc.pids(),
-    );
+      {
+        opts: {
+          url: `${svc.url}/task_commands/`,
+          method: "POST",
+          headers: { Authorization: `Bearer ${small.token}`, "Content-Type": "application/json" },
+          requests: [
+            {
+              setupRequest: (req) => ({
+                ...req,
+                body: JSON.stringify({
+                  task: `${svc.url}/tasks/${taskIds[seq % taskIds.length]}/`,
+                  external_id: `single-${seq++}-${Math.random()}`,
+                  time: new Date().toISOString(),
+                  action: "update",
+                  task_data: { position: seq },
+                }),
+              }),
+            },
+          ],
+        },
+        pids: svc.pids(),
+      },
+      // One command's writes in the service's schema (its indexes), by the floor: the share of
+      // the gap that is the schema rather than the service's code.
+      {
+        opts: {
+          url: `${floor.url}/write?id=row-1&shape=indexed`,
+          method: "POST",
+          requests: anyRow((i) => `/write?shape=indexed&id=row-${i}`),
+        },
+        pids: floor.pids(),
+      },
+    ]);
     log(
       "POST command",
       svcWrite.requests.average,
@@ -102,7 +117,7 @@ async function singles(ctx) {
       "failed",
       failures(svcWrite),
     );
-    return { svcWrite, floorWrite };
+    return { svcWrite, floorWrite, floorIndexed };
   })();
   return ctx.singles;
 }
@@ -110,9 +125,15 @@ async function singles(ctx) {
 export const single = {
   n: 2,
   name: "command",
-  ids: ["command.single.ratio", "command.single.rps", "command.single.floor_rps", "command.single.cpu_ratio"],
+  ids: [
+    "command.single.ratio",
+    "command.single.rps",
+    "command.single.floor_rps",
+    "command.single.cpu_ratio",
+    "command.single.ratio_of_indexed_floor",
+  ],
   async run(ctx) {
-    const { svcWrite, floorWrite } = await singles(ctx);
+    const { svcWrite, floorWrite, floorIndexed } = await singles(ctx);
     const ratio = svcWrite.requests.average / floorWrite.requests.average;
     ctx.report.figure("command.single.ratio", ratio, {
       label: "single POST /task_commands/ req/s vs the floor (DO call + D1 batch)",
@@ -121,6 +142,15 @@ export const single = {
       ok: failures(svcWrite) === 0,
     });
     compare(ctx, "command.single", "single POST /task_commands/", svcWrite, floorWrite);
+    ctx.report.diagnostic("command.single.floor_indexed_rps", floorIndexed.requests.average, {
+      unit: "req/s",
+      label: "single POST /task_commands/: the floor writing one command's rows into the service's schema",
+    });
+    ctx.report.diagnostic(
+      "command.single.ratio_of_indexed_floor",
+      svcWrite.requests.average / floorIndexed.requests.average,
+      { unit: "ratio", label: "single POST /task_commands/: the figure against that floor" },
+    );
   },
 };
 
@@ -141,6 +171,7 @@ export const batch = {
     "command.batch500.cpu_ratio_of_ceiling",
     "command.batch500.vs_single",
     "command.batch500.ceiling_vs_single",
+    "command.batch500.ratio_of_indexed_ceiling",
   ],
   async run(ctx) {
     const { svc, floor, report, small, taskIds, settings } = ctx;
@@ -168,14 +199,31 @@ export const batch = {
         if (res.status !== 201) failed++;
         await res.arrayBuffer();
       });
-    if (settings.warmup > 0) await batches(4);
-    const s = await timed(svc.pids(), () => batches(total));
-    const floorBatches = (count) =>
+    const floorBatches = (shape) => (count) =>
       inLanes(4, count, async () => {
-        await (await fetch(`${floor.url}/write-many?n=100&shape=run`, { method: "POST" })).arrayBuffer();
+        await (await fetch(`${floor.url}/write-many?n=100&shape=${shape}`, { method: "POST" })).arrayBuffer();
       });
-    if (settings.warmup > 0) await floorBatches(4);
-    const f = await timed(floor.pids(), () => floorBatches(total));
+    // The same writes into tables with the service's columns and indexes (shape=indexed): how
+    // much of the gap is the schema's index maintenance rather than the service's code.
+    const sides = [
+      { send: batches, pids: svc.pids() },
+      { send: floorBatches("run"), pids: floor.pids() },
+      { send: floorBatches("indexed"), pids: floor.pids() },
+    ];
+    // In turns, as the autocannon figures (see loadGenerator): slices of the fixed work.
+    const slices = Math.max(1, Math.min(settings.slices, total));
+    const [s, f, fi] = sides.map(() => ({ ms: 0, cpu: 0 }));
+    const acc = [s, f, fi];
+    for (const side of sides) if (settings.warmup > 0) await side.send(4);
+    for (let r = 0; r < slices; r++) {
+      const count = Math.floor(total / slices) + (r < total % slices ? 1 : 0);
+      const order = r % 2 ? [2, 1, 0] : [0, 1, 2];
+      for (const i of order) {
+        const t = await timed(sides[i].pids, () => sides[i].send(count));
+        acc[i].ms += t.ms;
+        acc[i].cpu += t.cpu;
+      }
+    }
     const tasks = total * 100;
     const svcPerTask = s.ms / tasks;
     const floorPerTask = f.ms / tasks;
@@ -212,6 +260,18 @@ export const batch = {
     report.diagnostic("command.batch500.floor_cpu_ms_per_task", floorCpuPerTask, {
       unit: "ms",
       label: "batches: runtime CPU per task, the floor",
+    });
+    report.diagnostic("command.batch500.floor_indexed_ms_per_task", fi.ms / tasks, {
+      unit: "ms",
+      label: "batches: ms per task, the floor doing the same writes into the service's schema (its indexes)",
+    });
+    report.diagnostic("command.batch500.ratio_of_indexed_ceiling", fi.ms / tasks / svcPerTask, {
+      unit: "ratio",
+      label: "batches: the figure against that floor (the service's schema: its code's share of the gap)",
+    });
+    report.diagnostic("command.batch500.cpu_ratio_of_indexed_ceiling", fi.cpu / tasks / svcCpuPerTask, {
+      unit: "ratio",
+      label: "batches: the same from CPU time",
     });
     report.diagnostic("command.batch500.commands_per_second", cps, {
       unit: "cmd/s",
