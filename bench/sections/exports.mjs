@@ -69,7 +69,7 @@ export const exportsImports = {
       target: "reference",
     });
     report.figure("export.tasks.rss_growth_mib", base === null ? Number.NaN : (peak - base) / 1024, {
-      label: `  runtime memory growth from ${threshold} rows to the end`,
+      label: `export: runtime memory growth from ${threshold} rows to the end`,
       unit: "MiB",
       target: "< 32",
     });
@@ -120,7 +120,7 @@ export const exportsImports = {
       target: "reference",
     });
     report.figure("import.orders.seconds", importSeconds, {
-      label: "  time to the last row applied",
+      label: "import: time to the last row applied",
       unit: "s",
       target: "reference",
     });
