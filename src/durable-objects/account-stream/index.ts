@@ -29,6 +29,17 @@ type Attachment =
   | { kind: "tracker"; trackerId: string; taskIds: string[] };
 
 type EventRow = { id: string; type: string; payload: unknown; created_at: number };
+/** A row decoded once per read, whatever the number of sockets it goes to. */
+type Decoded = { id: string; type: string; data: Record<string, unknown>; message: string };
+
+export type StreamStats = {
+  /** Open sockets (dispatch screens and tracking pages). */
+  connections: number;
+  /** How many times the object has been started: its first start, then once per wake from hibernation. */
+  wakes: number;
+  /** When this instance started (ms): the object has been awake since then. */
+  awake_since: number;
+};
 
 /** How far back a poke looks behind the last id sent (ms): covers a writer's late commit. */
 const OVERLAP_MS = 5_000;
@@ -56,6 +67,22 @@ export class AccountStreamDO extends DurableObject<Env> {
   /** Ids sent lately, per socket (memory only: lost with hibernation, which only follows quiet). */
   private recent = new WeakMap<WebSocket, Map<string, number>>();
   private accountId: string | null = null;
+  private readonly startedAt = Date.now();
+  private wakes = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Counted so that hibernation can be observed (GET /events/stream_stats/): a start after
+    // the first is a wake. One storage write per start; nothing while asleep.
+    ctx.blockConcurrencyWhile(async () => {
+      this.wakes = ((await ctx.storage.get<number>("wakes")) ?? 0) + 1;
+      await ctx.storage.put("wakes", this.wakes);
+    });
+  }
+
+  async stats(): Promise<StreamStats> {
+    return { connections: this.ctx.getWebSockets().length, wakes: this.wakes, awake_since: this.startedAt };
+  }
 
   private async account(): Promise<string> {
     this.accountId ??= (await this.ctx.storage.get<string>("account")) ?? "";
@@ -205,7 +232,8 @@ export class AccountStreamDO extends DurableObject<Env> {
         .bind(accountId, cursor, PAGE)
         .all<EventRow>();
       if (!results.length) break;
-      for (const ws of sockets) sent += this.deliver(ws, results);
+      const decoded = new Map<string, Decoded>();
+      for (const ws of sockets) sent += this.deliver(ws, results, decoded);
       cursor = results[results.length - 1].id;
       newest = later(newest, cursor);
       if (results.length < PAGE) break;
@@ -214,7 +242,24 @@ export class AccountStreamDO extends DurableObject<Env> {
     return sent;
   }
 
-  private deliver(ws: WebSocket, rows: EventRow[]): number {
+  /** A row's payload decoded and its message written once, on first need, for every socket. */
+  private decode(r: EventRow, decoded: Map<string, Decoded>): Decoded {
+    let d = decoded.get(r.id);
+    if (!d) {
+      const data = unpackJson<Record<string, unknown>>(r.payload);
+      const message = JSON.stringify({
+        id: r.id,
+        type: r.type,
+        created_at: new Date(r.created_at).toISOString(),
+        data,
+      });
+      d = { id: r.id, type: r.type, data, message };
+      decoded.set(r.id, d);
+    }
+    return d;
+  }
+
+  private deliver(ws: WebSocket, rows: EventRow[], decoded: Map<string, Decoded>): number {
     const att = ws.deserializeAttachment() as Attachment;
     const recent = this.recent.get(ws) ?? new Map<string, number>();
     this.recent.set(ws, recent);
@@ -224,7 +269,8 @@ export class AccountStreamDO extends DurableObject<Env> {
     if (att.kind === "tracker") {
       const mine = rows.some(
         (r) =>
-          !recent.has(r.id) && taskIdsOf(r.type, unpackJson(r.payload)).some((t) => att.taskIds.includes(t)),
+          !recent.has(r.id) &&
+          taskIdsOf(r.type, this.decode(r, decoded).data).some((t) => att.taskIds.includes(t)),
       );
       for (const r of rows) recent.set(r.id, now);
       if (mine) {
@@ -242,11 +288,9 @@ export class AccountStreamDO extends DurableObject<Env> {
       recent.set(r.id, now);
       last = later(last, r.id);
       if (att.types && !att.types.includes(r.type)) continue;
-      const data = unpackJson<Record<string, unknown>>(r.payload);
-      if (!visibleTo({ userId: att.userId, role: att.role }, r.type, data)) continue;
-      ws.send(
-        JSON.stringify({ id: r.id, type: r.type, created_at: new Date(r.created_at).toISOString(), data }),
-      );
+      const d = this.decode(r, decoded);
+      if (!visibleTo({ userId: att.userId, role: att.role }, r.type, d.data)) continue;
+      ws.send(d.message);
       n++;
     }
     // Ids older than the overlap are settled (a later commit with such an id is not waited for,
