@@ -25,6 +25,7 @@ import { freshSecrets } from "./lib/secrets.mjs";
 import { batch, read, single } from "./sections/commands.mjs";
 import { exportsImports } from "./sections/exports.mjs";
 import { list, orders } from "./sections/lists.mjs";
+import { live } from "./sections/live.mjs";
 import { optimize } from "./sections/optimize.mjs";
 import { pod } from "./sections/pod.mjs";
 import { recurrences } from "./sections/recurrences.mjs";
@@ -44,6 +45,7 @@ const SECTIONS = [
   pod,
   exportsImports,
   recurrences,
+  live,
 ];
 
 // BENCH_QUICK=1: a short form of every section (CI); any BENCH_* setting still wins.
@@ -61,6 +63,8 @@ const settings = {
   exportTasks: num("BENCH_EXPORT_TASKS", 100_000, 5_000),
   importOrders: num("BENCH_IMPORT_ORDERS", 10_000, 500),
   recurrences: num("BENCH_RECURRENCES", 1000, 50),
+  liveClients: num("BENCH_LIVE_CLIENTS", 1000, 200),
+  liveIdleSeconds: num("BENCH_LIVE_IDLE_SECONDS", 20, 12),
   only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map(Number) : null,
   quick,
 };
