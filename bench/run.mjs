@@ -29,6 +29,7 @@ import { live } from "./sections/live.mjs";
 import { optimize } from "./sections/optimize.mjs";
 import { pod } from "./sections/pod.mjs";
 import { recurrences } from "./sections/recurrences.mjs";
+import { storage } from "./sections/storage.mjs";
 import { upload } from "./sections/upload.mjs";
 import { webhooks } from "./sections/webhooks.mjs";
 
@@ -46,6 +47,7 @@ const SECTIONS = [
   exportsImports,
   recurrences,
   live,
+  storage,
 ];
 
 // BENCH_QUICK=1: a short form of every section (CI); any BENCH_* setting still wins.
@@ -65,6 +67,7 @@ const settings = {
   recurrences: num("BENCH_RECURRENCES", 1000, 50),
   liveClients: num("BENCH_LIVE_CLIENTS", 1000, 200),
   liveIdleSeconds: num("BENCH_LIVE_IDLE_SECONDS", 20, 12),
+  storageTasks: num("BENCH_STORAGE_TASKS", 200, 50),
   only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map(Number) : null,
   quick,
 };
@@ -108,7 +111,7 @@ async function main() {
   if (taskIds.length !== 100) throw new Error(`GET /tasks/: ${page.status} ${page.text.slice(0, 300)}`);
 
   const { run, turns } = loadGenerator(settings);
-  const ctx = { api, svc, floor, run, turns, report, small, taskIds, settings };
+  const ctx = { api, svc, floor, run, turns, report, small, taskIds, settings, workers, svcVars, state };
   for (const s of chosen) {
     try {
       await s.run(ctx);
