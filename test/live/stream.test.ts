@@ -134,6 +134,40 @@ describe("the live event stream (contract §25)", () => {
     expectStatus(await call("/events/stream_stats/", { token: worker.token }), 403);
   });
 
+  it("a burst of writes while a fan-out runs reaches every stream once each, in id order", async () => {
+    const acc = await newAccount();
+    const streams = await Promise.all(
+      Array.from({ length: 3 }, async () =>
+        open(await ticket(acc.admin.token, "&types=task_command.accepted")),
+      ),
+    );
+    const tasks = await Promise.all(Array.from({ length: 3 }, () => createTask(acc)));
+    const ids = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const r = await call("/task_commands/", {
+          token: acc.admin.token,
+          body: {
+            task: tasks[i % 3].url,
+            external_id: `burst-${i}-${crypto.randomUUID()}`,
+            time: new Date().toISOString(),
+            action: "update",
+            task_data: { position: i },
+          },
+        });
+        expectStatus(r, 201);
+        return r.body.id as string;
+      }),
+    );
+    for (const s of streams) {
+      await s.until(() => s.messages.length >= 30, "30 command events", 10_000);
+      await new Promise((r) => setTimeout(r, 200));
+      const got = s.messages.map((m) => m.data.id);
+      expect([...got].sort()).toEqual([...ids].sort());
+      const eventIds = s.messages.map((m) => m.id);
+      expect([...eventIds].sort()).toEqual(eventIds);
+    }
+  });
+
   it("reconnecting with ?after= the last id gets what was missed, then live events, no gap, no duplicate", async () => {
     const acc = await newAccount();
     const first = await open(await ticket(acc.admin.token));

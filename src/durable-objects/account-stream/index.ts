@@ -44,6 +44,8 @@ export type StreamStats = {
 /** How far back a poke looks behind the last id sent (ms): covers a writer's late commit. */
 const OVERLAP_MS = 5_000;
 const PAGE = 500;
+/** Sockets served before the fan-out yields once. */
+const FAN_OUT_SLICE = 16;
 
 const idFloor = (ms: number) => {
   const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0").slice(-12);
@@ -68,6 +70,8 @@ export class AccountStreamDO extends DurableObject<Env> {
   private recent = new WeakMap<WebSocket, Map<string, number>>();
   private accountId: string | null = null;
   private readonly startedAt = Date.now();
+  private fanOut: Promise<number> | null = null;
+  private again = false;
   private wakes = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -147,9 +151,24 @@ export class AccountStreamDO extends DurableObject<Env> {
 
   /** The write path's call after a commit: send what is new. Cheap with nobody connected. */
   async poke(): Promise<number> {
-    const sockets = this.ctx.getWebSockets();
-    if (!sockets.length) return 0;
-    return this.sendNew(sockets);
+    if (!this.ctx.getWebSockets().length) return 0;
+    // One fan-out at a time: pokes that arrive meanwhile are folded into one more pass (a burst
+    // of writes costs a read per pass, not per write), which also reads what they wrote.
+    if (this.fanOut) {
+      this.again = true;
+      return this.fanOut;
+    }
+    this.fanOut = (async () => {
+      let sent = 0;
+      do {
+        this.again = false;
+        sent += await this.sendNew(this.ctx.getWebSockets());
+      } while (this.again);
+      return sent;
+    })().finally(() => {
+      this.fanOut = null;
+    });
+    return this.fanOut;
   }
 
   /** Closes the streams of `userId` whose token no longer holds (sign-out, password, role). */
@@ -233,7 +252,12 @@ export class AccountStreamDO extends DurableObject<Env> {
         .all<EventRow>();
       if (!results.length) break;
       const decoded = new Map<string, Decoded>();
-      for (const ws of sockets) sent += this.deliver(ws, results, decoded);
+      for (let i = 0; i < sockets.length; i++) {
+        sent += this.deliver(sockets[i], results, decoded);
+        // A thousand sockets take a while: let other work of the object (and of the runtime
+        // it shares a thread with) through between slices instead of holding it up to the end.
+        if (i % FAN_OUT_SLICE === FAN_OUT_SLICE - 1) await scheduler.wait(0);
+      }
       cursor = results[results.length - 1].id;
       newest = later(newest, cursor);
       if (results.length < PAGE) break;
