@@ -172,6 +172,12 @@ export function workerdPids(rootPid) {
   return out;
 }
 
+/** The p-th percentile (0–100) of `xs`, nearest rank; NaN for none (an unmeasured figure). */
+export const percentile = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : Number.NaN;
+};
+
 export const rssKb = (pid) => {
   try {
     return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]);

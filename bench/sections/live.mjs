@@ -9,15 +9,11 @@
 // - what publishing costs a write: single commands' p50 on this account (1,000 listening) over
 //   the same on an account with no stream (sequential requests, same run).
 import { Worker } from "node:worker_threads";
-import { log, makeAccount, rssOf } from "../lib/harness.mjs";
+import { log, makeAccount, percentile, rssOf } from "../lib/harness.mjs";
 
 const COMMANDS = 20;
 const WAIT_MS = 5_000;
 
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : Number.NaN;
-};
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 export const live = {
@@ -37,7 +33,8 @@ export const live = {
     "live.clients",
     "live.command.p50_ratio",
   ],
-  async run({ api, svc, report, settings }) {
+  async run(ctx) {
+    const { api, svc, settings } = ctx;
     const clients = settings.liveClients;
     const acc = await makeAccount(api, "live");
     const quiet = await makeAccount(api, "quiet");
@@ -95,20 +92,7 @@ export const live = {
       thread.postMessage({ type: "connect" });
       const { count } = await reply("connected");
       log("live", count, "clients connected");
-      await this.measure({
-        api,
-        acc,
-        quiet,
-        task,
-        quietTask,
-        stats,
-        thread,
-        reply,
-        svc,
-        report,
-        settings,
-        rssBefore,
-      });
+      await this.measure({ ...ctx, acc, quiet, task, quietTask, stats, thread, reply, rssBefore });
     } finally {
       thread.postMessage({ type: "close" });
       await Promise.race([reply("closed"), sleep(5000)]);

@@ -11,7 +11,7 @@
 import { once } from "node:events";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { apiClient, cpuMs, log, workerdPids } from "../lib/harness.mjs";
+import { apiClient, cpuMs, log, percentile, workerdPids } from "../lib/harness.mjs";
 import {
   countRows,
   cronAt,
@@ -27,11 +27,6 @@ import {
 /** D1's limit per database: 10 GB, counted in decimal units (the smaller reading). */
 const D1_LIMIT_BYTES = 10e9;
 const WALKS = 5;
-
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] : Number.NaN;
-};
 
 /** Every page of GET /events/, `walks` times: each request's ms, and the events of one walk. */
 async function walkEvents(api, token, walks) {

@@ -18,10 +18,9 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
-const strToU8 = (s: string) => encoder.encode(s);
 
 /** The strings an event payload is made of, most frequent last (DEFLATE reaches back from the end). */
-const DICTIONARY_V1 = strToU8(
+const DICTIONARY_V1 = encoder.encode(
   [
     '"form_response_events"',
     '"signer_name":null,',
@@ -42,7 +41,7 @@ const V1 = 1;
 
 /** JSON text, packed: `[1, ...deflate-raw(utf8, dictionary v1)]`. */
 export function packJsonText(text: string): Uint8Array {
-  const deflated = deflateRawSync(strToU8(text), { level: 6, dictionary: DICTIONARY_V1 });
+  const deflated = deflateRawSync(encoder.encode(text), { level: 6, dictionary: DICTIONARY_V1 });
   const out = new Uint8Array(deflated.length + 1);
   out[0] = V1;
   out.set(deflated, 1);
