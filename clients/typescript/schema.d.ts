@@ -917,7 +917,7 @@ export interface paths {
         };
         /**
          * The live stream's connections and wakes (admins)
-         * @description For operators watching what live screens cost: connections held while nothing happens are hibernated (the Hibernation API), so `wakes` stays put until an event or a message arrives. Reading this may itself wake the object.
+         * @description For operators watching what live screens cost: connections held while nothing happens are hibernated (the Hibernation API), so `wakes` stays put until an event or a message arrives. Reading this may itself wake the object. Takes no query parameters (any is 400).
          */
         get: operations["streamStats"];
         put?: never;

@@ -132,6 +132,9 @@ describe("the live event stream (contract §25)", () => {
     b.ws.close(1000);
     const worker = await addUser(acc, "worker");
     expectStatus(await call("/events/stream_stats/", { token: worker.token }), 403);
+    const bad = await call("/events/stream_stats/?connections=1", { token: acc.admin.token });
+    expectStatus(bad, 400);
+    expect(bad.body).toEqual({ connections: ["Unknown query parameter."] });
   });
 
   it("a burst of writes while a fan-out runs reaches every stream once each, in id order", async () => {

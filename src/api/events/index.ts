@@ -126,7 +126,8 @@ export const streamStatsRoute = createRoute({
   security,
   summary: "The live stream's connections and wakes (admins)",
   description:
-    "For operators watching what live screens cost: connections held while nothing happens are hibernated (the Hibernation API), so `wakes` stays put until an event or a message arrives. Reading this may itself wake the object.",
+    "For operators watching what live screens cost: connections held while nothing happens are hibernated (the Hibernation API), so `wakes` stays put until an event or a message arrives. Reading this may itself wake the object. Takes no query parameters (any is 400).",
+  request: { query: z.object({}).strict() },
   responses: { 200: jsonResponse(StreamStatsSchema, "The stream object's figures."), ...errorResponses },
 });
 
