@@ -2,30 +2,20 @@
 // Storage per delivered task (issue "Storage that stays bounded", contract §23): what one task
 // leaves behind in D1 once it is created, assigned, accepted, in transit, active and completed,
 // with one webhook subscribed to every event and every delivery made. Measured with SQLite's
-// dbstat on the local D1 file of a fresh `wrangler dev`, before and after N such tasks, per
+// dbstat on the local D1 file of a fresh local service, before and after N such tasks, per
 // table and index; then again after the events and deliveries windows have passed (the cron
 // run with its clock moved on). Run alone (`node bench/storage.mjs`) or from bench/run.mjs.
-import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { apiClient, createWorkers } from "./lib/harness.mjs";
+import { freshSecrets } from "./lib/secrets.mjs";
 
 const log = (...a) => console.error("[storage]", ...a);
 const rand = (n) => randomBytes(n).toString("base64url");
-
-/** Secrets for a bench server: fresh each run, never from a file. */
-export function benchSecrets() {
-  const key = () => randomBytes(32).toString("base64url");
-  return {
-    JWT_SECRETS: `bench:${key()}`,
-    STORAGE_ACCESS_KEY_ID: `AKIA${rand(12)}`,
-    STORAGE_SECRET_ACCESS_KEY: key(),
-    WEBHOOK_SECRETS_KEYS: `bench:${randomBytes(32).toString("base64")}`,
-  };
-}
 
 /** SQLite files of the local D1 databases under a wrangler persist directory. */
 export function d1Files(persistDir) {
@@ -158,12 +148,15 @@ export function countRows(files, tables) {
 
 /**
  * Runs the cron with its clock moved to `time` (wrangler dev --test-scheduled, `?time=` in ms)
- * until `left()` (rows still to archive) is 0 or stops moving. Returns the runs and wall ms.
+ * until `left()` (rows still to archive) is 0 or stops moving. Returns the runs, the wall ms,
+ * and `activeMs`, until the rows last moved (the rows are polled every 100 ms).
  */
 export async function cronAt(base, time, left, maxRuns = 200) {
   const t0 = performance.now();
   let runs = 0;
   let before = left();
+  // When the rows last moved: the time the work took, without the wait that saw it stop.
+  let moved = t0;
   while (runs < maxRuns && before > 0) {
     const r = await fetch(`${base}/cdn-cgi/local/scheduled?cron=*+*+*+*+*&time=${time}`);
     await r.text();
@@ -173,13 +166,14 @@ export async function cronAt(base, time, left, maxRuns = 200) {
     for (let i = 0; i < 600; i++) {
       await new Promise((res) => setTimeout(res, 100));
       const n = left();
+      if (n !== now) moved = performance.now();
       if (n === now && i > 5) break;
       now = n;
     }
     if (now === before) break;
     before = now;
   }
-  return { runs, ms: performance.now() - t0, left: left() };
+  return { runs, ms: performance.now() - t0, activeMs: moved - t0, left: left() };
 }
 
 /** Waits until the webhook's deliveries are all done (none pending), via the delivery log. */
@@ -203,70 +197,28 @@ export function summarize(label, perTask) {
 
 export { sum };
 
-// Standalone: one fresh server, N tasks, the per-table breakdown.
+// Standalone: one fresh server (the bench's harness: fresh secrets, free port, no devtools),
+// N tasks, the per-table breakdown.
 if (import.meta.url === `file://${process.argv[1]}`) {
   const N = Number(process.env.STORAGE_TASKS || 200);
-  const PORT = 8796;
   const state = mkdtempSync(join(tmpdir(), "fd-storage-"));
   const persist = join(state, "svc");
-  spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local", "--persist-to", persist], {
-    stdio: "ignore",
-    env: { ...process.env, CI: "true" },
+  const workers = createWorkers(state);
+  process.on("exit", () => {
+    workers.stopAll();
+    // STORAGE_KEEP=1 leaves the local D1 files behind to look at (the path is printed).
+    if (process.env.STORAGE_KEEP) log(`kept ${persist}`);
+    else rmSync(state, { recursive: true, force: true });
   });
+  workers.migrate("svc");
   const vars = {
-    ...benchSecrets(),
+    ...freshSecrets(),
     ALLOW_SIGNUP: "true",
     WEBHOOKS_ALLOW_PRIVATE: "true",
     RATE_LIMIT_PER_SECOND: "0",
   };
-  const child = spawn(
-    "npx",
-    [
-      "wrangler",
-      "dev",
-      "--port",
-      String(PORT),
-      "--ip",
-      "127.0.0.1",
-      "--persist-to",
-      persist,
-      "--log-level",
-      "error",
-      "--show-interactive-dev-session=false",
-      "--test-scheduled",
-      ...Object.entries(vars).flatMap(([k, v]) => ["--var", `${k}:${v}`]),
-    ],
-    { stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, CI: "true" }, detached: true },
-  );
-  const stop = () => {
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-    rmSync(state, { recursive: true, force: true });
-  };
-  process.on("exit", stop);
-  const base = `http://127.0.0.1:${PORT}`;
-  const api = async (path, { method, body, token } = {}) => {
-    const res = await fetch(`${base}${path}`, {
-      method: method ?? (body ? "POST" : "GET"),
-      headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let json = null;
-    try {
-      json = JSON.parse(text);
-    } catch {}
-    return { status: res.status, body: json, text };
-  };
-  for (let i = 0; i < 240; i++) {
-    try {
-      await fetch(`${base}/health/`);
-      break;
-    } catch {
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
+  const { url: base } = await workers.start("svc", "wrangler.jsonc", vars, ["--test-scheduled"]);
+  const api = apiClient(base);
   const hooks = await receiver();
   const before = dbstat(d1Files(persist));
   const run = await deliverTasks({ api, n: N, receiverPort: hooks.port });
@@ -274,6 +226,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const after = dbstat(d1Files(persist));
   const per = Object.fromEntries(Object.entries(diff(after, before)).map(([k, v]) => [k, v / N]));
   summarize(`hot, ${N} tasks, ${hooks.count()} deliveries`, per);
+  if (process.env.STORAGE_KEEP) process.exit(0); // the hot rows stay to be looked at
   // Cold: the events and deliveries windows passed (the cron's clock moved 31 days on).
   const files = d1Files(persist);
   const cron = await cronAt(base, Date.now() + 31 * 86_400_000, () =>

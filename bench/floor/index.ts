@@ -6,18 +6,84 @@ import { putStream } from "../../src/s3/r2-put";
  * The floor the benchmark compares the service against: a minimal Worker on the same
  * runtime doing only the primitive under each endpoint, with no routing, auth or JSON work.
  *   GET  /read?id=...   one D1 read by primary key
- *   POST /write?id=...  one Durable Object RPC whose body is one D1 batch write
+ *   POST /write?id=...  one Durable Object RPC whose body is one D1 batch write (with
+ *                       shape=indexed: one command's rows in the service's schema, see below)
  *   POST /write-many?n=100&shape=run
  *                       n of those RPCs at once in one request; with shape=run each batch has
  *                       the writes of one task's run of 5 commands (the row, 5 log rows, 5
  *                       event rows of 2 KB): the runtime's own price of a task in a batch
+ *                       with shape=indexed, the same rows into tables shaped as the service's
+ *                       (the columns a command writes and every index over them: the task's
+ *                       updated_at, position and route indexes, the command table's four b-trees,
+ *                       the events' account index): the price of these writes in the service's schema
  *   POST /upload        the request body streamed into R2 (a known length, no parsing)
  */
 type FloorEnv = { DB: D1Database; FLOOR_DO: DurableObjectNamespace<FloorDO>; FILES: R2Bucket };
 
+/** The command row's columns (the service's task_commands), for shape=indexed. */
+const COMMAND_COLUMNS = [
+  "id",
+  "account_id",
+  "task_id",
+  "external_id",
+  "action",
+  "time",
+  "assignee_id",
+  "task_data",
+  "notes",
+  "location",
+  "user_id",
+  "state",
+  "error_message",
+  "accepted_at",
+  "rejected_at",
+  "created_at",
+  "updated_at",
+];
+const ACCOUNT = "00000000-0000-7000-8000-000000000001";
+
 export class FloorDO extends DurableObject<FloorEnv> {
-  async write(id: string, n: number, shape = ""): Promise<number> {
+  async write(id: string, n: number, shape = "", count = 5): Promise<number> {
     const now = Date.now();
+    if (shape === "indexed") {
+      const commands = Array.from({ length: count }, () => {
+        const cid = crypto.randomUUID();
+        return [
+          cid,
+          ACCOUNT,
+          id,
+          `ext-${cid}`,
+          "update",
+          now,
+          null,
+          '{"position":1}',
+          "",
+          null,
+          "u",
+          "accepted",
+          "",
+          now,
+          null,
+          now,
+          now,
+        ];
+      });
+      const events = commands.flatMap((c) => [c[0], ACCOUNT, id, "e".repeat(2000), now]);
+      await this.env.DB.batch([
+        this.env.DB.prepare("UPDATE floor_tasks SET position = ?, updated_at = ? WHERE id = ?").bind(
+          n,
+          now,
+          id,
+        ),
+        this.env.DB.prepare(
+          `INSERT INTO floor_commands (${COMMAND_COLUMNS.join(", ")}) SELECT ${COMMAND_COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?)`,
+        ).bind(JSON.stringify(commands)),
+        this.env.DB.prepare(
+          `INSERT INTO floor_task_events (id, account_id, object_id, payload, created_at) SELECT * FROM (VALUES ${commands.map(() => "(?, ?, ?, ?, ?)").join(", ")})`,
+        ).bind(...events),
+      ]);
+      return n;
+    }
     if (shape === "run") {
       const rows = Array.from({ length: 5 }, () => [crypto.randomUUID(), id, now, "e".repeat(2000)]);
       await this.env.DB.batch([
@@ -59,6 +125,32 @@ export default {
           "CREATE TABLE IF NOT EXISTS floor_events (id TEXT PRIMARY KEY, row_id TEXT, created_at INTEGER, payload TEXT)",
         ),
       ]);
+      // shape=indexed: the service's columns and indexes for what a command writes.
+      await env.DB.batch(
+        [
+          "CREATE TABLE IF NOT EXISTS floor_tasks (id TEXT PRIMARY KEY, account_id TEXT, route_id TEXT, position REAL, updated_at INTEGER)",
+          "CREATE INDEX IF NOT EXISTS floor_tasks_updated ON floor_tasks (account_id, updated_at, id)",
+          "CREATE INDEX IF NOT EXISTS floor_tasks_position ON floor_tasks (account_id, position, id)",
+          "CREATE INDEX IF NOT EXISTS floor_tasks_route ON floor_tasks (account_id, route_id, position, id)",
+          `CREATE TABLE IF NOT EXISTS floor_commands (id TEXT PRIMARY KEY, account_id TEXT NOT NULL, task_id TEXT NOT NULL,
+            external_id TEXT NOT NULL, action TEXT NOT NULL, time INTEGER NOT NULL, assignee_id TEXT, task_data TEXT NOT NULL,
+            notes TEXT NOT NULL, location TEXT, user_id TEXT, state TEXT NOT NULL, error_message TEXT NOT NULL,
+            accepted_at INTEGER, rejected_at INTEGER, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
+          "CREATE UNIQUE INDEX IF NOT EXISTS floor_commands_external ON floor_commands (account_id, external_id)",
+          "CREATE INDEX IF NOT EXISTS floor_commands_created ON floor_commands (account_id, created_at, id)",
+          "CREATE INDEX IF NOT EXISTS floor_commands_task ON floor_commands (account_id, task_id, created_at, id)",
+          "CREATE INDEX IF NOT EXISTS floor_commands_pending ON floor_commands (created_at, id) WHERE state = 'pending'",
+          "CREATE TABLE IF NOT EXISTS floor_task_events (id TEXT PRIMARY KEY, account_id TEXT, object_id TEXT, payload TEXT, created_at INTEGER)",
+          "CREATE INDEX IF NOT EXISTS floor_task_events_account ON floor_task_events (account_id, id)",
+        ].map((sql) => env.DB.prepare(sql)),
+      );
+      await env.DB.batch(
+        Array.from({ length: 100 }, (_, i) =>
+          env.DB.prepare(
+            "INSERT OR IGNORE INTO floor_tasks (id, account_id, route_id, position, updated_at) VALUES (?, ?, NULL, 0, 0)",
+          ).bind(`row-${i}`, ACCOUNT),
+        ),
+      );
       const stmts = Array.from({ length: 100 }, (_, i) =>
         env.DB.prepare(
           "INSERT OR IGNORE INTO floor_rows (id, n, payload, updated_at) VALUES (?, 0, ?, 0)",
@@ -134,8 +226,11 @@ export default {
       return Response.json({ n });
     }
     if (url.pathname === "/write") {
+      // shape=indexed: one command's writes (the task row, a command row, its event) into the
+      // service's schema, beside the plain write (the row and one log row).
       const stub = env.FLOOR_DO.get(env.FLOOR_DO.idFromName(id));
-      return Response.json({ n: await stub.write(id, Math.floor(Math.random() * 1e6)) });
+      const shape = url.searchParams.get("shape") ?? "";
+      return Response.json({ n: await stub.write(id, Math.floor(Math.random() * 1e6), shape, 1) });
     }
     return new Response("not found", { status: 404 });
   },

@@ -908,6 +908,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/stream_stats/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The live stream's connections and wakes (admins)
+         * @description For operators watching what live screens cost: connections held while nothing happens are hibernated (the Hibernation API), so `wakes` stays put until an event or a message arrives. Reading this may itself wake the object. Takes no query parameters (any is 400).
+         */
+        get: operations["streamStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/events/stream_tickets/": {
         parameters: {
             query?: never;
@@ -3726,7 +3746,7 @@ export interface components {
         WebhookDelivery: {
             /**
              * Format: uuid
-             * @description Sent as `webhook-id`: the same on every attempt.
+             * @description Sent as `webhook-id`: the same on every attempt. The event's id (unique within the webhook: an event sent to two webhooks has the same `webhook-id` at both, the Standard Webhooks message id); a delivery made before the outbox was re-keyed (migration 0025) keeps the id it had.
              */
             id: string;
             /** Format: uri */
@@ -3755,6 +3775,17 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        StreamStats: {
+            /** @description Open live connections of the account (dispatch screens and tracking pages). */
+            connections: number;
+            /** @description How many times the account's stream object has started: once, then once per wake from hibernation. Unchanged while connections only wait. */
+            wakes: number;
+            /**
+             * Format: date-time
+             * @description When the object last started (woke).
+             */
+            awake_since: string;
         };
         StreamTicket: {
             /** @description Single use, valid 60 seconds. */
@@ -8746,6 +8777,47 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    streamStats: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream object's figures. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StreamStats"];
                 };
             };
             400: components["responses"]["ValidationFailed"];

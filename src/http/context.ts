@@ -1,5 +1,13 @@
 import type { Principal } from "../domain/principal";
+import type { TokenCheck } from "../services/auth/tokens";
 import type { ApiVersion } from "./versions";
+
+/** A token check left for the route's first D1 batch (see first-batch.ts). */
+export type PendingAuth = {
+  check: TokenCheck;
+  /** The version declared in Accept (the account's pinned one applies once the token is settled). */
+  declared: ApiVersion | null;
+};
 
 export type AppVariables = {
   requestId: string;
@@ -10,6 +18,11 @@ export type AppVariables = {
   timeZone: string | null;
   /** Resolved from the Authorization header, or null for anonymous callers. */
   principal: Principal | null;
+  /**
+   * The token's check while it waits for the route's first batch (GET of one object): the
+   * principal is null until then, and guards refuse to read it.
+   */
+  pendingAuth: PendingAuth | null;
   /** The rate-limit count, started early (see middleware.ts); null when not counted. */
   rateLimitHit: Promise<import("./rate-limit").RateLimitResult> | null;
 };

@@ -2,9 +2,11 @@ import type { RoleName } from "../db/schema";
 import { isUuid } from "../lib/ids";
 import type { Principal } from "../services/auth/principal";
 import { notAuthenticated, notFound, permissionDenied } from "./errors";
+import { assertNotPending } from "./first-batch";
 import type { Ctx } from "./openapi";
 
 export function requireUser(c: Ctx): Principal {
+  assertNotPending(c);
   const p = c.get("principal");
   if (!p) throw notAuthenticated();
   return p;

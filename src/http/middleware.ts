@@ -3,9 +3,10 @@ import { bodyLimit } from "hono/body-limit";
 import { cors as honoCors } from "hono/cors";
 import { matchedRoutes } from "hono/route";
 import { getPath } from "hono/utils/url";
-import { resolvePrincipal } from "../services/auth/tokens";
+import { checkToken, type TokenRow } from "../services/auth/tokens";
 import type { AppEnv } from "./context";
 import { ApiError, notFound } from "./errors";
+import { mayDefer, settleLeftover } from "./first-batch";
 import { logLine } from "./log";
 import { consume, type RateLimitResult } from "./rate-limit";
 import { validateTimeZone } from "./timezones";
@@ -30,6 +31,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const path = url.pathname;
   c.set("baseUrl", url.origin);
   c.set("principal", null);
+  c.set("pendingAuth", null);
   c.set("rateLimitHit", null);
   c.set("timeZone", null);
   await next();
@@ -138,6 +140,10 @@ const SIGN_IN_PATHS = new Set(["/authenticate/", "/authenticate"]);
 /**
  * Authentication is resolved before the version because an undeclared version is the one
  * pinned on the caller's account. A bad token is 401 here; a missing one is decided per route.
+ * A route that makes a first batch (http/first-batch.ts: a GET of one object, a single
+ * command) may leave the token's row to that batch: what needs no database (the header, the
+ * JWT's signature and expiry) is checked here all the same, and the row is settled before
+ * anything is answered.
  */
 export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   const declared = versionFromAccept(c.req.header("Accept"));
@@ -148,7 +154,15 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     startRateLimit(c.env, c.req.header("Authorization"), c.req.header("CF-Connecting-IP")),
   );
   const signIn = c.req.method === "POST" && SIGN_IN_PATHS.has(getPath(c.req.raw));
-  const resolving = resolvePrincipal(c.env, c.req.header("Authorization"));
+  const checking = checkToken(c.env, c.req.header("Authorization"));
+  const check = signIn ? await checking.catch(() => null) : await checking;
+  if (check && mayDefer(c, check)) {
+    c.set("pendingAuth", { check, declared });
+    await next();
+    await settleLeftover(c);
+    return;
+  }
+  const resolving = (async () => (check ? check.settle(await check.statement.first<TokenRow>()) : null))();
   const principal = signIn ? await resolving.catch(() => null) : await resolving;
   c.set("principal", principal);
   c.set("version", resolveVersion(declared, principal?.account.apiVersion));

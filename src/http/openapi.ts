@@ -2,6 +2,7 @@ import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-o
 import type { Context } from "hono";
 import type { AppEnv } from "./context";
 import { ERROR_CODES, type FieldErrors, ValidationError } from "./errors";
+import { type FirstBatchMode, markFirstBatch } from "./first-batch";
 
 type Issue = z.core.$ZodIssue;
 
@@ -139,7 +140,16 @@ export function defineRoute<R extends RouteConfig>(
   app: Router,
   config: R,
   handler: (c: Parameters<RouteHandler<R, AppEnv>>[0]) => Promise<Response> | Response,
+  opts: {
+    /**
+     * The handler starts with its first D1 batch (http/first-batch.ts), which the token's check
+     * joins instead of costing a round trip of its own before the route: `"reads"` when it
+     * starts with `firstBatch`, `"writes"` when its first write carries a `writeProof`.
+     */
+    firstBatch?: FirstBatchMode;
+  } = {},
 ) {
+  if (opts.firstBatch) markFirstBatch(handler, opts.firstBatch);
   app.openapi(config, handler as any);
 }
 

@@ -271,16 +271,24 @@ describe("pagination (contract §4)", () => {
 
 describe("rate limit (contract §10)", () => {
   it("allows 20 requests per second per token, then 429 with Retry-After", async () => {
-    const { admin } = await newAccount();
     const { createApp } = await import("../../src/app");
     const app = createApp();
     const limitedEnv = { ...env, RATE_LIMIT_PER_SECOND: "20" };
-    const fire = () =>
-      app.fetch(
-        new Request(`${BASE}/users/me/`, { headers: { Authorization: `Bearer ${admin.token}` } }),
-        limitedEnv,
-      );
-    const replies = await Promise.all(Array.from({ length: 30 }, fire));
+    // Windows are whole seconds (durable-objects/rate-limiter). On a loaded machine a burst may
+    // straddle a boundary, each window granting its own 20: such a burst is fired again, with
+    // a fresh token, until one falls within a single window.
+    let replies: Response[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const { admin } = await newAccount();
+      const fire = () =>
+        app.fetch(
+          new Request(`${BASE}/users/me/`, { headers: { Authorization: `Bearer ${admin.token}` } }),
+          limitedEnv,
+        );
+      const started = Date.now();
+      replies = await Promise.all(Array.from({ length: 30 }, fire));
+      if (Math.floor(Date.now() / 1000) === Math.floor(started / 1000)) break;
+    }
     const ok = replies.filter((r) => r.status === 200);
     const limited = replies.filter((r) => r.status === 429);
     expect(ok.length).toBeLessThanOrEqual(20);

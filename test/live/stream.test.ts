@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { sampleTask } from "../tasks/helpers";
@@ -106,6 +106,69 @@ describe("the live event stream (contract §25)", () => {
     const ids = all.messages.map((m) => m.id);
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it("stream_stats counts the account's connections and the object's starts; admins only; the live flag is written once", async () => {
+    const acc = await newAccount();
+    const before = await call("/events/stream_stats/", { token: acc.admin.token });
+    expectStatus(before, 200);
+    expect(before.body.connections).toBe(0);
+    expect(before.body.wakes).toBeGreaterThanOrEqual(1);
+    expect(Number.isNaN(Date.parse(before.body.awake_since))).toBe(false);
+    const a = await open(await ticket(acc.admin.token));
+    const flag = async () =>
+      (await env.DB.prepare("SELECT live_until FROM accounts WHERE id = ?").bind(acc.account.id).first<any>())
+        .live_until;
+    const first = await flag();
+    expect(first).toBeGreaterThan(Date.now());
+    const b = await open(await ticket(acc.admin.token));
+    // A second screen opening does not move the flag (it has most of its day left).
+    expect(await flag()).toBe(first);
+    const during = await call("/events/stream_stats/", { token: acc.admin.token });
+    expect(during.body.connections).toBe(2);
+    // Nothing happened: the same instance, no further start.
+    expect(during.body.wakes).toBe(before.body.wakes);
+    a.ws.close(1000);
+    b.ws.close(1000);
+    const worker = await addUser(acc, "worker");
+    expectStatus(await call("/events/stream_stats/", { token: worker.token }), 403);
+    const bad = await call("/events/stream_stats/?connections=1", { token: acc.admin.token });
+    expectStatus(bad, 400);
+    expect(bad.body).toEqual({ connections: ["Unknown query parameter."] });
+  });
+
+  it("a burst of writes while a fan-out runs reaches every stream once each, in id order", async () => {
+    const acc = await newAccount();
+    const streams = await Promise.all(
+      Array.from({ length: 3 }, async () =>
+        open(await ticket(acc.admin.token, "&types=task_command.accepted")),
+      ),
+    );
+    const tasks = await Promise.all(Array.from({ length: 3 }, () => createTask(acc)));
+    const ids = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const r = await call("/task_commands/", {
+          token: acc.admin.token,
+          body: {
+            task: tasks[i % 3].url,
+            external_id: `burst-${i}-${crypto.randomUUID()}`,
+            time: new Date().toISOString(),
+            action: "update",
+            task_data: { position: i },
+          },
+        });
+        expectStatus(r, 201);
+        return r.body.id as string;
+      }),
+    );
+    for (const s of streams) {
+      await s.until(() => s.messages.length >= 30, "30 command events", 10_000);
+      await new Promise((r) => setTimeout(r, 200));
+      const got = s.messages.map((m) => m.data.id);
+      expect([...got].sort()).toEqual([...ids].sort());
+      const eventIds = s.messages.map((m) => m.id);
+      expect([...eventIds].sort()).toEqual(eventIds);
+    }
   });
 
   it("reconnecting with ?after= the last id gets what was missed, then live events, no gap, no duplicate", async () => {

@@ -474,6 +474,7 @@ describe("the OpenAPI walk", () => {
       expect: 101,
       record: false,
     });
+    await w.send({ op: "streamStats", token: admin(), expect: 200 });
     await w.send({
       op: "retrieveEvent",
       token: admin(),

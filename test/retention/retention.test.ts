@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { dispatchPendingEvents } from "../../src/services/events/dispatch";
 import { sweepRetention } from "../../src/services/retention/sweep";
 import { insertTask } from "../factories";
 import { uploadFile } from "../files/helpers";
@@ -84,15 +85,34 @@ describe("retention windows and the archive (contract §23)", () => {
         .all<{ id: string }>()
     ).results.map((e) => e.id);
     expect(before.length).toBeGreaterThanOrEqual(3);
+    // The relay has made the webhook's deliveries (keyed by webhook and event, migration 0025).
+    const hookDeliveries = () =>
+      env.DB.prepare(
+        `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+         WHERE w.account_id = ? ORDER BY d.event_id`,
+      )
+        .bind(acc.account.id)
+        .all<{ event_id: string; webhook_id: string; state: string }>();
+    await dispatchPendingEvents(env);
+    const deliveries = (await hookDeliveries()).results;
+    expect(deliveries.map((d) => d.event_id)).toEqual(before);
     const now = Date.now();
     await sweepRetention(env, now + 29 * DAY);
     expect(await eventsOf(acc)).toBe(before.length);
     const run = await sweepRetention(env, now + 31 * DAY);
     expect(run.archived).toBeGreaterThanOrEqual(before.length);
     expect(await eventsOf(acc)).toBe(0);
-    expect(
-      await count("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE account_id = ?", acc.account.id),
-    ).toBe(0);
+    expect((await hookDeliveries()).results).toEqual([]);
+    const [delivered] = await archivesOf(acc, "&kind=webhook_deliveries");
+    expect(delivered.rows).toBe(deliveries.length);
+    const archivedDeliveries = (await readArchive(delivered.url)).lines;
+    expect(archivedDeliveries.map((l) => l.id)).toEqual(before);
+    expect(archivedDeliveries[0]).toMatchObject({
+      id: deliveries[0].event_id,
+      event_id: deliveries[0].event_id,
+      webhook_id: deliveries[0].webhook_id,
+      state: deliveries[0].state,
+    });
     expect(await count("SELECT COUNT(*) AS n FROM sms WHERE account_id = ?", acc.account.id)).toBe(1);
     const archives = await archivesOf(acc, "&kind=events");
     expect(archives).toHaveLength(1);

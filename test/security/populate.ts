@@ -98,7 +98,9 @@ export async function populate(a: TestAccount) {
   const event = await env.DB.prepare("SELECT id FROM events WHERE account_id = ? LIMIT 1")
     .bind(a.account.id)
     .first<{ id: string }>();
-  const delivery = await env.DB.prepare("SELECT id FROM webhook_deliveries WHERE webhook_id = ? LIMIT 1")
+  const delivery = await env.DB.prepare(
+    "SELECT event_id AS id FROM webhook_deliveries WHERE webhook_id = ? LIMIT 1",
+  )
     .bind(hook.body.id)
     .first<{ id: string }>();
   const ids: Record<string, string> = {

@@ -58,8 +58,10 @@ async function snapshotOf(accountId: string, exceptUser: string): Promise<Record
     if (volatile.has(name)) continue;
     // The user's own exchanges of a session for B (allowed: their role) are not B's data.
     const mine = name === "auth_tokens" ? " AND user_id != ?" : "";
+    // events is a WITHOUT ROWID table (migration 0025), ordered by its key.
+    const order = name === "events" ? "id" : "rowid";
     const { results } = await env.DB.prepare(
-      `SELECT * FROM "${name}" WHERE account_id = ?${mine} ORDER BY rowid`,
+      `SELECT * FROM "${name}" WHERE account_id = ?${mine} ORDER BY ${order}`,
     )
       .bind(accountId, ...(mine ? [exceptUser] : []))
       .all<Record<string, unknown>>();

@@ -18,6 +18,7 @@ import {
   envWith,
   expectAcked,
   fakeQueue,
+  messageDeliveryId,
   mockReceiver,
   seedDelivery,
   waitFor,
@@ -32,7 +33,7 @@ afterEach(() => receiver.restore());
 const deliveriesOf = async (hookId: string) =>
   (
     await env.DB.prepare(
-      "SELECT d.*, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE webhook_id = ? ORDER BY d.created_at, d.id",
+      "SELECT d.*, e.type AS event_type FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id WHERE webhook_id = ? ORDER BY d.created_at, d.event_id",
     )
       .bind(hookId)
       .all<any>()
@@ -183,7 +184,9 @@ describe("the relay (outbox → deliveries → queue)", () => {
     expect((await deliveriesOf(failed.id)).map((d) => d.state)).toEqual(["held", "held"]);
     expect(await types(otherHook.id)).toEqual([]);
     // Each pending delivery was queued at most once (only its inserter enqueues it).
-    const queued = [...q1.sent, ...q2.sent].map((m) => m.body.deliveryId);
+    const queued = [...q1.sent, ...q2.sent].map((m) =>
+      "eventId" in m.body ? `${m.body.webhookId}/${m.body.eventId}` : m.body.deliveryId,
+    );
     expect(new Set(queued).size).toBe(queued.length);
     const pending = [all, orders, forms].flatMap((h) => h.id);
     for (const id of pending) for (const d of await deliveriesOf(id)) expect(d.state).not.toBe("held");
@@ -216,9 +219,11 @@ describe("the relay (outbox → deliveries → queue)", () => {
     const recent = await seedDelivery(acc.account.id, hook.id, { due: Date.now() - 1000 });
     const q = fakeQueue();
     await requeueStaleDeliveries(envWith({ WEBHOOKS_QUEUE: q.queue }));
-    const mine = q.sent.filter((m) => [lost.deliveryId, recent.deliveryId].includes(m.body.deliveryId));
+    const mine = q.sent.filter((m) =>
+      [lost.deliveryId, recent.deliveryId].includes(messageDeliveryId(m.body)),
+    );
     expect(mine).toHaveLength(1);
-    expect(mine[0].body.deliveryId).toBe(lost.deliveryId);
+    expect(mine[0].body).toEqual({ webhookId: hook.id, eventId: lost.eventId, due: expect.any(Number) });
     const row = await deliveryRow(lost.deliveryId);
     expect(row.next_attempt_at).toBe(mine[0].body.due);
     expect(row.next_attempt_at).toBeGreaterThan(lost.due);
@@ -282,6 +287,64 @@ describe("delivery log and redeliver", () => {
     const req = await waitFor(() => receiver.at(hook.url)[0], "the redelivery");
     expect(req.headers["webhook-id"]).toBe(a.deliveryId);
     await waitFor(async () => (await deliveryRow(a.deliveryId)).state === "succeeded", "redelivery recorded");
+  });
+
+  it("a delivery's id is its event's; one made before the re-keying keeps its own through retry, log and redeliver", async () => {
+    const acc = await newAccount();
+    const hook = await createHook(acc);
+    const second = await createHook(acc);
+    // Today's: the event's id, at both webhooks the event goes to (the Standard Webhooks message id).
+    const fresh = await seedDelivery(acc.account.id, hook.id);
+    await env.DB.prepare(
+      `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, last_error, created_at, updated_at)
+       VALUES (?, ?, 'succeeded', 1, '', ?, ?)`,
+    )
+      .bind(second.id, fresh.eventId, Date.now(), Date.now())
+      .run();
+    expect(fresh.deliveryId).toBe(fresh.eventId);
+    for (const h of [hook, second]) {
+      const one = await call(`/webhooks/${h.id}/deliveries/${fresh.eventId}/`, { token: acc.admin.token });
+      expectStatus(one, 200);
+      expect(one.body.id).toBe(fresh.eventId);
+      expect(one.body.url).toMatch(new RegExp(`/webhooks/${h.id}/deliveries/${fresh.eventId}/$`));
+    }
+    // One made before: its queued message names it by its own id, which it keeps everywhere.
+    const legacyId = "0190a6b2-1c3d-7e4f-8a5b-6c7d8e9f0a1b";
+    const old = await seedDelivery(acc.account.id, hook.id, { legacyId });
+    expectAcked(await drive(env, [old.message]));
+    const sent = await waitFor(
+      () => receiver.at(hook.url).find((r) => r.headers["webhook-id"] === legacyId),
+      "legacy",
+    );
+    expect(sent.headers["x-event-id"]).toBe(old.eventId);
+    const got = await call(`/webhooks/${hook.id}/deliveries/${legacyId}/`, { token: acc.admin.token });
+    expectStatus(got, 200);
+    expect(got.body).toMatchObject({ id: legacyId, state: "succeeded" });
+    const page = await call(`/webhooks/${hook.id}/deliveries/?page_size=1`, { token: acc.admin.token });
+    const walked: string[] = [page.body.results[0].id];
+    let next = page.body.next;
+    while (next) {
+      const p = await call(next.replace(/^https?:\/\/[^/]+/, ""), { token: acc.admin.token });
+      walked.push(...p.body.results.map((d: any) => d.id));
+      next = p.body.next;
+    }
+    expect(walked.sort()).toEqual([fresh.eventId, legacyId].sort());
+    const again = await call(`/webhooks/${hook.id}/deliveries/${legacyId}/redeliver/`, {
+      method: "POST",
+      token: acc.admin.token,
+    });
+    expectStatus(again, 202);
+    expect(again.body.id).toBe(legacyId);
+    await waitFor(
+      () => receiver.at(hook.url).filter((r) => r.headers["webhook-id"] === legacyId).length === 2,
+      "the legacy redelivery",
+    );
+    // Another account's admin finds neither.
+    const other = await newAccount();
+    expectStatus(
+      await call(`/webhooks/${hook.id}/deliveries/${legacyId}/`, { token: other.admin.token }),
+      404,
+    );
   });
 
   it("refuses to redeliver through a failed webhook (activate it instead)", async () => {

@@ -48,7 +48,7 @@ describe("the outbox", () => {
     let held = 0;
     for (let i = 0; i < 50 && held < 2; i++) {
       const row = await env.DB.prepare(
-        "SELECT COUNT(*) AS n FROM webhook_deliveries WHERE account_id = ? AND state = 'held'",
+        "SELECT COUNT(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.account_id = ? AND d.state = 'held'",
       )
         .bind(acc.account.id)
         .first<{ n: number }>();

@@ -53,7 +53,7 @@ describe("retries", () => {
     expect(near(row.next_attempt_at, Date.now() + 5000)).toBe(true);
     // The retry is a new message, due at the delivery's next attempt, delayed by the schedule's 5 s.
     expect(q.sent).toEqual([
-      { body: { deliveryId: s.deliveryId, due: row.next_attempt_at }, delaySeconds: 5 },
+      { body: { webhookId: hook.id, eventId: s.eventId, due: row.next_attempt_at }, delaySeconds: 5 },
     ]);
 
     // The first message, delivered again by the queue, is stale now: nothing is sent.
@@ -162,13 +162,13 @@ describe("retries", () => {
     expect(near(row.next_attempt_at, Date.now() + 20 * 3600_000)).toBe(true);
     expect(q.sent[0].delaySeconds).toBe(43_200);
     // The message comes back after 12 h, 8 h early: it goes back for the rest, nothing is sent.
-    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ?")
+    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ?")
       .bind(Date.now() + 8 * 3600_000, s.deliveryId)
       .run();
     const due = (await deliveryRow(s.deliveryId)).next_attempt_at;
-    expectAcked(await drive(e, [{ deliveryId: s.deliveryId, due }]));
+    expectAcked(await drive(e, [{ ...s.message, due }]));
     expect(receiver.at(hook.url)).toHaveLength(1);
-    expect(q.sent[1].body).toEqual({ deliveryId: s.deliveryId, due });
+    expect(q.sent[1].body).toEqual({ ...s.message, due });
     expect(Math.abs(q.sent[1].delaySeconds! - 8 * 3600)).toBeLessThanOrEqual(2);
   });
 });

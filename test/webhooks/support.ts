@@ -97,11 +97,12 @@ export async function insertHook(accountId: string, url: string, state = "active
 export async function seedDelivery(
   accountId: string,
   webhookId: string,
-  opts: { type?: string; data?: unknown; due?: number; state?: string } = {},
+  opts: { type?: string; data?: unknown; due?: number; state?: string; legacyId?: string } = {},
 ) {
   const now = Date.now();
   const eventId = uuidv7(now);
-  const deliveryId = uuidv7(now);
+  // A delivery's id is its event's (migration 0025), unless it was made before with one of its own.
+  const deliveryId = opts.legacyId ?? eventId;
   const due = opts.due ?? now;
   const state = opts.state ?? "pending";
   await env.DB.batch([
@@ -109,15 +110,24 @@ export async function seedDelivery(
       "INSERT INTO events (id, account_id, type, object_id, payload, created_at, dispatched_at) VALUES (?, ?, ?, NULL, ?, ?, ?)",
     ).bind(eventId, accountId, opts.type ?? "task.created", JSON.stringify(opts.data ?? { n: 1 }), now, now),
     env.DB.prepare(
-      `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 0, ?, '', ?, ?)`,
-    ).bind(deliveryId, accountId, webhookId, eventId, state, state === "pending" ? due : null, now, now),
+      `INSERT INTO webhook_deliveries (legacy_id, webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 0, ?, '', ?, ?)`,
+    ).bind(opts.legacyId ?? null, webhookId, eventId, state, state === "pending" ? due : null, now, now),
   ]);
-  return { eventId, deliveryId, due, message: { deliveryId, due } satisfies DeliveryMessage };
+  const message: DeliveryMessage = opts.legacyId
+    ? { deliveryId: opts.legacyId, due }
+    : { webhookId, eventId, due };
+  return { eventId, deliveryId, due, message };
 }
 
+/** A delivery's row by the id the API gives it (its event's id, or a legacy id). */
 export const deliveryRow = (id: string) =>
-  env.DB.prepare("SELECT * FROM webhook_deliveries WHERE id = ?").bind(id).first<any>();
+  env.DB.prepare("SELECT * FROM webhook_deliveries WHERE event_id = ?1 OR legacy_id = ?1")
+    .bind(id)
+    .first<any>();
+
+/** The id a queue message names its delivery by (the event's id, or a legacy id). */
+export const messageDeliveryId = (m: DeliveryMessage) => ("deliveryId" in m ? m.deliveryId : m.eventId);
 export const webhookRow = (id: string) =>
   env.DB.prepare("SELECT * FROM webhooks WHERE id = ?").bind(id).first<any>();
 
@@ -125,11 +135,11 @@ export const webhookRow = (id: string) =>
 export async function elapse(msg: DeliveryMessage): Promise<DeliveryMessage> {
   const due = Date.now();
   await env.DB.prepare(
-    "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND next_attempt_at = ?",
+    "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE (event_id = ?2 OR legacy_id = ?2) AND next_attempt_at = ?3",
   )
-    .bind(due, msg.deliveryId, msg.due)
+    .bind(due, messageDeliveryId(msg), msg.due)
     .run();
-  return { deliveryId: msg.deliveryId, due };
+  return { ...msg, due };
 }
 
 /** Runs the consumer on one batch and returns what it acked and retried. */

@@ -14,7 +14,7 @@ import {
 import { pageSchema } from "../../http/pagination";
 import { renderCtx, ts } from "../../http/serialize";
 import { getEvent, listEvents } from "../../services/events/list";
-import { createTicket, openStream } from "../../services/live";
+import { createTicket, openStream, streamStats } from "../../services/live";
 import { eventsRetainedSince } from "../../services/retention/windows";
 import { EventListQuery, EventSchema, serializeEvent } from "./schema";
 
@@ -105,7 +105,39 @@ export const streamEventsRoute = createRoute({
   },
 });
 
+const StreamStatsSchema = z
+  .object({
+    connections: z.number().int().openapi({
+      description: "Open live connections of the account (dispatch screens and tracking pages).",
+    }),
+    wakes: z.number().int().openapi({
+      description:
+        "How many times the account's stream object has started: once, then once per wake from hibernation. Unchanged while connections only wait.",
+    }),
+    awake_since: dateTime().openapi({ description: "When the object last started (woke)." }),
+  })
+  .openapi("StreamStats");
+
+export const streamStatsRoute = createRoute({
+  method: "get",
+  path: "/events/stream_stats/",
+  operationId: "streamStats",
+  tags,
+  security,
+  summary: "The live stream's connections and wakes (admins)",
+  description:
+    "For operators watching what live screens cost: connections held while nothing happens are hibernated (the Hibernation API), so `wakes` stays put until an event or a message arrives. Reading this may itself wake the object. Takes no query parameters (any is 400).",
+  request: { query: z.object({}).strict() },
+  responses: { 200: jsonResponse(StreamStatsSchema, "The stream object's figures."), ...errorResponses },
+});
+
 export function mountEvents(app: Router) {
+  defineRoute(app, streamStatsRoute, async (c) => {
+    const p = requireRole(c, "admin");
+    const s = await streamStats(c.env, p.accountId);
+    return c.json({ ...s, awake_since: ts(renderCtx(c), s.awake_since) });
+  });
+
   defineRoute(app, createStreamTicketRoute, async (c) => {
     const p = requireUser(c);
     const t = await createTicket(c.env, p, c.get("baseUrl"));

@@ -1,4 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
+import { firstBatch } from "../../http/first-batch";
 import { pathId, requireRole, requireUser } from "../../http/guards";
 import {
   type Ctx,
@@ -22,9 +23,18 @@ import {
 } from "../../schemas/tasks";
 import { tasksForReader } from "../../services/forms/worker-view";
 import { createRecurringTask } from "../../services/recurrences";
-import { createTask, deleteTask, getTask, listTasks, serializeTask, updateTask } from "../../services/tasks";
+import {
+  createTask,
+  deleteTask,
+  listTasks,
+  readTask,
+  serializeTask,
+  updateTask,
+  visibleTask,
+} from "../../services/tasks";
 import { planTaskList } from "../../services/tasks/list";
 import { routesOf } from "../../services/tasks/serialize";
+import type { TaskRow } from "../../services/tasks/types";
 
 const tags = ["Tasks"];
 const DISPATCHERS = ["admin", "manager", "integration"] as const;
@@ -120,17 +130,27 @@ export function mountTasks(app: Router) {
     return c.json({ ...page, results: rows.map((t) => serializeTask(r, t, { expand, routes })) });
   });
 
-  defineRoute(app, retrieveTaskRoute, async (c) => {
-    const p = requireUser(c);
-    // Same parser as the list, so `expand` is validated the same way.
-    const { expand } = planTaskList(
-      { expand: c.req.valid("query").expand },
-      { principal: p, zone: null, settleSeconds: 0 },
-    );
-    const [row] = await tasksForReader(c.env.DB, p, [await getTask(c.env.DB, p, pathId(c))]);
-    const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, [row]) : undefined;
-    return c.json(serializeTask(renderCtx(c), row, { expand, routes }));
-  });
+  defineRoute(
+    app,
+    retrieveTaskRoute,
+    async (c) => {
+      // One round trip: the token's check and the task, in the request's first batch.
+      const {
+        principal: p,
+        results: [read],
+      } = await firstBatch(c, (scope) => [readTask(c.env.DB, scope.accountId, pathId(c))]);
+      // Same parser as the list, so `expand` is validated the same way.
+      const { expand } = planTaskList(
+        { expand: c.req.valid("query").expand },
+        { principal: p, zone: null, settleSeconds: 0 },
+      );
+      const task = visibleTask(p, read.results[0] as TaskRow | undefined);
+      const [row] = await tasksForReader(c.env.DB, p, [task]);
+      const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, [row]) : undefined;
+      return c.json(serializeTask(renderCtx(c), row, { expand, routes }));
+    },
+    { firstBatch: "reads" },
+  );
 
   for (const method of ["patch", "put"] as const) {
     const route = method === "patch" ? partialUpdateTaskRoute : updateTaskRoute;

@@ -93,7 +93,15 @@ export function serializeWebhook(r: RenderCtx, w: WebhookRow, withSecret = false
 
 export const DeliverySchema = z
   .object({
-    id: z.string().uuid().openapi({ description: "Sent as `webhook-id`: the same on every attempt." }),
+    id: z
+      .string()
+      .uuid()
+      .openapi({
+        description:
+          "Sent as `webhook-id`: the same on every attempt. The event's id (unique within the webhook: an event " +
+          "sent to two webhooks has the same `webhook-id` at both, the Standard Webhooks message id); a delivery " +
+          "made before the outbox was re-keyed (migration 0025) keeps the id it had.",
+      }),
     url: z.string().url(),
     webhook: z.string().url(),
     event: z.string().url().openapi({ description: "The event (`GET /events/{id}/`)." }),
@@ -120,9 +128,10 @@ export const DeliveryListQuery = z.object({ state: z.enum(DELIVERY_STATES).optio
 
 export function serializeDelivery(r: RenderCtx, d: DeliveryRow) {
   const webhook = link(r, "webhooks", d.webhook_id);
+  const id = d.legacy_id ?? d.event_id;
   return {
-    id: d.id,
-    url: `${webhook}deliveries/${d.id}/`,
+    id,
+    url: `${webhook}deliveries/${id}/`,
     webhook,
     event: link(r, "events", d.event_id),
     event_type: d.event_type,

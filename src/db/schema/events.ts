@@ -1,25 +1,27 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /**
  * The outbox: an event row is written in the same D1 batch as the change it reports, so
  * no change is ever without its event; delivery reads from here (transactional outbox).
+ * Stored clustered on (account_id, id), a WITHOUT ROWID table (migration 0025: drizzle-kit
+ * cannot say so, the migration does).
  */
 export const events = sqliteTable(
   "events",
   {
-    id: text("id").primaryKey(),
+    id: text("id").notNull(),
     accountId: text("account_id").notNull(),
     type: text("type").notNull(),
     objectId: text("object_id"),
-    /** JSON of the event's `data`, rendered when the change happened. */
-    payload: text("payload").notNull(),
+    /** The event's `data` as rendered when the change happened, packed (formats/packed-json.ts). */
+    payload: blob("payload").notNull(),
     createdAt: integer("created_at").notNull(),
     /** Set once the event has been handed to the webhook queue (a sweeper re-sends the rest). */
     dispatchedAt: integer("dispatched_at"),
   },
   (t) => [
-    index("events_account_idx").on(t.accountId, t.id),
+    primaryKey({ columns: [t.accountId, t.id] }),
     // Partial: only events still waiting for the relay are in it (most are born dispatched),
     // so writing an event costs one index entry less and the relay's scan stays small.
     index("events_undispatched_idx").on(t.createdAt).where(sql`dispatched_at IS NULL`),
@@ -45,11 +47,13 @@ export const webhooks = sqliteTable(
   (t) => [index("webhooks_account_idx").on(t.accountId, t.createdAt, t.id)],
 );
 
+/**
+ * One event to one webhook. Clustered on (webhook_id, event_id), a WITHOUT ROWID table
+ * (migration 0025); a delivery's id is its event's id, or `legacy_id` for one made before.
+ */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
     webhookId: text("webhook_id").notNull(),
     eventId: text("event_id").notNull(),
     /** pending, succeeded, failed (gave up), held (webhook failed; resumes when set active). */
@@ -60,13 +64,15 @@ export const webhookDeliveries = sqliteTable(
     lastError: text("last_error").notNull().default(""),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
+    legacyId: text("legacy_id"),
   },
   (t) => [
     // Also the delivery log's order (newest event first): no second index per delivery.
-    uniqueIndex("webhook_deliveries_unique").on(t.webhookId, t.eventId),
+    primaryKey({ columns: [t.webhookId, t.eventId] }),
     // The sweeper's "pending and overdue" query. Partial: a delivery that succeeded (nearly all
     // of them) leaves no entry behind (contract §23).
     index("webhook_deliveries_due_idx").on(t.state, t.nextAttemptAt).where(sql`state = 'pending'`),
+    uniqueIndex("webhook_deliveries_legacy_idx").on(t.legacyId).where(sql`legacy_id IS NOT NULL`),
   ],
 );
 

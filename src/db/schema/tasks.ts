@@ -183,7 +183,10 @@ export const taskCommands = sqliteTable(
   (t) => [
     uniqueIndex("task_commands_external_id_unique").on(t.accountId, t.externalId),
     index("task_commands_account_created_idx").on(t.accountId, t.createdAt, t.id),
-    index("task_commands_account_task_idx").on(t.accountId, t.taskId, t.createdAt, t.id),
+    // A task's commands: task ids are unique across accounts, so the account need not lead
+    // (every query names the task; the account is still checked on the row). 36 bytes less
+    // per command than (account_id, task_id, ...), which a finished task keeps for good.
+    index("task_commands_task_idx").on(t.taskId, t.createdAt, t.id),
     // The cron's sweep of stale pending commands spans accounts; partial, so it holds only
     // the few rows still pending and costs writes nothing once a command is applied.
     index("task_commands_pending_idx").on(t.createdAt, t.id).where(sql`state = 'pending'`),

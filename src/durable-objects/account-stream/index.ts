@@ -29,10 +29,23 @@ type Attachment =
   | { kind: "tracker"; trackerId: string; taskIds: string[] };
 
 type EventRow = { id: string; type: string; payload: unknown; created_at: number };
+/** A row decoded once per read, whatever the number of sockets it goes to. */
+type Decoded = { id: string; type: string; data: Record<string, unknown>; message: string };
+
+export type StreamStats = {
+  /** Open sockets (dispatch screens and tracking pages). */
+  connections: number;
+  /** How many times the object has been started: its first start, then once per wake from hibernation. */
+  wakes: number;
+  /** When this instance started (ms): the object has been awake since then. */
+  awake_since: number;
+};
 
 /** How far back a poke looks behind the last id sent (ms): covers a writer's late commit. */
 const OVERLAP_MS = 5_000;
 const PAGE = 500;
+/** Sockets served before the fan-out yields once. */
+const FAN_OUT_SLICE = 16;
 
 const idFloor = (ms: number) => {
   const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, "0").slice(-12);
@@ -56,6 +69,24 @@ export class AccountStreamDO extends DurableObject<Env> {
   /** Ids sent lately, per socket (memory only: lost with hibernation, which only follows quiet). */
   private recent = new WeakMap<WebSocket, Map<string, number>>();
   private accountId: string | null = null;
+  private readonly startedAt = Date.now();
+  private fanOut: Promise<number> | null = null;
+  private again = false;
+  private wakes = 0;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    // Counted so that hibernation can be observed (GET /events/stream_stats/): a start after
+    // the first is a wake. One storage write per start; nothing while asleep.
+    ctx.blockConcurrencyWhile(async () => {
+      this.wakes = ((await ctx.storage.get<number>("wakes")) ?? 0) + 1;
+      await ctx.storage.put("wakes", this.wakes);
+    });
+  }
+
+  async stats(): Promise<StreamStats> {
+    return { connections: this.ctx.getWebSockets().length, wakes: this.wakes, awake_since: this.startedAt };
+  }
 
   private async account(): Promise<string> {
     this.accountId ??= (await this.ctx.storage.get<string>("account")) ?? "";
@@ -120,9 +151,24 @@ export class AccountStreamDO extends DurableObject<Env> {
 
   /** The write path's call after a commit: send what is new. Cheap with nobody connected. */
   async poke(): Promise<number> {
-    const sockets = this.ctx.getWebSockets();
-    if (!sockets.length) return 0;
-    return this.sendNew(sockets);
+    if (!this.ctx.getWebSockets().length) return 0;
+    // One fan-out at a time: pokes that arrive meanwhile are folded into one more pass (a burst
+    // of writes costs a read per pass, not per write), which also reads what they wrote.
+    if (this.fanOut) {
+      this.again = true;
+      return this.fanOut;
+    }
+    this.fanOut = (async () => {
+      let sent = 0;
+      do {
+        this.again = false;
+        sent += await this.sendNew(this.ctx.getWebSockets());
+      } while (this.again);
+      return sent;
+    })().finally(() => {
+      this.fanOut = null;
+    });
+    return this.fanOut;
   }
 
   /** Closes the streams of `userId` whose token no longer holds (sign-out, password, role). */
@@ -205,7 +251,13 @@ export class AccountStreamDO extends DurableObject<Env> {
         .bind(accountId, cursor, PAGE)
         .all<EventRow>();
       if (!results.length) break;
-      for (const ws of sockets) sent += this.deliver(ws, results);
+      const decoded = new Map<string, Decoded>();
+      for (let i = 0; i < sockets.length; i++) {
+        sent += this.deliver(sockets[i], results, decoded);
+        // A thousand sockets take a while: let other work of the object (and of the runtime
+        // it shares a thread with) through between slices instead of holding it up to the end.
+        if (i % FAN_OUT_SLICE === FAN_OUT_SLICE - 1) await scheduler.wait(0);
+      }
       cursor = results[results.length - 1].id;
       newest = later(newest, cursor);
       if (results.length < PAGE) break;
@@ -214,7 +266,24 @@ export class AccountStreamDO extends DurableObject<Env> {
     return sent;
   }
 
-  private deliver(ws: WebSocket, rows: EventRow[]): number {
+  /** A row's payload decoded and its message written once, on first need, for every socket. */
+  private decode(r: EventRow, decoded: Map<string, Decoded>): Decoded {
+    let d = decoded.get(r.id);
+    if (!d) {
+      const data = unpackJson<Record<string, unknown>>(r.payload);
+      const message = JSON.stringify({
+        id: r.id,
+        type: r.type,
+        created_at: new Date(r.created_at).toISOString(),
+        data,
+      });
+      d = { id: r.id, type: r.type, data, message };
+      decoded.set(r.id, d);
+    }
+    return d;
+  }
+
+  private deliver(ws: WebSocket, rows: EventRow[], decoded: Map<string, Decoded>): number {
     const att = ws.deserializeAttachment() as Attachment;
     const recent = this.recent.get(ws) ?? new Map<string, number>();
     this.recent.set(ws, recent);
@@ -224,7 +293,8 @@ export class AccountStreamDO extends DurableObject<Env> {
     if (att.kind === "tracker") {
       const mine = rows.some(
         (r) =>
-          !recent.has(r.id) && taskIdsOf(r.type, unpackJson(r.payload)).some((t) => att.taskIds.includes(t)),
+          !recent.has(r.id) &&
+          taskIdsOf(r.type, this.decode(r, decoded).data).some((t) => att.taskIds.includes(t)),
       );
       for (const r of rows) recent.set(r.id, now);
       if (mine) {
@@ -242,11 +312,9 @@ export class AccountStreamDO extends DurableObject<Env> {
       recent.set(r.id, now);
       last = later(last, r.id);
       if (att.types && !att.types.includes(r.type)) continue;
-      const data = unpackJson<Record<string, unknown>>(r.payload);
-      if (!visibleTo({ userId: att.userId, role: att.role }, r.type, data)) continue;
-      ws.send(
-        JSON.stringify({ id: r.id, type: r.type, created_at: new Date(r.created_at).toISOString(), data }),
-      );
+      const d = this.decode(r, decoded);
+      if (!visibleTo({ userId: att.userId, role: att.role }, r.type, d.data)) continue;
+      ws.send(d.message);
       n++;
     }
     // Ids older than the overlap are settled (a later commit with such an id is not waited for,

@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
+import type { WriteProof } from "../../services/auth/tokens";
 import {
   type AppliedTask,
   applyOne,
@@ -59,19 +60,32 @@ export class TaskDO extends DurableObject<Env> {
     });
   }
 
-  /** One command, validated here (see applyOne): a field error, or its outcome. */
-  async applyOne(args: { actor: Actor; taskId: string; command: CommandInput; baseUrl: string }) {
+  /**
+   * One command, validated here (see applyOne): a field error, or its outcome. With `proof`,
+   * the caller's token check rides on the command's batch (services/auth/tokens.ts, WriteProof):
+   * the answer then carries the token's row as that batch read it, for the caller to settle,
+   * and `tokenMismatch` when the row was not the proven one (nothing was written).
+   */
+  async applyOne(args: {
+    actor: Actor;
+    taskId: string;
+    command: CommandInput;
+    baseUrl: string;
+    proof?: WriteProof;
+  }) {
     return this.oneAtATime(async () => {
       const r = await applyOne(this.env, args.actor, args.taskId, args.command, {
         baseUrl: args.baseUrl,
         task: this.task,
+        proof: args.proof,
       });
+      if (r.tokenMismatch) return { tokenMismatch: true, token: r.token };
       if (r.error) {
         this.task = r.task ?? undefined;
-        return { error: r.error };
+        return { error: r.error, token: r.token };
       }
       const [outcome] = await this.after({ ...args, commands: [args.command] }, r);
-      return { outcome };
+      return { outcome, token: r.token };
     });
   }
 

@@ -1,6 +1,6 @@
 import { pool } from "../../lib/pool";
 import { type DeliverOptions, processDelivery } from "../../services/webhooks/deliver";
-import type { DeliveryMessage } from "./message";
+import { type DeliveryMessage, isDeliveryMessage } from "./message";
 
 /**
  * Workers keep at most six outbound connections open per invocation; more concurrent fetches
@@ -21,7 +21,7 @@ export async function handleWebhookBatch(
 ): Promise<void> {
   await pool(batch.messages, CONCURRENCY, async (m) => {
     const body = m.body;
-    if (!body || typeof body.deliveryId !== "string" || typeof body.due !== "number") {
+    if (!isDeliveryMessage(body)) {
       console.error(
         JSON.stringify({ level: "error", queue: "webhooks", error: "malformed message", id: m.id }),
       );
@@ -36,7 +36,7 @@ export async function handleWebhookBatch(
         JSON.stringify({
           level: "error",
           queue: "webhooks",
-          delivery: body.deliveryId,
+          delivery: "deliveryId" in body ? body.deliveryId : `${body.webhookId}/${body.eventId}`,
           error: String(err),
         }),
       );

@@ -57,7 +57,7 @@ export async function authenticate(
     const t = await issueAccessToken(env, user.id);
     return { token: t.token, userId: user.id, accountId: user.default_account_id };
   }
-  const t = await issueSession(env, user.id);
+  const t = await issueSession(env, user.id, user.default_account_id);
   return { token: t.token, userId: user.id, accountId: user.default_account_id };
 }
 
@@ -123,7 +123,9 @@ export async function getSession(env: Env, p: Principal, id: string) {
 
 export async function createNamedSession(env: Env, p: Principal, name: string) {
   assertMayIssueTokens(p);
-  const t = await issueSession(env, p.userId, name);
+  // A new session acts in the user's default account: the account of the token presented,
+  // unless that is an authorization JWT (scoped to another one; then `acc` is left out).
+  const t = await issueSession(env, p.userId, p.tokenKind === "authorization" ? null : p.accountId, name);
   return { row: await getSession(env, p, t.id), token: t.token };
 }
 

@@ -14,7 +14,7 @@ import type { Principal } from "./principal";
 
 const ACCESS_TOKEN_PREFIX = "fda_";
 
-type TokenRow = {
+export type TokenRow = {
   id: string;
   kind: TokenKind;
   user_id: string;
@@ -45,24 +45,46 @@ type TokenRow = {
   actor_active: number | null;
   actor_role: RoleName | null;
   actor_role_active: number | null;
+  /** All of the above as one JSON text (see FINGERPRINT). */
+  fingerprint: string;
 };
 
 // One round trip resolves token, user, role and account, and the chain the token hangs from
 // (the session an authorization JWT came from, the admin token a hijack token came from and
 // that token's own session, and the hijacking admin's role): this runs on every request.
-const RESOLVE_SQL = `
-SELECT t.id, t.kind, t.user_id, t.account_id, t.parent_id, t.expires_at, t.revoked_at, t.actor_user_id,
-       u.email, u.is_active,
-       COALESCE(t.account_id, u.default_account_id) AS effective_account_id,
-       r.role, CASE WHEN r.state = 'active' THEN r.is_active ELSE 0 END AS role_active,
-       a.api_version, a.feature_allow_worker_reordering, a.transit_active_limit, a.failed_reasons,
-       a.feature_signer_name, a.live_until,
-       p.id AS parent_id_found, p.revoked_at AS parent_revoked_at, p.expires_at AS parent_expires_at,
-       p.parent_id AS parent_parent_id,
-       g.id AS root_id_found, g.revoked_at AS root_revoked_at, g.expires_at AS root_expires_at,
-       g.parent_id AS root_parent_id,
-       au.is_active AS actor_active,
-       ar.role AS actor_role, CASE WHEN ar.state = 'active' THEN ar.is_active ELSE 0 END AS actor_role_active
+const RESOLVE_COLUMNS: [expression: string, alias: Exclude<keyof TokenRow, "fingerprint">][] = [
+  ["t.id", "id"],
+  ["t.kind", "kind"],
+  ["t.user_id", "user_id"],
+  ["t.account_id", "account_id"],
+  ["t.parent_id", "parent_id"],
+  ["t.expires_at", "expires_at"],
+  ["t.revoked_at", "revoked_at"],
+  ["t.actor_user_id", "actor_user_id"],
+  ["u.email", "email"],
+  ["u.is_active", "is_active"],
+  ["COALESCE(t.account_id, u.default_account_id)", "effective_account_id"],
+  ["r.role", "role"],
+  ["CASE WHEN r.state = 'active' THEN r.is_active ELSE 0 END", "role_active"],
+  ["a.api_version", "api_version"],
+  ["a.feature_allow_worker_reordering", "feature_allow_worker_reordering"],
+  ["a.transit_active_limit", "transit_active_limit"],
+  ["a.failed_reasons", "failed_reasons"],
+  ["a.feature_signer_name", "feature_signer_name"],
+  ["a.live_until", "live_until"],
+  ["p.id", "parent_id_found"],
+  ["p.revoked_at", "parent_revoked_at"],
+  ["p.expires_at", "parent_expires_at"],
+  ["p.parent_id", "parent_parent_id"],
+  ["g.id", "root_id_found"],
+  ["g.revoked_at", "root_revoked_at"],
+  ["g.expires_at", "root_expires_at"],
+  ["g.parent_id", "root_parent_id"],
+  ["au.is_active", "actor_active"],
+  ["ar.role", "actor_role"],
+  ["CASE WHEN ar.state = 'active' THEN ar.is_active ELSE 0 END", "actor_role_active"],
+];
+const RESOLVE_FROM = `
 FROM auth_tokens t
 JOIN users u ON u.id = t.user_id
 LEFT JOIN account_roles r ON r.user_id = u.id AND r.account_id = COALESCE(t.account_id, u.default_account_id)
@@ -70,7 +92,11 @@ LEFT JOIN accounts a ON a.id = r.account_id
 LEFT JOIN auth_tokens p ON p.id = t.parent_id
 LEFT JOIN auth_tokens g ON g.id = p.parent_id
 LEFT JOIN users au ON au.id = t.actor_user_id
-LEFT JOIN account_roles ar ON ar.user_id = t.actor_user_id AND ar.account_id = t.account_id
+LEFT JOIN account_roles ar ON ar.user_id = t.actor_user_id AND ar.account_id = t.account_id`;
+/** Every column of the row in one JSON text: an equal fingerprint is an unchanged row. */
+const FINGERPRINT = `json_array(${RESOLVE_COLUMNS.map(([e]) => e).join(", ")})`;
+const RESOLVE_SQL = `SELECT ${RESOLVE_COLUMNS.map(([e, a]) => `${e} AS ${a}`).join(", ")},
+       ${FINGERPRINT} AS fingerprint${RESOLVE_FROM}
 WHERE `;
 
 /**
@@ -98,41 +124,151 @@ function chainAlive(row: TokenRow, now: number): boolean {
   return true;
 }
 
-async function loadRow(db: D1Database, where: string, value: string): Promise<TokenRow | null> {
-  return db.prepare(`${RESOLVE_SQL}${where}`).bind(value).first<TokenRow>();
+/**
+ * How a request's token is checked: one statement (the token's row and its chain, RESOLVE_SQL)
+ * and `settle`, which turns that row into the principal or a 401. Everything that needs no
+ * database (the header's shape, the JWT's signature and expiry, the access token's hash) is
+ * already checked when this exists, so the statement can join the request's first D1 batch
+ * (http/first-batch.ts) instead of costing a round trip of its own.
+ */
+export type TokenCheck = {
+  statement: D1PreparedStatement;
+  /**
+   * Whom the token says it acts as, before its row is read: the JWT's `acc` and `sub`, or for
+   * a token without `acc` the account its row named the last time this isolate settled it.
+   * Only a hint for reads made beside the check; `settle` decides. Null when unknown.
+   */
+  claim: { accountId: string; userId: string } | null;
+  /**
+   * When this isolate has settled this very token before: the principal it proved then, and
+   * the proof a write can carry instead of a check of its own (see WriteProof). Null otherwise.
+   */
+  known: { principal: Principal; proof: WriteProof } | null;
+  /** The principal the row proves (at `now`, by default the present), or a 401. */
+  settle(row: TokenRow | null, now?: number): Principal;
+};
+
+/**
+ * A token's check carried by a write (a single command's batch in its task's object): the
+ * token's row is read as the batch's first statement, and every write of the batch is guarded
+ * by `proofGuard`, so nothing is written unless the row is still the one this isolate last
+ * settled into a principal. Plain data: it crosses the Durable Object's RPC boundary.
+ */
+export type WriteProof = { by: "id" | "token_hash"; key: string; fingerprint: string };
+
+/** The statement reading the token's row, to run first in the batch the proof guards. */
+export function proofStatement(db: D1Database, proof: WriteProof): D1PreparedStatement {
+  return db.prepare(`${RESOLVE_SQL}t.${proofColumn(proof)} = ?`).bind(proof.key);
 }
 
 /**
- * Resolves `Authorization: Bearer|Token <token>` (contract §2): the kind is recognized from
- * the token itself. Any token that is malformed, badly signed, expired or revoked is 401.
+ * The condition a write carrying `proof` is guarded by, in the same transaction: the token's row
+ * is unchanged since it was settled (same fingerprint: not revoked, same user, role, account and
+ * settings, same chain, same hijacking admin standing), and nothing in its chain has expired at
+ * `now`, the only part of the check that moves with time. Together that is `settle` passing.
  */
-export async function resolvePrincipal(
-  env: Env,
-  authorization: string | undefined,
-): Promise<Principal | null> {
+export function proofGuard(proof: WriteProof, now: number): { sql: string; params: unknown[] } {
+  return {
+    sql: `EXISTS (SELECT 1${RESOLVE_FROM}
+  WHERE t.${proofColumn(proof)} = ? AND ${FINGERPRINT} = ?
+    AND (t.expires_at IS NULL OR t.expires_at > ?) AND (p.expires_at IS NULL OR p.expires_at > ?)
+    AND (g.expires_at IS NULL OR g.expires_at > ?))`,
+    params: [proof.key, proof.fingerprint, now, now, now],
+  };
+}
+
+/**
+ * Whether `proofGuard` held in the batch that read `row` first: the same test in JavaScript, on
+ * the row that batch read in the same transaction. False means every guarded write of that
+ * batch wrote nothing.
+ */
+export function proofHolds(row: TokenRow | null, proof: WriteProof, now: number): boolean {
+  const unexpired = (at: number | null) => at === null || at > now;
+  return (
+    row !== null &&
+    row.fingerprint === proof.fingerprint &&
+    unexpired(row.expires_at) &&
+    unexpired(row.parent_expires_at) &&
+    unexpired(row.root_expires_at)
+  );
+}
+
+const proofColumn = (proof: WriteProof) => {
+  if (proof.by !== "id" && proof.by !== "token_hash") throw new Error("unknown token column");
+  return proof.by;
+};
+
+/**
+ * What this isolate learnt when it last settled a token, by the token itself (the JWT's text or
+ * the access token's hash, so the claims it was checked against are the same): the row's
+ * fingerprint and the principal. A hint and a proof to carry, never a substitute for the row.
+ */
+const settled = new Map<string, { fingerprint: string; principal: Principal }>();
+const MAX_SETTLED = 10_000;
+
+function knownOf(memoKey: string, by: WriteProof["by"], key: string): TokenCheck["known"] {
+  const m = settled.get(memoKey);
+  return m ? { principal: m.principal, proof: { by, key, fingerprint: m.fingerprint } } : null;
+}
+
+function remember(memoKey: string, row: TokenRow, p: Principal): Principal {
+  if (settled.size >= MAX_SETTLED) settled.clear();
+  settled.set(memoKey, { fingerprint: row.fingerprint, principal: p });
+  return p;
+}
+
+/**
+ * Checks `Authorization: Bearer|Token <token>` (contract §2) as far as it can without the
+ * database: the kind is recognized from the token itself; a malformed, badly signed or expired
+ * JWT, or an unknown kind of token, is 401 here. Null without the header.
+ */
+export async function checkToken(env: Env, authorization: string | undefined): Promise<TokenCheck | null> {
   if (!authorization) return null;
   const m = /^(Bearer|Token|JWT)\s+(\S+)\s*$/i.exec(authorization);
   if (!m) throw authenticationFailed("Invalid Authorization header. Use: Authorization: Bearer <token>.");
   const token = m[2];
-  let row: TokenRow | null;
   if (looksLikeJwt(token)) {
     const jwt = await verifyJwt(env.JWT_SECRETS, token);
     if (!jwt) throw authenticationFailed("Invalid or expired token.");
-    row = await loadRow(env.DB, "t.id = ?", jwt.jti);
-    if (
-      !row ||
-      row.kind !== jwt.kind ||
-      row.user_id !== jwt.sub ||
-      (row.actor_user_id ?? undefined) !== jwt.act
-    )
-      throw authenticationFailed("Invalid token.");
-  } else if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
-    row = await loadRow(env.DB, "t.token_hash = ?", await sha256Hex(token));
-    if (row?.kind !== "access") throw authenticationFailed("Invalid token.");
-  } else {
-    throw authenticationFailed("Invalid token.");
+    const memoKey = `jwt:${token}`;
+    const known = knownOf(memoKey, "id", jwt.jti);
+    return {
+      statement: env.DB.prepare(`${RESOLVE_SQL}t.id = ?`).bind(jwt.jti),
+      claim: jwt.acc
+        ? { accountId: jwt.acc, userId: jwt.sub }
+        : known && { accountId: known.principal.accountId, userId: known.principal.userId },
+      known,
+      settle(row, now = Date.now()) {
+        if (
+          !row ||
+          row.kind !== jwt.kind ||
+          row.user_id !== jwt.sub ||
+          (row.actor_user_id ?? undefined) !== jwt.act
+        )
+          throw authenticationFailed("Invalid token.");
+        return remember(memoKey, row, principalOf(row, now));
+      },
+    };
   }
-  const now = Date.now();
+  if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
+    const hash = await sha256Hex(token);
+    const memoKey = `hash:${hash}`;
+    const known = knownOf(memoKey, "token_hash", hash);
+    return {
+      statement: env.DB.prepare(`${RESOLVE_SQL}t.token_hash = ?`).bind(hash),
+      claim: known && { accountId: known.principal.accountId, userId: known.principal.userId },
+      known,
+      settle(row, now = Date.now()) {
+        if (row?.kind !== "access") throw authenticationFailed("Invalid token.");
+        return remember(memoKey, row, principalOf(row, now));
+      },
+    };
+  }
+  throw authenticationFailed("Invalid token.");
+}
+
+/** The row of a token that matches what was presented: alive at `now`, or a 401. */
+function principalOf(row: TokenRow, now: number): Principal {
   if (row.revoked_at || !chainAlive(row, now)) throw authenticationFailed("Token has been revoked.");
   if (row.expires_at !== null && row.expires_at <= now) throw authenticationFailed("Token has expired.");
   if (!row.is_active) throw authenticationFailed("User inactive or deleted.");
@@ -158,24 +294,44 @@ export async function resolvePrincipal(
   };
 }
 
-/** Whether the token with this id still holds, its whole chain and its role checked (live streams). */
+/** Whether the token with this id still holds, as a request's check would find it (live streams). */
 export async function tokenHolds(env: Env, tokenId: string, now = Date.now()): Promise<boolean> {
-  const row = await loadRow(env.DB, "t.id = ?", tokenId);
-  return Boolean(
-    row &&
-      !row.revoked_at &&
-      chainAlive(row, now) &&
-      (row.expires_at === null || row.expires_at > now) &&
-      row.is_active &&
-      row.role &&
-      row.role_active,
-  );
+  const row = await env.DB.prepare(`${RESOLVE_SQL}t.id = ?`).bind(tokenId).first<TokenRow>();
+  if (!row) return false;
+  try {
+    principalOf(row, now);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves `Authorization: Bearer|Token <token>` (contract §2) in one round trip of its own.
+ * Any token that is malformed, badly signed, expired or revoked is 401.
+ */
+export async function resolvePrincipal(
+  env: Env,
+  authorization: string | undefined,
+): Promise<Principal | null> {
+  const check = await checkToken(env, authorization);
+  if (!check) return null;
+  return check.settle(await check.statement.first<TokenRow>());
 }
 
 export type IssuedToken = { id: string; token: string; expiresAt: number | null };
 
-/** A session JWT backed by a row (so logout and DELETE revoke it at once). */
-export async function issueSession(env: Env, userId: string, name = ""): Promise<IssuedToken> {
+/**
+ * A session JWT backed by a row (so logout and DELETE revoke it at once). `accountId`, the
+ * account the session acts in (the user's default account), goes into `acc` when known: a hint
+ * that lets a request read beside the token's check (see TokenCheck.claim), never trusted alone.
+ */
+export async function issueSession(
+  env: Env,
+  userId: string,
+  accountId: string | null,
+  name = "",
+): Promise<IssuedToken> {
   const id = uuidv7();
   const now = Date.now();
   const exp = Math.floor(now / 1000) + SESSION_TTL_SECONDS;
@@ -186,7 +342,12 @@ export async function issueSession(env: Env, userId: string, name = ""): Promise
     .run();
   return {
     id,
-    token: await signJwt(env.JWT_SECRETS, "session", { sub: userId, jti: id }, exp),
+    token: await signJwt(
+      env.JWT_SECRETS,
+      "session",
+      { sub: userId, jti: id, acc: accountId ?? undefined },
+      exp,
+    ),
     expiresAt: exp * 1000,
   };
 }
@@ -206,14 +367,16 @@ export async function issueAccessToken(env: Env, userId: string): Promise<Issued
 /** Re-signs the same session with a new expiry (contract §2), or swaps an access token for a session. */
 export async function refreshToken(env: Env, p: Principal): Promise<IssuedToken> {
   assertMayIssueTokens(p);
-  if (p.tokenKind === "access") return issueSession(env, p.userId);
+  // An access token acts in the user's default account, as the session it becomes.
+  if (p.tokenKind === "access") return issueSession(env, p.userId, p.accountId);
   const kind: JwtKind = p.tokenKind === "authorization" ? "authorization" : "session";
   const ttl = kind === "session" ? SESSION_TTL_SECONDS : AUTHORIZATION_TTL_SECONDS;
   const exp = Math.floor(Date.now() / 1000) + ttl;
   await env.DB.prepare("UPDATE auth_tokens SET expires_at = ? WHERE id = ? AND revoked_at IS NULL")
     .bind(exp * 1000, p.tokenId)
     .run();
-  const acc = kind === "authorization" ? p.accountId : undefined;
+  // A session acts in the user's default account, an authorization JWT in its own: `acc` either way.
+  const acc = p.accountId;
   return {
     id: p.tokenId,
     token: await signJwt(env.JWT_SECRETS, kind, { sub: p.userId, jti: p.tokenId, acc }, exp),
@@ -260,7 +423,12 @@ export async function issueHijackSession(env: Env, admin: Principal, userId: str
     .run();
   return {
     id,
-    token: await signJwt(env.JWT_SECRETS, "session", { sub: userId, jti: id, act: admin.userId }, exp),
+    token: await signJwt(
+      env.JWT_SECRETS,
+      "session",
+      { sub: userId, jti: id, act: admin.userId, acc: admin.accountId },
+      exp,
+    ),
     expiresAt: exp * 1000,
   };
 }

@@ -1,5 +1,4 @@
-import { uuidv7 } from "../../lib/ids";
-import { enqueueDeliveries } from "../../queues/webhooks/message";
+import { type DeliveryKey, enqueueDeliveries } from "../../queues/webhooks/message";
 
 /**
  * The outbox relay. A change commits its event row in the same D1 batch (outbox.ts), but the
@@ -73,29 +72,31 @@ export async function dispatchPendingEvents(
     for (const h of byAccount.get(ev.account_id) ?? []) {
       if (!wants(h, ev)) continue;
       const active = h.state === "active";
-      // [id, account_id, webhook_id, event_id, state, next_attempt_at]
-      rows.push([uuidv7(now), ev.account_id, h.id, ev.id, active ? "pending" : "held", active ? now : null]);
+      // [webhook_id, event_id, state, next_attempt_at]
+      rows.push([h.id, ev.id, active ? "pending" : "held", active ? now : null]);
     }
   }
   // One JSON parameter per statement: D1 binds at most 100 parameters, a round has more rows.
   // `WHERE true` is SQLite's required disambiguation of INSERT ... SELECT ... ON CONFLICT.
-  const [inserted] = await db.batch<{ id: string; state: string }>([
+  const [inserted] = await db.batch<DeliveryKey & { state: string }>([
     db
       .prepare(
-        `INSERT INTO webhook_deliveries (id, account_id, webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
-         SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, 0, value ->> 5, '', ?, ?
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
+         SELECT value ->> 0, value ->> 1, value ->> 2, 0, value ->> 3, '', ?, ?
          FROM json_each(?) WHERE true
          ON CONFLICT (webhook_id, event_id) DO NOTHING
-         RETURNING id, state`,
+         RETURNING webhook_id, event_id, legacy_id, state`,
       )
       .bind(now, now, JSON.stringify(rows)),
+    // By the events' primary key (account_id, id).
     db
       .prepare(
-        "UPDATE events SET dispatched_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND dispatched_at IS NULL",
+        `UPDATE events SET dispatched_at = ?
+         WHERE (account_id, id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?)) AND dispatched_at IS NULL`,
       )
-      .bind(now, JSON.stringify(events.map((e) => e.id))),
+      .bind(now, JSON.stringify(events.map((e) => [e.account_id, e.id]))),
   ]);
-  const toSend = inserted.results.filter((r) => r.state === "pending").map((r) => r.id);
+  const toSend = inserted.results.filter((r) => r.state === "pending");
   try {
     await enqueueDeliveries(env, toSend, now);
   } catch (err) {
@@ -115,16 +116,13 @@ export async function requeueStaleDeliveries(env: Env, limit = 500): Promise<num
   const now = Date.now();
   const { results } = await env.DB.prepare(
     `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?
-     WHERE id IN (SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at < ? LIMIT ?)
-     RETURNING id`,
+     WHERE (webhook_id, event_id) IN (
+       SELECT webhook_id, event_id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at < ? LIMIT ?)
+     RETURNING webhook_id, event_id, legacy_id`,
   )
     .bind(now, now, now - STALE_DELIVERY_MS, limit)
-    .all<{ id: string }>();
-  await enqueueDeliveries(
-    env,
-    results.map((r) => r.id),
-    now,
-  );
+    .all<DeliveryKey>();
+  await enqueueDeliveries(env, results, now);
   return results.length;
 }
 

@@ -14,6 +14,7 @@ import { EVENT_TYPES } from "../events/outbox";
 export const TICKET_TTL_MS = 60_000;
 /** How long after a stream opened writes keep poking the account's object. */
 const LIVE_FOR_MS = 24 * 3600_000;
+const LIVE_RENEW_MS = 3600_000;
 
 export const streamOf = (env: Env, accountId: string): DurableObjectStub<AccountStreamDO> =>
   env.ACCOUNT_STREAMS.get(env.ACCOUNT_STREAMS.idFromName(accountId));
@@ -79,9 +80,7 @@ export async function openStream(env: Env, q: StreamQuery, now = Date.now()): Pr
     .first<{ account_id: string; user_id: string; token_id: string; role: string }>();
   if (!spent || !(await tokenHolds(env, spent.token_id, now)))
     throw fieldError("ticket", "Invalid, used or expired ticket.");
-  await env.DB.prepare("UPDATE accounts SET live_until = ? WHERE id = ?")
-    .bind(now + LIVE_FOR_MS, spent.account_id)
-    .run();
+  await markLive(env, spent.account_id, now);
   return upgrade(env, spent.account_id, "/events", {
     accountId: spent.account_id,
     userId: spent.user_id,
@@ -98,14 +97,30 @@ export async function openTrackerStream(
   tracker: { id: string; account_id: string; taskIds: string[] },
   now = Date.now(),
 ) {
-  await env.DB.prepare("UPDATE accounts SET live_until = ? WHERE id = ?")
-    .bind(now + LIVE_FOR_MS, tracker.account_id)
-    .run();
+  await markLive(env, tracker.account_id, now);
   return upgrade(env, tracker.account_id, "/tracker", {
     accountId: tracker.account_id,
     trackerId: tracker.id,
     taskIds: tracker.taskIds,
   });
+}
+
+/**
+ * Writes poke the account's object for the next LIVE_FOR_MS. The flag is moved on only when it
+ * has less than LIVE_RENEW_MS left: a thousand screens opening write it once, and the tokens'
+ * rows (which carry it, services/auth/tokens.ts) seldom change under their write proofs.
+ */
+async function markLive(env: Env, accountId: string, now: number) {
+  await env.DB.prepare(
+    "UPDATE accounts SET live_until = ? WHERE id = ? AND (live_until IS NULL OR live_until < ?)",
+  )
+    .bind(now + LIVE_FOR_MS, accountId, now + LIVE_FOR_MS - LIVE_RENEW_MS)
+    .run();
+}
+
+/** The account's stream object: open connections and its wakes (GET /events/stream_stats/). */
+export async function streamStats(env: Env, accountId: string) {
+  return streamOf(env, accountId).stats();
 }
 
 /** After a write: the account's object sends what is new (nothing to do when nobody watches). */

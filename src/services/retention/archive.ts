@@ -185,14 +185,22 @@ export async function unfinishedParts(db: D1Database, limit = 20) {
   return results.map((r) => ({ ...r, start: Date.parse(`${r.day}T00:00:00Z`) }));
 }
 
-/** Deletes rows of `table` by id, a JSON list of ids per statement, in one batch. */
-export function deleteByIds(db: D1Database, table: string, ids: string[], chunk = 500) {
+/**
+ * Deletes rows of `table` by id, a JSON list of ids per statement, in one batch. With the
+ * account, by (account_id, id): the key of a table clustered on it (events), and no harm to one
+ * keyed by id alone.
+ */
+export function deleteByIds(db: D1Database, table: string, ids: string[], accountId?: string, chunk = 500) {
   const statements: D1PreparedStatement[] = [];
-  for (let i = 0; i < ids.length; i += chunk)
+  for (let i = 0; i < ids.length; i += chunk) {
+    const list = JSON.stringify(ids.slice(i, i + chunk));
     statements.push(
-      db
-        .prepare(`DELETE FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`)
-        .bind(JSON.stringify(ids.slice(i, i + chunk))),
+      accountId === undefined
+        ? db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`).bind(list)
+        : db
+            .prepare(`DELETE FROM ${table} WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))`)
+            .bind(accountId, list),
     );
+  }
   return statements;
 }

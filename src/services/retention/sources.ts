@@ -43,6 +43,7 @@ export function asLine(row: Record<string, unknown>): Record<string, unknown> {
 }
 
 export function tableSource(k: RetainedKind, now: number): ArchiveSource {
+  if (k.keyed === "webhook") return deliverySource(k, now);
   const scoped = k.scope === "account";
   return {
     kind: k.kind,
@@ -64,21 +65,89 @@ export function tableSource(k: RetainedKind, now: number): ArchiveSource {
     async lines(_env, rows) {
       return rows.map((r) => asLine(r as Record<string, unknown>));
     },
-    async remove(env, _accountId, lines) {
+    async remove(env, accountId, lines) {
       const ids = lines.map((l) => l.id as string);
-      if (ids.length) await env.DB.batch(deleteByIds(env.DB, k.table, ids));
+      if (ids.length) await env.DB.batch(deleteByIds(env.DB, k.table, ids, scoped ? accountId : undefined));
+    },
+  };
+}
+
+/**
+ * Webhook deliveries, clustered on (webhook_id, event_id) (migration 0025): an account's are
+ * those of its webhooks (a webhook's deliveries go with it), a day's those whose event was made
+ * that day, each webhook's a range of the key. A line is the row as stored; its `id` is the
+ * delivery's (`legacy_id`, else the event's).
+ */
+function deliverySource(k: RetainedKind, now: number): ArchiveSource {
+  return {
+    kind: k.kind,
+    async read(env, accountId, day, limit) {
+      const upper = Math.min(day.end, cutoffOf(env, k, now));
+      const { results } = await env.DB.prepare(
+        `SELECT d.event_id AS id, d.* FROM webhooks w JOIN webhook_deliveries d ON d.webhook_id = w.id
+         WHERE w.account_id = ? AND d.event_id >= ? AND d.event_id < ?
+         ORDER BY d.event_id, d.webhook_id LIMIT ?`,
+      )
+        .bind(accountId, idFloor(day.start), idFloor(upper), limit)
+        .all<{ id: string; legacy_id: string | null }>();
+      return results;
+    },
+    async lines(_env, rows) {
+      return rows.map((r) => {
+        const { id: _key, legacy_id, ...row } = r as Record<string, unknown>;
+        return { id: legacy_id ?? row.event_id, ...row, legacy_id };
+      });
+    },
+    async remove(env, _accountId, lines) {
+      const keys = lines.map((l) => [l.webhook_id, l.event_id]);
+      const statements: D1PreparedStatement[] = [];
+      for (let i = 0; i < keys.length; i += 500)
+        statements.push(
+          env.DB.prepare(
+            `DELETE FROM webhook_deliveries
+             WHERE (webhook_id, event_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+          ).bind(JSON.stringify(keys.slice(i, i + 500))),
+        );
+      if (statements.length) await env.DB.batch(statements);
     },
   };
 }
 
 /** The oldest row of a kind past its window (its account and time), or null. */
 export async function oldestPastWindow(env: Env, k: RetainedKind, now: number) {
+  const floor = idFloor(cutoffOf(env, k, now));
+  if (k.keyed === "account") {
+    // Clustered on (account_id, id): each account's oldest is one seek of the key; the accounts
+    // are walked the same way (a loose index scan, SQLite's recursive CTE for "skip-scan").
+    return env.DB.prepare(
+      `WITH RECURSIVE owners(a) AS (
+         SELECT (SELECT MIN(account_id) FROM ${k.table})
+         UNION ALL SELECT (SELECT MIN(account_id) FROM ${k.table} WHERE account_id > owners.a) FROM owners WHERE a IS NOT NULL
+       )
+       SELECT account_id, id FROM (
+         SELECT a AS account_id, (SELECT MIN(id) FROM ${k.table} WHERE account_id = owners.a) AS id FROM owners WHERE a IS NOT NULL
+       ) WHERE id < ? ORDER BY id LIMIT 1`,
+    )
+      .bind(floor)
+      .first<{ account_id: string; id: string }>();
+  }
+  if (k.keyed === "webhook") {
+    // Each webhook's oldest delivery is one seek of (webhook_id, event_id).
+    return env.DB.prepare(
+      `SELECT account_id, id FROM (
+         SELECT w.account_id, (SELECT MIN(event_id) FROM webhook_deliveries d WHERE d.webhook_id = w.id) AS id
+         FROM webhooks w
+       ) WHERE id < ? ORDER BY id LIMIT 1`,
+    )
+      .bind(floor)
+      .first<{ account_id: string; id: string }>();
+  }
   const scoped = k.scope === "account";
   const row = await env.DB.prepare(
     `SELECT ${scoped ? "account_id" : `'${SERVICE_SCOPE}' AS account_id`}, id FROM ${k.table}
      WHERE id < ?${k.where ? ` AND ${k.where}` : ""} ORDER BY id LIMIT 1`,
   )
-    .bind(idFloor(cutoffOf(env, k, now)))
+    .bind(floor)
     .first<{ account_id: string; id: string }>();
   return row;
 }

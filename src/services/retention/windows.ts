@@ -3,8 +3,8 @@
  * it to the archive (R2) and deletes it. Each window is a setting (days), documented in
  * docs/configuration.md; finished tasks follow their account's `data_retention_days` instead
  * (./tasks.ts). Rows are found by their id: every table below is keyed by a UUIDv7 minted when
- * the row was made (RFC 9562 §5.7: the first 48 bits are the Unix time in ms), so "older than the
- * window" and "made on this day" are ranges of the primary key, read from its index.
+ * the row was made (RFC 9562 §5.7: the first 48 bits are the Unix time in ms; a delivery by its
+ * event's), so "older than the window" and "made on this day" are ranges of the primary key.
  */
 
 export type RetainedKind = {
@@ -18,6 +18,12 @@ export type RetainedKind = {
   where?: string;
   /** `account`: archived per account, listed to its admins; `service`: the operator's own rows. */
   scope: "account" | "service";
+  /**
+   * How the table is keyed (migration 0025): `id` (a rowid table with its UUIDv7 primary key),
+   * `account` (clustered on (account_id, id)), `webhook` (clustered on (webhook_id, event_id),
+   * the event's id being the row's time).
+   */
+  keyed?: "id" | "account" | "webhook";
 };
 
 export const RETAINED: readonly RetainedKind[] = [
@@ -28,9 +34,17 @@ export const RETAINED: readonly RetainedKind[] = [
     setting: "WEBHOOK_DELIVERIES_RETENTION_DAYS",
     defaultDays: 30,
     scope: "account",
+    keyed: "webhook",
   },
   // 30 days, as integrators know from Stripe's events.
-  { kind: "events", table: "events", setting: "EVENTS_RETENTION_DAYS", defaultDays: 30, scope: "account" },
+  {
+    kind: "events",
+    table: "events",
+    setting: "EVENTS_RETENTION_DAYS",
+    defaultDays: 30,
+    scope: "account",
+    keyed: "account",
+  },
   // Whatever their state: an SMS still queued after 90 days will not be sent any more.
   { kind: "sms", table: "sms", setting: "SMS_RETENTION_DAYS", defaultDays: 90, scope: "account" },
   {

@@ -9,6 +9,7 @@ import { parseTimestamp } from "../../http/timezones";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
+import type { WriteProof } from "../auth/tokens";
 import type { TaskRow } from "../tasks/types";
 import { overdueScheduledTasks } from "./apply";
 import { applyPendingRows } from "./recovery";
@@ -247,37 +248,66 @@ function byTask(commands: CommandInput[]) {
 }
 
 export type SubmitResult = { rows: CommandRow[]; allReplays: boolean };
+type SubmitOptions = { timeZone: string | null; isArray: boolean; baseUrl: string };
+
+/** One command without an assignee or route to look up: its task's object checks it (one round trip). */
+export const isSingle = (items: TaskCommandBody[]) =>
+  items.length === 1 && !items[0].assignee && !items[0].task_data?.route;
+
+/**
+ * The call a single command makes to its task's object. With `proof` (http/first-batch.ts), the
+ * caller's token check rides on that object's batch and `p` is the principal the token proved
+ * before: the caller settles `token` (the row the batch read) before it uses anything else of
+ * the answer, and on `tokenMismatch` (nothing was written) submits again once it knows whom
+ * the token proves now. Then `finishSingle` makes the answer.
+ */
+export async function applySingle(
+  env: Env,
+  p: Principal,
+  item: TaskCommandBody,
+  opts: SubmitOptions,
+  proof?: WriteProof,
+) {
+  const r = await resolve(env, p, [item], opts.timeZone, { lookups: false });
+  if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
+  const c = r.commands[0];
+  return taskStub(env, c.taskId).applyOne({
+    actor: actorOf(p),
+    taskId: c.taskId,
+    command: c,
+    baseUrl: opts.baseUrl,
+    proof,
+  });
+}
+
+/** The answer to a single command (see applySingle): its row, or the field error it got. */
+export async function finishSingle(
+  env: Env,
+  one: Awaited<ReturnType<typeof applySingle>>,
+  opts: SubmitOptions,
+): Promise<SubmitResult> {
+  if (one.error) throw new ValidationError(opts.isArray ? [one.error] : one.error);
+  return {
+    rows: await settlePending(env, [one.outcome!.row], opts.baseUrl),
+    allReplays: one.outcome!.replay,
+  };
+}
 
 export async function submitCommands(
   env: Env,
   p: Principal,
   items: TaskCommandBody[],
-  opts: { timeZone: string | null; isArray: boolean; baseUrl: string },
+  opts: SubmitOptions,
 ): Promise<SubmitResult> {
   if (items.length > MAX_COMMANDS_PER_REQUEST) {
     throw new ValidationError({
       non_field_errors: [`Too many commands: at most ${MAX_COMMANDS_PER_REQUEST} per request.`],
     });
   }
-  // One command without an assignee to look up: the task's object checks it (one round trip).
-  const single = items.length === 1 && !items[0].assignee && !items[0].task_data?.route;
-  const r = await resolve(env, p, items, opts.timeZone, { lookups: !single });
+  if (isSingle(items)) return finishSingle(env, await applySingle(env, p, items[0], opts), opts);
+  const r = await resolve(env, p, items, opts.timeZone);
   if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
   const actor = actorOf(p);
-  if (single) {
-    const c = r.commands[0];
-    const one = await taskStub(env, c.taskId).applyOne({
-      actor,
-      taskId: c.taskId,
-      command: c,
-      baseUrl: opts.baseUrl,
-    });
-    if (one.error) throw new ValidationError(opts.isArray ? [one.error] : one.error);
-    return {
-      rows: await settlePending(env, [one.outcome!.row], opts.baseUrl),
-      allReplays: one.outcome!.replay,
-    };
-  }
   const results: CommandOutcome[] = new Array(items.length);
   // Replays are answered from what is stored and never reach a task's object; a repeated
   // external_id inside the request is a replay of its first occurrence.

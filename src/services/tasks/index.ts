@@ -200,16 +200,17 @@ export async function createTask(
 
 /** A task the caller may see: its account's, and for a worker only its own (else 404). */
 export async function getTask(db: D1Database, principal: Principal, id: string): Promise<TaskRow> {
-  const row = isDispatcher(principal)
-    ? await db
-        .prepare("SELECT * FROM tasks WHERE id = ? AND account_id = ?")
-        .bind(id, principal.accountId)
-        .first<TaskRow>()
-    : await db
-        .prepare("SELECT * FROM tasks WHERE id = ? AND account_id = ? AND assignee_id = ?")
-        .bind(id, principal.accountId, principal.userId)
-        .first<TaskRow>();
-  if (!row) throw notFound();
+  return visibleTask(principal, await readTask(db, principal.accountId, id).first<TaskRow>());
+}
+
+/** The statement reading task `id` of an account (GET /tasks/{id}/ sends it in its first batch). */
+export const readTask = (db: D1Database, accountId: string, id: string) =>
+  db.prepare("SELECT * FROM tasks WHERE id = ? AND account_id = ?").bind(id, accountId);
+
+/** `row` if the caller may see it (a worker sees only the tasks assigned to it), else 404. */
+export function visibleTask(principal: Principal, row: TaskRow | null | undefined): TaskRow {
+  if (!row || row.account_id !== principal.accountId) throw notFound();
+  if (!isDispatcher(principal) && row.assignee_id !== principal.userId) throw notFound();
   return row;
 }
 

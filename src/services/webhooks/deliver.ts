@@ -1,5 +1,5 @@
 import { unpackJsonText } from "../../formats/packed-json";
-import type { DeliveryMessage } from "../../queues/webhooks/message";
+import { type DeliveryMessage, messageOf } from "../../queues/webhooks/message";
 import { allowPrivate } from ".";
 import {
   MAX_QUEUE_DELAY_SECONDS,
@@ -36,6 +36,7 @@ export type DeliveryOutcome =
   | "failed"; // the webhook was failed by this delivery (410, last attempt, refused URL)
 
 type Loaded = {
+  /** The delivery's id: its event's id, or the id it was given before migration 0025. */
   id: string;
   webhook_id: string;
   event_id: string;
@@ -67,12 +68,13 @@ export async function processDelivery(
   opts: DeliverOptions = {},
 ): Promise<DeliveryOutcome> {
   const d = await env.DB.prepare(
-    `SELECT d.id, d.webhook_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
+    `SELECT COALESCE(d.legacy_id, d.event_id) AS id, d.webhook_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
             w.url, w.secret, w.state AS webhook_state, e.type AS event_type, e.payload, e.created_at AS event_created_at
-     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.id = d.event_id
-     WHERE d.id = ?`,
+     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+       JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id
+     WHERE ${"deliveryId" in msg ? "d.legacy_id = ?" : "d.webhook_id = ? AND d.event_id = ?"}`,
   )
-    .bind(msg.deliveryId)
+    .bind(...("deliveryId" in msg ? [msg.deliveryId] : [msg.webhookId, msg.eventId]))
     .first<Loaded>();
   if (!d) return "missing";
   if (d.state !== "pending" || d.next_attempt_at !== msg.due) return "stale";
@@ -80,9 +82,9 @@ export async function processDelivery(
   if (d.webhook_state !== "active") {
     await env.DB.prepare(
       `UPDATE webhook_deliveries SET state = 'held', next_attempt_at = NULL, updated_at = ?
-       WHERE id = ? AND state = 'pending' AND next_attempt_at = ?`,
+       WHERE webhook_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?`,
     )
-      .bind(now, d.id, msg.due)
+      .bind(now, d.webhook_id, d.event_id, msg.due)
       .run();
     return "held";
   }
@@ -115,9 +117,9 @@ export async function processDelivery(
     await env.DB.prepare(
       `UPDATE webhook_deliveries SET state = 'succeeded', attempts = ?, last_status_code = ?, last_error = '',
          next_attempt_at = NULL, updated_at = ?
-       WHERE id = ? AND state = 'pending' AND next_attempt_at = ?`,
+       WHERE webhook_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?`,
     )
-      .bind(attempt, result.status, done, d.id, msg.due)
+      .bind(attempt, result.status, done, d.webhook_id, d.event_id, msg.due)
       .run();
     return "succeeded";
   }
@@ -147,14 +149,14 @@ export async function processDelivery(
   const nextDue = Math.max(done + wait * 1000, msg.due + 1);
   const updated = await env.DB.prepare(
     `UPDATE webhook_deliveries SET attempts = ?, last_status_code = ?, last_error = ?, next_attempt_at = ?, updated_at = ?
-     WHERE id = ? AND state = 'pending' AND next_attempt_at = ?`,
+     WHERE webhook_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?`,
   )
-    .bind(attempt, result.status, result.error, nextDue, done, d.id, msg.due)
+    .bind(attempt, result.status, result.error, nextDue, done, d.webhook_id, d.event_id, msg.due)
     .run();
   // If this write lost (a sweep or a resume moved the delivery on), the winner owns the next message.
   if (updated.meta.changes === 1) {
     // A lost send leaves the delivery pending and overdue: the sweeper re-queues it.
-    await env.WEBHOOKS_QUEUE.send({ deliveryId: d.id, due: nextDue } satisfies DeliveryMessage, {
+    await env.WEBHOOKS_QUEUE.send(messageOf(d, nextDue), {
       delaySeconds: Math.min(Math.ceil((nextDue - done) / 1000), MAX_QUEUE_DELAY_SECONDS),
       contentType: "json",
     });
@@ -174,21 +176,21 @@ async function failWebhook(
 ) {
   const now = Date.now();
   const won =
-    "EXISTS (SELECT 1 FROM webhook_deliveries WHERE id = ? AND state = 'failed' AND updated_at = ?)";
+    "EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_id = ? AND event_id = ? AND state = 'failed' AND updated_at = ?)";
   await env.DB.batch([
     env.DB.prepare(
       `UPDATE webhook_deliveries SET state = 'failed', attempts = ?, last_status_code = ?, last_error = ?,
          next_attempt_at = NULL, updated_at = ?
-       WHERE id = ? AND state = 'pending' AND next_attempt_at = ?`,
-    ).bind(f.attempts, f.status, f.error, now, d.id, due),
+       WHERE webhook_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?`,
+    ).bind(f.attempts, f.status, f.error, now, d.webhook_id, d.event_id, due),
     env.DB.prepare(
       `UPDATE webhooks SET state = 'failed', failed_at = ?, fail_message = ?, updated_at = ?
        WHERE id = ? AND state = 'active' AND ${won}`,
-    ).bind(now, f.failMessage.slice(0, MAX_ERROR_CHARS), now, d.webhook_id, d.id, now),
+    ).bind(now, f.failMessage.slice(0, MAX_ERROR_CHARS), now, d.webhook_id, d.webhook_id, d.event_id, now),
     env.DB.prepare(
       `UPDATE webhook_deliveries SET state = 'held', next_attempt_at = NULL, updated_at = ?
        WHERE webhook_id = ? AND state = 'pending' AND ${won}`,
-    ).bind(now, d.webhook_id, d.id, now),
+    ).bind(now, d.webhook_id, d.webhook_id, d.event_id, now),
   ]);
 }
 

@@ -1,7 +1,7 @@
 import { type FieldErrors, nonFieldError, notFound, ValidationError } from "../../http/errors";
 import { paginate, paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
-import { enqueueDeliveries } from "../../queues/webhooks/message";
+import { type DeliveryKey, enqueueDeliveries } from "../../queues/webhooks/message";
 import type { Principal } from "../auth/principal";
 import { forgetWebhooksOf } from "../events/dispatch";
 import { EVENT_TYPES } from "../events/outbox";
@@ -37,10 +37,12 @@ export type WebhookRow = {
 };
 
 export type DeliveryRow = {
+  /** The row's key within its webhook: its event's id (what pages walk by). */
   id: string;
-  account_id: string;
   webhook_id: string;
   event_id: string;
+  /** The id a delivery made before migration 0025 was given (its `id` in the API), else null. */
+  legacy_id: string | null;
   event_type: string;
   state: (typeof DELIVERY_STATES)[number];
   attempts: number;
@@ -173,16 +175,15 @@ export async function updateWebhook(env: Env, accountId: string, id: string, inp
     stmts.push(
       env.DB.prepare(
         `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-         WHERE webhook_id = ? AND state IN ('held', 'failed') RETURNING id`,
+         WHERE webhook_id = ? AND state IN ('held', 'failed') RETURNING webhook_id, event_id`,
       ).bind(now, now, id),
     );
   }
-  const results = await env.DB.batch<{ id: string }>(stmts);
+  const results = await env.DB.batch<DeliveryKey>(stmts);
   if (resume) {
     // A long outage can leave thousands held: the first ones are queued now, the rest are due
     // now and the sweeper queues them within a few minutes.
-    const ids = results[1].results.map((r) => r.id);
-    await enqueueOrLeaveToSweeper(env, ids.slice(0, RESUME_ENQUEUE_LIMIT), now);
+    await enqueueOrLeaveToSweeper(env, results[1].results.slice(0, RESUME_ENQUEUE_LIMIT), now);
   }
   return getWebhook(env, accountId, id);
 }
@@ -207,10 +208,12 @@ export async function deleteWebhook(env: Env, accountId: string, id: string) {
 
 /**
  * Deliveries rows need their event's type for the log; the join goes through the primary key
- * of `events`.
+ * of `events` (account_id, id), the account being the webhook's. `id` is the row's key in its
+ * webhook (the event's id), what pages walk by.
  */
-export const DELIVERY_SELECT =
-  "SELECT d.*, e.type AS event_type FROM webhook_deliveries d JOIN events e ON e.id = d.event_id";
+export const DELIVERY_SELECT = `SELECT d.*, d.event_id AS id, e.type AS event_type
+  FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+  JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id`;
 
 type ListQuery = { cursor?: string; page_size?: number };
 
@@ -234,7 +237,7 @@ export function listDeliveries(
   q: ListQuery & { state?: string },
   url: string,
 ) {
-  const where = ["d.webhook_id = ?", "d.account_id = ?"];
+  const where = ["d.webhook_id = ?", "w.account_id = ?"];
   const params: unknown[] = [webhookId, accountId];
   if (q.state) {
     where.push("d.state = ?");
@@ -249,7 +252,7 @@ export function listDeliveries(
     params,
     sortExpr: "d.event_id",
     sortValue: (row) => row.event_id,
-    idExpr: "d.id",
+    idExpr: "d.event_id",
     desc: true,
     cursor: q.cursor,
     pageSize: q.page_size,
@@ -257,12 +260,20 @@ export function listDeliveries(
   });
 }
 
+/**
+ * A delivery by the id the API gives it: its event's id (the primary key with the webhook),
+ * or the id a delivery made before migration 0025 had (a partial index of those alone).
+ */
 export async function getDelivery(env: Env, accountId: string, webhookId: string, id: string) {
-  const row = await env.DB.prepare(
-    `${DELIVERY_SELECT} WHERE d.id = ? AND d.webhook_id = ? AND d.account_id = ?`,
-  )
-    .bind(id, webhookId, accountId)
-    .first<DeliveryRow>();
+  const row =
+    (await env.DB.prepare(`${DELIVERY_SELECT} WHERE d.webhook_id = ? AND d.event_id = ? AND w.account_id = ?`)
+      .bind(webhookId, id, accountId)
+      .first<DeliveryRow>()) ??
+    (await env.DB.prepare(
+      `${DELIVERY_SELECT} WHERE d.legacy_id = ? AND d.legacy_id IS NOT NULL AND d.webhook_id = ? AND w.account_id = ?`,
+    )
+      .bind(id, webhookId, accountId)
+      .first<DeliveryRow>());
   if (!row) throw notFound();
   return row;
 }
@@ -273,18 +284,18 @@ export async function getDelivery(env: Env, accountId: string, webhookId: string
  */
 export async function redeliver(env: Env, accountId: string, webhookId: string, id: string) {
   const webhook = await getWebhook(env, accountId, webhookId);
-  await getDelivery(env, accountId, webhookId, id);
+  const delivery = await getDelivery(env, accountId, webhookId, id);
   if (webhook.state !== "active") {
     throw nonFieldError("The webhook is failed: set its state to active first (that resumes this delivery).");
   }
   const now = Date.now();
   await env.DB.prepare(
     `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-     WHERE id = ? AND webhook_id = ?`,
+     WHERE webhook_id = ? AND event_id = ?`,
   )
-    .bind(now, now, id, webhookId)
+    .bind(now, now, webhookId, delivery.event_id)
     .run();
-  await enqueueOrLeaveToSweeper(env, [id], now);
+  await enqueueOrLeaveToSweeper(env, [delivery], now);
   return getDelivery(env, accountId, webhookId, id);
 }
 
@@ -294,9 +305,9 @@ const RESUME_ENQUEUE_LIMIT = 1000;
  * For deliveries already committed as pending and due: a failed enqueue is not the caller's
  * error, since the sweeper re-queues overdue pending deliveries (dispatch.ts).
  */
-async function enqueueOrLeaveToSweeper(env: Env, ids: string[], due: number) {
+async function enqueueOrLeaveToSweeper(env: Env, deliveries: DeliveryKey[], due: number) {
   try {
-    await enqueueDeliveries(env, ids, due);
+    await enqueueDeliveries(env, deliveries, due);
   } catch (err) {
     console.error(
       JSON.stringify({

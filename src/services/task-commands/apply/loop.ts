@@ -16,6 +16,7 @@
 import { userIdOf } from "../../../domain/metafields";
 import { decide } from "../../../domain/task-state-machine";
 import { enqueueGeocodeRetries } from "../../../queues/geocode/message";
+import { proofGuard, proofHolds, proofStatement, type TokenRow, type WriteProof } from "../../auth/tokens";
 import { definitionOf, type MetafieldRow } from "../../metafields";
 import type { TaskRow } from "../../tasks/types";
 import { storedCommands } from "../store";
@@ -31,6 +32,7 @@ import {
 import {
   appliedGuard,
   contactAddressUpdate,
+  type Guard,
   LIMIT_MESSAGE,
   limitGuard,
   loadCommand,
@@ -48,7 +50,16 @@ export type ApplyOptions = {
   baseUrl: string;
   /** The task as the caller last saw it (the TaskDO's memory); read from D1 when absent. */
   task?: TaskRow | null;
+  /**
+   * The caller's token check, carried by this write (http/first-batch.ts): the token's row is
+   * read as the first statement of the first batch and every write of that batch is guarded
+   * by it, so nothing is written for a token that no longer holds.
+   */
+  proof?: WriteProof;
 };
+
+/** The token's row as the batch that carried a WriteProof read it, and that batch's clock. */
+export type ProvenToken = { row: TokenRow | null; now: number };
 
 export type AppliedTask = {
   outcomes: CommandOutcome[];
@@ -56,6 +67,10 @@ export type AppliedTask = {
   task: TaskRow | null;
   geocode: boolean;
   rescheduled: boolean;
+  /** With a proof: the token's row as the first batch read it (absent if no batch ran whole). */
+  token?: ProvenToken;
+  /** With a proof: the row was not the proven one, so nothing was written. */
+  tokenMismatch?: boolean;
 };
 
 /** Commands per D1 batch: bounds one transaction (a few statements per command). */
@@ -124,10 +139,19 @@ export async function applyToTask(
   let stale = 0;
   let chunkSize = COMMANDS_PER_BATCH;
 
+  // The token's check rides on the first batch only: once it held, later batches of this call
+  // need it no more than they would after a check made before the call.
+  let proof = opts.proof ? { ...opts.proof, now: Date.now() } : null;
+  let token: ProvenToken | undefined;
+  const guarded = (g: Guard): Guard => {
+    if (!proof) return g;
+    const t = proofGuard(proof, proof.now);
+    return { sql: `(${g.sql}) AND ${t.sql}`, params: [...g.params, ...t.params] };
+  };
   let forceSlow = false;
   while (next < commands.length) {
     // A run of commands that cannot meet the transit/active limit goes as one coalesced write.
-    if (!pending && task && !forceSlow && chunkSize > 1) {
+    if (!pending && task && !forceSlow && chunkSize > 1 && !proof) {
       const run = planRun(actor, task, commands, next, chunkSize, Date.now, mf);
       if (run.length >= 2) {
         const r = await writeRun(db, actor, task, run, opts.baseUrl);
@@ -172,15 +196,15 @@ export async function applyToTask(
       const createdAt = existing?.created_at ?? now;
       if (!predicted) {
         const error = "The task does not exist.";
-        const guard = { sql: "NOT EXISTS (SELECT 1 FROM tasks WHERE id = ?)", params: [taskId] };
+        const guard = guarded({ sql: "NOT EXISTS (SELECT 1 FROM tasks WHERE id = ?)", params: [taskId] });
         plan.push({ cmd, createdAt, now, kind: "rejected", rejectedAt: statements.length, error });
         statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, error, guard));
         continue;
       }
-      const at = {
+      const at = guarded({
         sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
         params: [taskId, predicted.version],
-      };
+      });
       const decision = decide(decisionInput(actor, predicted, cmd, mf));
       if (!decision.ok) {
         const row = rowOf(actor, cmd, "rejected", decision.error, now, createdAt);
@@ -209,6 +233,11 @@ export async function applyToTask(
         limitSql = ` AND COALESCE((SELECT (SELECT COUNT(*) FROM tasks t2 WHERE t2.account_id = a.id AND t2.assignee_id = ?
             AND t2.state IN ('transit', 'active') AND t2.id <> ?) < a.transit_active_limit FROM accounts a WHERE a.id = ?), 1)`;
         limitParams.push(decision.assigneeId, taskId, actor.accountId);
+      }
+      if (proof) {
+        const t = proofGuard(proof, proof.now);
+        limitSql += ` AND ${t.sql}`;
+        limitParams.push(...t.params);
       }
       const entry: Planned = {
         cmd,
@@ -253,9 +282,9 @@ export async function applyToTask(
           applied,
         ),
       );
-      if (limitSql) {
+      if (decision.usesTransitSlot && decision.assigneeId) {
         // Only the limit can refuse this update while the version is as planned.
-        const limited = limitGuard(taskId, cmd.id, predicted.version);
+        const limited = guarded(limitGuard(taskId, cmd.id, predicted.version));
         entry.limitAt = statements.length;
         statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, LIMIT_MESSAGE, limited));
         statements.push(
@@ -277,8 +306,19 @@ export async function applyToTask(
 
     let results: D1Result[];
     try {
-      results = await db.batch(statements);
+      if (proof) {
+        const [read, ...rest] = await db.batch([proofStatement(db, proof), ...statements]);
+        const row = (read.results[0] as TokenRow | undefined) ?? null;
+        token = { row, now: proof.now };
+        // Not the proven row, or expired since: every write of the batch found its guard false.
+        if (!proofHolds(row, proof, proof.now)) {
+          return { outcomes: [], task, geocode: false, rescheduled: false, token, tokenMismatch: true };
+        }
+        proof = null;
+        results = rest;
+      } else results = await db.batch(statements);
     } catch (err) {
+      // The batch rolled back whole (a proof it carried is carried again by the next one).
       // A new external_id was stored meanwhile by another task's object (the unique index
       // rolled the batch back whole): redo this stretch one command at a time to find it.
       if (!/UNIQUE constraint failed/i.test(String(err))) throw err;
@@ -338,7 +378,7 @@ export async function applyToTask(
       contactAddresses.map((contactAddressId) => ({ accountId: actor.accountId, contactAddressId })),
     );
   }
-  return { outcomes, task, geocode, rescheduled };
+  return { outcomes, task, geocode, rescheduled, token };
 }
 
 export type AppliedOne =
@@ -349,6 +389,8 @@ export type AppliedOne =
       outcomes: [];
       geocode: false;
       rescheduled: false;
+      token?: ProvenToken;
+      tokenMismatch?: undefined;
     };
 
 const DOES_NOT_EXIST = "Invalid hyperlink - Object does not exist.";
@@ -381,6 +423,7 @@ export async function applyOne(
     task = stale;
   }
   const applied = await applyToTask(env, actor, taskId, [cmd], { ...opts, task });
+  if (applied.tokenMismatch) return applied;
   const [outcome] = applied.outcomes;
   if (outcome.replay && (outcome.row.task_id !== taskId || outcome.row.action !== cmd.action)) {
     return {
@@ -389,6 +432,7 @@ export async function applyOne(
       outcomes: [],
       geocode: false,
       rescheduled: false,
+      token: applied.token,
     };
   }
   return applied;
