@@ -68,6 +68,8 @@ const settings = {
   liveClients: num("BENCH_LIVE_CLIENTS", 1000, 200),
   liveIdleSeconds: num("BENCH_LIVE_IDLE_SECONDS", 20, 12),
   storageTasks: num("BENCH_STORAGE_TASKS", 200, 50),
+  // The solver's budget in section 8, for the service and for the offline solve of the same instance.
+  optimizationIterations: num("BENCH_OPTIMIZATION_ITERATIONS", 20_000, 20_000),
   only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map(Number) : null,
   quick,
 };
@@ -92,6 +94,7 @@ async function main() {
     // One token drives all the load: the limit is raised out of the way, but the count still
     // runs on every request (leased from its Durable Object), so its cost is in the figures.
     RATE_LIMIT_PER_SECOND: "1000000",
+    ROUTE_OPTIMIZATION_ITERATIONS: String(settings.optimizationIterations),
   };
   workers.migrate("svc");
   // GET /__scheduled runs the cron handler on demand (section 11).
