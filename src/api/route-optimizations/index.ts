@@ -73,7 +73,7 @@ export const createRouteOptimizationRoute = createRoute({
   security,
   summary: "Optimize routes (solved from a queue)",
   description:
-    "202 with `state` `queued`; poll the optimization for `running`, `completed` (`result`) or `failed` (`error_message`).",
+    '202 with `state` `queued`; poll the optimization for `running`, `completed` (`result`) or `failed` (`error_message`). 400 before anything is queued when the solve would not fit in memory: its estimate (32 MB reserved, 8 bytes per pair of distinct locations, 8 KB per visit) above `OPTIMIZATION_MEMORY_MB` (at most the Worker\'s 128 MB) is refused as `{"tasks": ["Too many locations for one optimization: … (at most N locations with V visits)."]}`.',
   request: jsonBody(RouteOptimizationWriteSchema),
   responses: { 202: jsonResponse(RouteOptimizationSchema, "Queued."), ...errorResponses },
 });
