@@ -19,6 +19,8 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             ALLOW_SIGNUP: "true",
+            // Every answer says its sequential D1 round trips (test/db/sessions.test.ts counts them).
+            EXPOSE_D1_ROUND_TRIPS: "true",
             // Suites fire many requests per token; the limiter's own test sets 20/s explicitly.
             RATE_LIMIT_PER_SECOND: "100000",
             WEBHOOKS_ALLOW_PRIVATE: "false",

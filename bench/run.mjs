@@ -29,6 +29,7 @@ import { live } from "./sections/live.mjs";
 import { optimize } from "./sections/optimize.mjs";
 import { pod } from "./sections/pod.mjs";
 import { recurrences } from "./sections/recurrences.mjs";
+import { roundTrips } from "./sections/round-trips.mjs";
 import { storage } from "./sections/storage.mjs";
 import { upload } from "./sections/upload.mjs";
 import { webhooks } from "./sections/webhooks.mjs";
@@ -48,6 +49,7 @@ const SECTIONS = [
   recurrences,
   live,
   storage,
+  roundTrips,
 ];
 
 // BENCH_QUICK=1: a short form of every section (CI); any BENCH_* setting still wins.
@@ -95,6 +97,8 @@ async function main() {
     // runs on every request (leased from its Durable Object), so its cost is in the figures.
     RATE_LIMIT_PER_SECOND: "1000000",
     ROUTE_OPTIMIZATION_ITERATIONS: String(settings.optimizationIterations),
+    // Each answer says its sequential D1 round trips (section 14); one header, no other cost.
+    EXPOSE_D1_ROUND_TRIPS: "true",
   };
   workers.migrate("svc");
   // GET /__scheduled runs the cron handler on demand (section 11).

@@ -17,7 +17,12 @@ interface AppSecrets {
   TWILIO_ACCOUNT_SID?: string;
   TWILIO_AUTH_TOKEN?: string;
 }
-interface Env extends AppSecrets {}
+// Diagnostics, off unless set (tests and the bench set them; see the README's settings).
+interface AppDiagnostics {
+  /** "true": every answer carries `X-D1-Round-Trips`, the request's sequential D1 round trips. */
+  EXPOSE_D1_ROUND_TRIPS?: string;
+}
+interface Env extends AppSecrets, AppDiagnostics {}
 declare namespace Cloudflare {
-  interface Env extends AppSecrets {}
+  interface Env extends AppSecrets, AppDiagnostics {}
 }

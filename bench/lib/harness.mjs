@@ -87,7 +87,7 @@ export function createWorkers(stateDir) {
   return { start, migrate, stopAll };
 }
 
-/** A JSON call to the service: status, parsed body (or null) and text. */
+/** A JSON call to the service: status, parsed body (or null), text and headers. */
 export function apiClient(base) {
   return async function api(path, { method, body, token, headers } = {}) {
     const res = await fetch(`${base}${path}`, {
@@ -104,7 +104,7 @@ export function apiClient(base) {
     try {
       json = JSON.parse(text);
     } catch {}
-    return { status: res.status, body: json, text };
+    return { status: res.status, body: json, text, headers: res.headers };
   };
 }
 

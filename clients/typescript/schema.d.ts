@@ -4852,6 +4852,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4868,6 +4869,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4885,6 +4887,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4901,6 +4904,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4917,6 +4921,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4934,6 +4939,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4951,6 +4957,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4967,6 +4974,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4983,6 +4991,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -4999,6 +5008,7 @@ export interface components {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5018,6 +5028,8 @@ export interface components {
         Accept: string;
         /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
         "Accept-Timezone": string;
+        /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+        "X-D1-Bookmark": string;
         /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
         "X-Request-Id": string;
     };
@@ -5027,6 +5039,8 @@ export interface components {
         "X-Request-Id": string;
         /** @description The API version this request was served with (outside the versioned API: the declared one, else the current one). */
         "X-API-Version": string;
+        /** @description The D1 session's bookmark after this request (its own writes included, a Durable Object's too). Send it back in `X-D1-Bookmark` and the next request reads at least what this one wrote. */
+        "X-D1-Bookmark": string;
         /** @description IETF draft-ietf-httpapi-ratelimit-headers: the policy, `"default";q=<requests>;w=<window in seconds>`. */
         "RateLimit-Policy": string;
         /** @description IETF draft-ietf-httpapi-ratelimit-headers: `"default";r=<remaining>;t=<seconds until the window resets>`. */
@@ -5062,6 +5076,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5073,6 +5089,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5099,6 +5116,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5110,6 +5129,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5129,6 +5149,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5148,6 +5169,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5159,6 +5182,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5183,6 +5207,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5194,6 +5220,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5222,6 +5249,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5237,6 +5266,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5274,6 +5304,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5285,6 +5317,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5321,6 +5354,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5336,6 +5371,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5368,6 +5404,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -5382,6 +5420,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5412,6 +5451,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -5430,6 +5471,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5468,6 +5510,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5479,6 +5523,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5515,6 +5560,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5530,6 +5577,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5562,6 +5610,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5573,6 +5623,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5603,6 +5654,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -5617,6 +5670,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5647,6 +5701,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -5665,6 +5721,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5697,6 +5754,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -5711,6 +5770,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5739,6 +5799,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -5753,6 +5815,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5783,6 +5846,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5798,6 +5863,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5828,6 +5894,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5843,6 +5911,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5879,6 +5948,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5890,6 +5961,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5926,6 +5998,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -5941,6 +6015,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -5973,6 +6048,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -5987,6 +6064,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6017,6 +6095,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6031,6 +6111,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6059,6 +6140,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6077,6 +6160,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6109,6 +6193,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6123,6 +6209,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6151,6 +6238,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6165,6 +6254,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6195,6 +6285,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6210,6 +6302,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6242,6 +6335,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6253,6 +6348,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6286,6 +6382,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6297,6 +6395,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6333,6 +6432,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6348,6 +6449,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6380,6 +6482,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6394,6 +6498,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6422,6 +6527,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6433,6 +6540,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6463,6 +6571,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6478,6 +6588,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6515,6 +6626,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6526,6 +6639,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6562,6 +6676,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6577,6 +6693,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6609,6 +6726,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6623,6 +6742,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6653,6 +6773,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6671,6 +6793,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6703,6 +6826,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6717,6 +6842,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6745,6 +6871,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6763,6 +6891,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6801,6 +6930,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -6815,6 +6946,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6851,6 +6983,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description Webhook UUID. */
@@ -6867,6 +7001,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6897,6 +7032,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description Webhook UUID. */
@@ -6913,6 +7050,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6949,6 +7087,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -6960,6 +7100,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -6996,6 +7137,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -7011,6 +7154,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7043,6 +7187,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7057,6 +7203,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7087,6 +7234,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7105,6 +7254,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7137,6 +7287,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7151,6 +7303,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7179,6 +7332,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7197,6 +7352,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7236,6 +7392,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -7247,6 +7405,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7283,6 +7442,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -7298,6 +7459,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7314,6 +7476,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7346,6 +7509,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7360,6 +7525,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7390,6 +7556,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7408,6 +7576,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7440,6 +7609,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7454,6 +7625,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7482,6 +7654,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7500,6 +7674,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7539,6 +7714,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -7550,6 +7727,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7586,6 +7764,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -7601,6 +7781,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7633,6 +7814,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7647,6 +7830,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7677,6 +7861,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7695,6 +7881,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7727,6 +7914,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7741,6 +7930,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7769,6 +7959,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7787,6 +7979,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7876,6 +8069,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -7887,6 +8082,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7923,6 +8119,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -7938,6 +8136,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -7973,6 +8172,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -7987,6 +8188,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8017,6 +8219,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8035,6 +8239,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8068,6 +8273,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8082,6 +8289,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8111,6 +8319,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8129,6 +8339,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8172,6 +8383,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8186,6 +8399,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8228,6 +8442,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8239,6 +8455,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8275,6 +8492,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8290,6 +8509,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8306,6 +8526,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8322,6 +8543,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8356,6 +8578,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8370,6 +8594,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8400,6 +8625,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8414,6 +8641,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8442,6 +8670,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8460,6 +8690,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8504,6 +8735,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8515,6 +8748,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8553,6 +8787,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8568,6 +8804,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8584,6 +8821,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8602,6 +8840,7 @@ export interface operations {
                     "Preference-Applied": "respond-async";
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8618,6 +8857,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8649,6 +8889,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8663,6 +8905,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8702,6 +8945,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8713,6 +8958,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8754,6 +9000,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -8768,6 +9016,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8798,6 +9047,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8809,6 +9060,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8839,6 +9091,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8850,6 +9104,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8887,6 +9142,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8898,6 +9155,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8917,6 +9175,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8947,6 +9206,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -8958,6 +9219,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -8994,6 +9256,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -9009,6 +9273,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9041,6 +9306,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -9055,6 +9322,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9081,6 +9349,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -9102,6 +9372,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9118,6 +9389,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9136,6 +9408,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9152,6 +9425,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9168,6 +9442,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9184,6 +9459,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9200,6 +9476,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -9232,6 +9509,8 @@ export interface operations {
                 "if-unmodified-since"?: string;
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description The id of the object the file belongs to (as in its `file` URL). */
@@ -9270,6 +9549,7 @@ export interface operations {
                     Expires?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9305,6 +9585,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9320,6 +9601,7 @@ export interface operations {
                     "Last-Modified": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9329,6 +9611,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9342,6 +9625,7 @@ export interface operations {
                     Allow: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9353,6 +9637,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9366,6 +9651,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9378,6 +9664,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9404,6 +9691,8 @@ export interface operations {
                 "if-unmodified-since"?: string;
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description The id of the object the file belongs to (as in its `file` URL). */
@@ -9442,6 +9731,7 @@ export interface operations {
                     Expires?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9477,6 +9767,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9492,6 +9783,7 @@ export interface operations {
                     "Last-Modified": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9501,6 +9793,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9514,6 +9807,7 @@ export interface operations {
                     Allow: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9525,6 +9819,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9538,6 +9833,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9550,6 +9846,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9576,6 +9873,8 @@ export interface operations {
                 "if-unmodified-since"?: string;
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description The id of the object the file belongs to (as in its `file` URL). */
@@ -9614,6 +9913,7 @@ export interface operations {
                     Expires?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9649,6 +9949,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9664,6 +9965,7 @@ export interface operations {
                     "Last-Modified": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9673,6 +9975,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9686,6 +9989,7 @@ export interface operations {
                     Allow: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9697,6 +10001,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9710,6 +10015,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9722,6 +10028,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9748,6 +10055,8 @@ export interface operations {
                 "if-unmodified-since"?: string;
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description The id of the object the file belongs to (as in its `file` URL). */
@@ -9786,6 +10095,7 @@ export interface operations {
                     Expires?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9821,6 +10131,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9836,6 +10147,7 @@ export interface operations {
                     "Last-Modified": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9845,6 +10157,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9858,6 +10171,7 @@ export interface operations {
                     Allow: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9869,6 +10183,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9882,6 +10197,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9894,6 +10210,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9920,6 +10237,8 @@ export interface operations {
                 "if-unmodified-since"?: string;
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description The id of the object the file belongs to (as in its `file` URL). */
@@ -9958,6 +10277,7 @@ export interface operations {
                     Expires?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9993,6 +10313,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10008,6 +10329,7 @@ export interface operations {
                     "Last-Modified": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10017,6 +10339,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10030,6 +10353,7 @@ export interface operations {
                     Allow: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10041,6 +10365,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10054,6 +10379,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10066,6 +10392,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10097,6 +10424,8 @@ export interface operations {
                 "if-unmodified-since"?: string;
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description The id of the object the file belongs to (as in its `file` URL). */
@@ -10137,6 +10466,7 @@ export interface operations {
                     Expires?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10172,6 +10502,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10187,6 +10518,7 @@ export interface operations {
                     "Last-Modified": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10196,6 +10528,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10207,6 +10540,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10220,6 +10554,7 @@ export interface operations {
                     Allow: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10231,6 +10566,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10244,6 +10580,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10256,6 +10593,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10282,6 +10620,8 @@ export interface operations {
                 "if-unmodified-since"?: string;
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description The id of the object the file belongs to (as in its `file` URL). */
@@ -10320,6 +10660,7 @@ export interface operations {
                     Expires?: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10355,6 +10696,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10370,6 +10712,7 @@ export interface operations {
                     "Last-Modified": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10379,6 +10722,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10392,6 +10736,7 @@ export interface operations {
                     Allow: string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10403,6 +10748,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10416,6 +10762,7 @@ export interface operations {
                     "Content-Range": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10428,6 +10775,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10455,6 +10803,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -10466,6 +10816,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10502,6 +10853,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -10517,6 +10870,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10549,6 +10903,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -10563,6 +10919,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10593,6 +10950,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -10607,6 +10966,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10635,6 +10995,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -10653,6 +11015,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10685,6 +11048,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -10700,6 +11065,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10739,6 +11105,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -10750,6 +11118,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10786,6 +11155,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -10801,6 +11172,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10833,6 +11205,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -10847,6 +11221,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10877,6 +11252,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -10891,6 +11268,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10919,6 +11297,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -10937,6 +11317,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -10969,6 +11350,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -10984,6 +11367,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11026,6 +11410,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -11037,6 +11423,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11073,6 +11460,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -11088,6 +11477,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11123,6 +11513,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11137,6 +11529,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11167,6 +11560,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11185,6 +11580,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11217,6 +11613,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11231,6 +11629,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11259,6 +11658,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11277,6 +11678,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11309,6 +11711,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11323,6 +11727,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11353,6 +11758,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11367,6 +11774,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11397,6 +11805,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11411,6 +11821,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11446,6 +11857,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -11457,6 +11870,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11493,6 +11907,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -11508,6 +11924,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11540,6 +11957,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11554,6 +11973,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11584,6 +12004,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11598,6 +12020,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11630,6 +12053,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11644,6 +12069,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11680,6 +12106,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -11691,6 +12119,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11727,6 +12156,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -11742,6 +12173,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11774,6 +12206,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11788,6 +12222,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11818,6 +12253,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11832,6 +12269,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11860,6 +12298,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -11878,6 +12318,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11908,6 +12349,8 @@ export interface operations {
                 "accept-language"?: string;
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description The last segment of the tracker's `public_url`. */
@@ -11924,6 +12367,7 @@ export interface operations {
                     "Content-Language": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11941,6 +12385,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11958,6 +12403,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -11979,6 +12425,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description As in `public_url`. */
@@ -11993,6 +12441,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12007,6 +12456,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12024,6 +12474,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12040,6 +12491,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12061,6 +12513,8 @@ export interface operations {
             header?: {
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12072,6 +12526,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12103,6 +12558,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12114,6 +12571,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12150,6 +12608,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12165,6 +12625,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12181,6 +12642,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12213,6 +12675,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12227,6 +12691,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12257,6 +12722,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12271,6 +12738,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12303,6 +12771,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12322,6 +12792,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12358,6 +12829,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12369,6 +12842,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12405,6 +12879,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12420,6 +12896,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12452,6 +12929,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12466,6 +12945,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12496,6 +12976,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12514,6 +12996,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12546,6 +13029,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12560,6 +13045,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12588,6 +13074,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12606,6 +13094,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12644,6 +13133,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12655,6 +13146,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12691,6 +13183,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12706,6 +13200,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12738,6 +13233,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12752,6 +13249,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12782,6 +13280,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12800,6 +13300,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12832,6 +13333,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12846,6 +13349,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12874,6 +13378,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -12892,6 +13398,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12931,6 +13438,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12942,6 +13451,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -12978,6 +13488,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -12993,6 +13505,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13025,6 +13538,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13039,6 +13554,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13069,6 +13585,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13087,6 +13605,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13119,6 +13638,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13133,6 +13654,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13161,6 +13683,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13179,6 +13703,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13221,6 +13746,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -13232,6 +13759,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13268,6 +13796,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -13283,6 +13813,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13315,6 +13846,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13329,6 +13862,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13359,6 +13893,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13377,6 +13913,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13409,6 +13946,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13423,6 +13962,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13451,6 +13991,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13469,6 +14011,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13501,6 +14044,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13515,6 +14060,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13552,6 +14098,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -13563,6 +14111,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13599,6 +14148,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -13614,6 +14165,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13646,6 +14198,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13660,6 +14214,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13690,6 +14245,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13708,6 +14265,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13740,6 +14298,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13754,6 +14314,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13782,6 +14343,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13800,6 +14363,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13837,6 +14401,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -13848,6 +14414,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13884,6 +14451,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -13899,6 +14468,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13931,6 +14501,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13945,6 +14517,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -13975,6 +14548,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -13989,6 +14564,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14017,6 +14593,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -14031,6 +14609,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14066,6 +14645,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -14077,6 +14658,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14113,6 +14695,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -14128,6 +14712,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14160,6 +14745,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -14174,6 +14761,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14204,6 +14792,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -14218,6 +14808,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14246,6 +14837,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -14260,6 +14853,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14300,6 +14894,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -14311,6 +14907,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14352,6 +14949,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -14363,6 +14962,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14399,6 +14999,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -14414,6 +15016,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14446,6 +15049,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -14460,6 +15065,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14490,6 +15096,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
                 /** @description UUID of the object (not a UUID: 404). */
@@ -14504,6 +15112,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
@@ -14539,6 +15148,8 @@ export interface operations {
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
             cookie?: never;
@@ -14550,6 +15161,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];

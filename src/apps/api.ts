@@ -36,6 +36,7 @@ import {
   jsonBodyLimit,
   rateLimit,
   requestContext,
+  setRedispatch,
   timeZone,
   trailingSlash,
 } from "../http/middleware";
@@ -61,6 +62,7 @@ export function createApiApp() {
   (app as unknown as { getPath: typeof routingPath }).getPath = routingPath;
 
   app.onError((err, c) => renderError(err, c));
+  setRedispatch((request, env, ctx) => Promise.resolve(app.fetch(request, env, ctx)));
   app.notFound((c) => renderError(notFound(), c));
 
   // The order is the request flow of the README's architecture section.

@@ -3,9 +3,11 @@ import { bodyLimit } from "hono/body-limit";
 import { cors as honoCors } from "hono/cors";
 import { matchedRoutes } from "hono/route";
 import { getPath } from "hono/utils/url";
-import { checkToken, type TokenRow } from "../services/auth/tokens";
+import { inSession, isBookmark, type MeteredSession, sessionOf } from "../db/session";
+import type { Principal } from "../domain/principal";
+import { checkToken, type TokenCheck, type TokenRow } from "../services/auth/tokens";
 import type { AppEnv } from "./context";
-import { ApiError, notFound } from "./errors";
+import { ApiError, badRequest, notFound, renderError } from "./errors";
 import { mayDefer, settleLeftover } from "./first-batch";
 import { logLine } from "./log";
 import { consume, type RateLimitResult } from "./rate-limit";
@@ -34,7 +36,16 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("pendingAuth", null);
   c.set("rateLimitHit", null);
   c.set("timeZone", null);
-  await next();
+  // Every request runs in a D1 session (contract §24): reads near the caller, its writes and
+  // what it reads after them in order, and a bookmark back for the next request to read from.
+  const sent = c.req.header("X-D1-Bookmark")?.trim() || null;
+  const session = inSession(c.env, sent && isBookmark(sent) ? sent : "first-unconstrained");
+  c.env = session.env;
+  if (sent && !isBookmark(sent)) {
+    c.res = renderError(badRequest("X-D1-Bookmark is not a bookmark this service sent."), c);
+  } else {
+    await next();
+  }
   // API answers carry tokens and account data: never cached by a shared or browser cache
   // (RFC 9111 §5.2.2.5), never sniffed as another type. Stored files have their own caching.
   if (!path.startsWith(`${FILES_PREFIX}/`)) {
@@ -44,6 +55,9 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const version = (c.get("version") ?? parseVersion(CURRENT_VERSION)!).text;
   c.res.headers.set("X-Request-Id", requestId);
   c.res.headers.set("X-API-Version", version);
+  const bookmark = session.db.bookmark();
+  if (bookmark) c.res.headers.set("X-D1-Bookmark", bookmark);
+  if (c.env.EXPOSE_D1_ROUND_TRIPS === "true") c.res.headers.set("X-D1-Round-Trips", String(session.db.trips));
   const principal = c.get("principal");
   logLine({
     type: "request",
@@ -53,6 +67,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     status: c.res.status,
     duration_ms: Date.now() - started,
     version,
+    d1_round_trips: session.db.trips,
     account: principal?.accountId ?? null,
     user: principal?.userId ?? null,
     // A hijack token's requests are the user's, and name the admin acting (contract §14).
@@ -69,7 +84,7 @@ function routePattern(c: Parameters<MiddlewareHandler<AppEnv>>[0]): string {
   return routes.at(-1)?.path ?? "(unmatched)";
 }
 
-const CORS_OPTIONS = {
+export const CORS_OPTIONS = {
   allowMethods: ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"],
   allowHeaders: [
     "Authorization",
@@ -79,6 +94,7 @@ const CORS_OPTIONS = {
     "Accept-Language",
     "Prefer",
     "X-Request-Id",
+    "X-D1-Bookmark",
     "If-None-Match",
     "If-Modified-Since",
     "Range",
@@ -86,6 +102,7 @@ const CORS_OPTIONS = {
   exposeHeaders: [
     "X-Request-Id",
     "X-API-Version",
+    "X-D1-Bookmark",
     "Location",
     "Retry-After",
     "RateLimit",
@@ -162,12 +179,102 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
     await settleLeftover(c);
     return;
   }
+  const session = sessionOf(c.env.DB);
+  if (check && !signIn && session && speculates(c, check)) {
+    await speculate(c, next, check, declared, session);
+    return;
+  }
   const resolving = (async () => (check ? check.settle(await check.statement.first<TokenRow>()) : null))();
   const principal = signIn ? await resolving.catch(() => null) : await resolving;
   c.set("principal", principal);
   c.set("version", resolveVersion(declared, principal?.account.apiVersion));
   await next();
 };
+
+/**
+ * A read (GET or HEAD, not a WebSocket upgrade) with a token this isolate has settled before,
+ * on a route that does not make a first batch of its own (those defer the check themselves).
+ */
+function speculates(c: Parameters<MiddlewareHandler<AppEnv>>[0], check: TokenCheck): boolean {
+  return (
+    (c.req.method === "GET" || c.req.method === "HEAD") &&
+    check.known !== null &&
+    !c.req.header("Upgrade") &&
+    !noSpeculation.has(c.req.raw)
+  );
+}
+
+/**
+ * A read runs for the principal this isolate last settled the token into, while the token's
+ * row rides on the route's first D1 call (one round trip for both: contract §24's round trips).
+ * Nothing leaves before the row is settled: a bad token answers 401 whatever the route said,
+ * and a row that changed since (another role, another account) runs the request again for the
+ * principal it proves, the first answer thrown away. A write, which a read route should not
+ * make, waits for the row and refuses to run on a changed one.
+ */
+async function speculate(
+  c: Parameters<MiddlewareHandler<AppEnv>>[0],
+  next: () => Promise<void>,
+  check: TokenCheck,
+  declared: ReturnType<typeof versionFromAccept>,
+  session: MeteredSession,
+) {
+  const known = check.known!;
+  c.set("principal", known.principal);
+  c.set("version", resolveVersion(declared, known.principal.account.apiVersion));
+  const carried = session.ride(check.statement);
+  let verdict: Promise<{ principal: Principal; same: boolean }> | null = null;
+  const settled = () =>
+    (verdict ??= (async () => {
+      const row = ((await carried.result()).results[0] ?? null) as TokenRow | null;
+      const principal = check.settle(row);
+      return { principal, same: row?.fingerprint === known.proof.fingerprint };
+    })());
+  session.holdWritesUntil(async () => {
+    if (!(await settled()).same)
+      throw new Error("token changed under a speculative read; the request runs again");
+  });
+  try {
+    await next();
+  } finally {
+    session.holdWritesUntil(null);
+  }
+  let outcome: { principal: Principal; same: boolean };
+  try {
+    outcome = await settled();
+  } catch (err) {
+    c.set("principal", null);
+    c.set("version", resolveVersion(declared, undefined));
+    c.res = renderError(err, c);
+    return;
+  }
+  if (!outcome.same) {
+    c.set("principal", outcome.principal);
+    c.set("version", resolveVersion(declared, outcome.principal.account.apiVersion));
+    const again = new Request(c.req.raw);
+    noSpeculation.add(again);
+    c.res = await redispatch!(again, c.env, executionCtxOf(c));
+  }
+}
+
+/** Requests run again after a changed token: they settle their token first, as before. */
+const noSpeculation = new WeakSet<Request>();
+let redispatch:
+  | ((request: Request, env: Env, ctx: ExecutionContext | undefined) => Promise<Response>)
+  | null = null;
+
+/** The API app, for the rare read that must run again (see `speculate`). */
+export function setRedispatch(fetch: NonNullable<typeof redispatch>) {
+  redispatch = fetch;
+}
+
+function executionCtxOf(c: Parameters<MiddlewareHandler<AppEnv>>[0]): ExecutionContext | undefined {
+  try {
+    return c.executionCtx as ExecutionContext;
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The sub-apps outside the API (storage, stored files, the document and docs) take no token:

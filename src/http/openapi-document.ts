@@ -94,6 +94,12 @@ const HEADERS = {
     "2.11.4",
     true,
   ),
+  // Also set by `requestContext`, once the request ran a D1 query (contract §24; docs/api.md).
+  "X-D1-Bookmark": header(
+    "The D1 session's bookmark after this request (its own writes included, a Durable Object's too). Send it back in `X-D1-Bookmark` and the next request reads at least what this one wrote.",
+    { type: "string" },
+    "0000002c-00000007-00004f6e-9b0e4fbd9e0a1b4d2c8f6e1a3b5c7d9e",
+  ),
   "RateLimit-Policy": header(
     'IETF draft-ietf-httpapi-ratelimit-headers: the policy, `"default";q=<requests>;w=<window in seconds>`.',
     { type: "string" },
@@ -131,6 +137,8 @@ const HEADERS = {
 };
 /** On every response. */
 const COMMON_HEADERS = ["X-Request-Id", "X-API-Version"];
+/** On every response whose request read or wrote the database (optional, as it may be absent). */
+const SESSION_HEADERS = ["X-D1-Bookmark"];
 /**
  * On every response the limiter counted: not on errors answered before counting (an invalid
  * token, version or time zone), and never for stored files. Optional, as OpenAPI headers are.
@@ -161,6 +169,14 @@ const PARAMETERS = {
       "An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`.",
     schema: { type: "string", examples: ["Europe/Helsinki"] },
   },
+  "X-D1-Bookmark": {
+    name: "X-D1-Bookmark",
+    in: "header",
+    required: false,
+    description:
+      "The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none.",
+    schema: { type: "string", pattern: "^[0-9A-Fa-f-]*$" },
+  },
   "X-Request-Id": {
     name: "X-Request-Id",
     in: "header",
@@ -174,7 +190,7 @@ const PARAMETERS = {
 const headerRefs = (names: string[]) => Object.fromEntries(names.map((h) => [h, ref("headers", h)]));
 const errorResponse = (description: string, example: Json, headers: string[] = []) => ({
   description,
-  headers: headerRefs([...COMMON_HEADERS, ...RATE_LIMIT_HEADERS, ...headers]),
+  headers: headerRefs([...COMMON_HEADERS, ...SESSION_HEADERS, ...RATE_LIMIT_HEADERS, ...headers]),
   content: { "application/json": { schema: ref("schemas", "Error"), example } },
 });
 
@@ -182,7 +198,7 @@ const errorResponse = (description: string, example: Json, headers: string[] = [
 const RESPONSES = {
   ValidationFailed: {
     description: "Validation error: a field map (contract §3).",
-    headers: headerRefs([...COMMON_HEADERS, ...RATE_LIMIT_HEADERS]),
+    headers: headerRefs([...COMMON_HEADERS, ...SESSION_HEADERS, ...RATE_LIMIT_HEADERS]),
     content: {
       "application/json": {
         schema: ref("schemas", "ValidationError"),
@@ -231,7 +247,7 @@ const RESPONSES = {
   ServerError: {
     description:
       "An unexpected error. The body and `X-Request-Id` carry the request id; nothing internal is shown.",
-    headers: headerRefs([...COMMON_HEADERS, ...RATE_LIMIT_HEADERS]),
+    headers: headerRefs([...COMMON_HEADERS, ...SESSION_HEADERS, ...RATE_LIMIT_HEADERS]),
     content: {
       "application/json": {
         schema: {
@@ -327,6 +343,7 @@ function finishOperation(path: string, method: string, op: Json) {
     ...(op.parameters ?? []),
     ...(kind === "api" ? [ref("parameters", "Accept"), ref("parameters", "Accept-Timezone")] : []),
     ref("parameters", "X-Request-Id"),
+    ref("parameters", "X-D1-Bookmark"),
   ];
   if (kind !== "files" && kind !== "storage") responses["405"] ??= ref("responses", "MethodNotAllowed");
   if (kind !== "files" && kind !== "api") responses["429"] ??= ref("responses", "Throttled");
@@ -345,7 +362,12 @@ function finishOperation(path: string, method: string, op: Json) {
       setExamples(media, Object.entries(RESPONSE_EXAMPLES[op.operationId]?.[status]?.[type] ?? {}));
     }
     // Stored files are not counted by the rate limiter; everything else is.
-    addHeaders(response, kind === "files" ? COMMON_HEADERS : [...COMMON_HEADERS, ...RATE_LIMIT_HEADERS]);
+    addHeaders(
+      response,
+      kind === "files"
+        ? [...COMMON_HEADERS, ...SESSION_HEADERS]
+        : [...COMMON_HEADERS, ...SESSION_HEADERS, ...RATE_LIMIT_HEADERS],
+    );
     if (status === "429") addHeaders(response, ["Retry-After"]);
     if (status === "401") addHeaders(response, ["WWW-Authenticate"]);
     if (kind === "storage" && /^(20[014]|303)$/.test(status)) addHeaders(response, ["ETag", "Location"]);

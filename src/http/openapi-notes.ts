@@ -20,6 +20,12 @@ them, files and signatures attached to them, and webhooks that tell your systems
 - **Request ids.** Every response carries \`X-Request-Id\` (yours, if you sent a well-formed one).
   Quote it when you report a problem; a 500 answer repeats it in its body.
 
+## Reading your own writes
+Reads may be served by a replica of the database near you (D1 read replication). Every answer that
+touched the database carries \`X-D1-Bookmark\`; send the latest one you received back in
+\`X-D1-Bookmark\` and your request reads at least what that answer had written (a command's answer
+covers its task's write). A header that is not a bookmark this service sent is 400 \`bad_request\`.
+
 ## Versions
 Send \`Accept: application/json; version=X.Y.Z\` to pick the behaviour of a release. Without it, the
 version pinned on your account applies (\`api_version\`, changeable with \`PATCH /accounts/{id}/\`),

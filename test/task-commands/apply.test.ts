@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { taskStub } from "../../src/durable-objects/task/client";
+import { taskWriter } from "../../src/durable-objects/task/client";
 import { uuidv7 } from "../../src/lib/ids";
 import { applyToTask } from "../../src/services/task-commands/apply";
 import type { Actor, CommandInput } from "../../src/services/task-commands/types";
@@ -89,7 +89,7 @@ describe("applyToTask (inside the task's object)", () => {
 
   /** Two position updates sent to the task's object with `hint` as the row the request read. */
   const throughObject = (acc: Awaited<ReturnType<typeof newAccount>>, taskId: string, hint: unknown) =>
-    taskStub(env, taskId).applyCommands({
+    taskWriter(env, taskId).applyCommands({
       actor: actorOf(acc.account.id, acc.admin.userId),
       taskId,
       commands: [command(taskId, "update", { position: 1 }), command(taskId, "update", { position: 2 })],

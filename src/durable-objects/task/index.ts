@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { reported } from "../../db/session";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
 import type { WriteProof } from "../../services/auth/tokens";
 import {
@@ -46,18 +47,20 @@ export class TaskDO extends DurableObject<Env> {
    * caller read while resolving the request: a hint used when this object has none, so a
    * batch costs this task one D1 round trip, not a read and a write.
    */
-  async applyCommands(args: CommandArgs & { task?: TaskRow }): Promise<CommandOutcome[]> {
-    return this.oneAtATime(async () => {
-      const ofActor = (row: TaskRow | null | undefined) =>
-        row?.account_id === args.actor.accountId ? row : undefined;
-      return this.after(
-        args,
-        await applyToTask(this.env, args.actor, args.taskId, args.commands, {
-          baseUrl: args.baseUrl,
-          task: ofActor(this.task) ?? ofActor(args.task),
-        }),
-      );
-    });
+  async applyCommands(args: CommandArgs & { task?: TaskRow }) {
+    return this.oneAtATime(() =>
+      reported(this.env, async (env) => {
+        const ofActor = (row: TaskRow | null | undefined) =>
+          row?.account_id === args.actor.accountId ? row : undefined;
+        return this.after(
+          args,
+          await applyToTask(env, args.actor, args.taskId, args.commands, {
+            baseUrl: args.baseUrl,
+            task: ofActor(this.task) ?? ofActor(args.task),
+          }),
+        );
+      }),
+    );
   }
 
   /**
@@ -73,28 +76,32 @@ export class TaskDO extends DurableObject<Env> {
     baseUrl: string;
     proof?: WriteProof;
   }) {
-    return this.oneAtATime(async () => {
-      const r = await applyOne(this.env, args.actor, args.taskId, args.command, {
-        baseUrl: args.baseUrl,
-        task: this.task,
-        proof: args.proof,
-      });
-      if (r.tokenMismatch) return { tokenMismatch: true, token: r.token };
-      if (r.error) {
-        this.task = r.task ?? undefined;
-        return { error: r.error, token: r.token };
-      }
-      const [outcome] = await this.after({ ...args, commands: [args.command] }, r);
-      return { outcome, token: r.token };
-    });
+    return this.oneAtATime(() =>
+      reported(this.env, async (env) => {
+        const r = await applyOne(env, args.actor, args.taskId, args.command, {
+          baseUrl: args.baseUrl,
+          task: this.task,
+          proof: args.proof,
+        });
+        if (r.tokenMismatch) return { tokenMismatch: true, token: r.token };
+        if (r.error) {
+          this.task = r.task ?? undefined;
+          return { error: r.error, token: r.token };
+        }
+        const [outcome] = await this.after({ ...args, commands: [args.command] }, r);
+        return { outcome, token: r.token };
+      }),
+    );
   }
 
   /** Moves stored `pending` commands to their outcome (asynchronous mode, from the queue). */
-  async applyPending(args: CommandArgs): Promise<CommandOutcome[]> {
-    return this.oneAtATime(async () =>
-      this.after(
-        args,
-        await applyToTask(this.env, args.actor, args.taskId, args.commands, { ...args, pending: true }),
+  async applyPending(args: CommandArgs) {
+    return this.oneAtATime(() =>
+      reported(this.env, async (env) =>
+        this.after(
+          args,
+          await applyToTask(env, args.actor, args.taskId, args.commands, { ...args, pending: true }),
+        ),
       ),
     );
   }
@@ -123,13 +130,13 @@ export class TaskDO extends DurableObject<Env> {
   /** PATCH / PUT of this task (services/tasks/write.ts). */
   async update(args: UpdateTaskArgs) {
     this.task = undefined;
-    return this.oneAtATime(() => updateTaskInPlace(this.env, args));
+    return this.oneAtATime(() => reported(this.env, (env) => updateTaskInPlace(env, args)));
   }
 
   /** DELETE of this task (services/tasks/write.ts). */
   async destroy(args: DeleteTaskArgs) {
     this.task = undefined;
-    return this.oneAtATime(() => deleteTaskInPlace(this.env, args));
+    return this.oneAtATime(() => reported(this.env, (env) => deleteTaskInPlace(env, args)));
   }
 
   /** Arms (or re-arms, or with `at: null` disarms) the move of a `scheduled` task at its time. */

@@ -1,4 +1,4 @@
-import { taskStub } from "../../durable-objects/task/client";
+import { taskWriter } from "../../durable-objects/task/client";
 import { dispatchPendingEvents } from "../../services/events/dispatch";
 import { pokeAccount } from "../../services/live";
 import { accountHasTemplates, relayNotifications } from "../../services/notifications/send";
@@ -16,7 +16,7 @@ export async function handleCommandBatch(batch: MessageBatch<PendingMessage>, en
     batch.messages.map(async (m) => {
       try {
         const commands = await pendingCommands(env, m.body);
-        await taskStub(env, m.body.taskId).applyPending({ ...m.body, commands });
+        await taskWriter(env, m.body.taskId).applyPending({ ...m.body, commands });
         applied.set(m.body.actor.accountId, m.body.baseUrl);
         m.ack();
       } catch (err) {

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { inStatement } from "../../db/in-list";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
-import { taskStub } from "../../durable-objects/task/client";
+import { taskWriter } from "../../durable-objects/task/client";
 import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
 import { dateTime } from "../../http/openapi";
 import { type Page, paginateByCreation } from "../../http/pagination";
@@ -271,7 +271,7 @@ export async function applySingle(
   const r = await resolve(env, p, [item], opts.timeZone, { lookups: false });
   if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
   const c = r.commands[0];
-  return taskStub(env, c.taskId).applyOne({
+  return taskWriter(env, c.taskId).applyOne({
     actor: actorOf(p),
     taskId: c.taskId,
     command: c,
@@ -323,7 +323,7 @@ export async function submitCommands(
   });
   await Promise.all(
     [...byTask(fresh.map((i) => r.commands[i])).entries()].map(async ([taskId, idx]) => {
-      const outcomes = await taskStub(env, taskId).applyCommands({
+      const outcomes = await taskWriter(env, taskId).applyCommands({
         actor,
         taskId,
         commands: idx.map((j) => r.commands[fresh[j]]),
@@ -476,7 +476,7 @@ export async function rearmOverdueSchedules(env: Env): Promise<number> {
   const overdue = await overdueScheduledTasks(env);
   await Promise.all(
     overdue.map((t) =>
-      taskStub(env, t.id).armSchedule({
+      taskWriter(env, t.id).armSchedule({
         accountId: t.account_id,
         taskId: t.id,
         at: Date.now(),

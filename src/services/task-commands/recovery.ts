@@ -1,5 +1,5 @@
 import { inStatement } from "../../db/in-list";
-import { taskStub } from "../../durable-objects/task/client";
+import { taskWriter } from "../../durable-objects/task/client";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
 /**
@@ -96,7 +96,7 @@ export async function applyPendingRows(
     }
     // Creation order: the order the client sent them in.
     group.sort((a, b) => a.created_at - b.created_at || a.id.localeCompare(b.id));
-    const outcomes = await taskStub(env, first.task_id).applyPending({
+    const outcomes = await taskWriter(env, first.task_id).applyPending({
       actor,
       taskId: first.task_id,
       commands: group.map(rowToInput),

@@ -1,4 +1,4 @@
-import { taskStub } from "../../durable-objects/task/client";
+import { taskWriter } from "../../durable-objects/task/client";
 import { ApiError, type ErrorCode, notFound, ValidationError } from "../../http/errors";
 import { uuidv7 } from "../../lib/ids";
 import { settleSeconds } from "../../lib/settle";
@@ -268,7 +268,7 @@ export async function updateTask(
     geocodeRetry: draft.address?.retry ?? false,
   };
   // RPC wraps the result type (Disposable); it is the plain union that updateTaskInPlace returns.
-  const result = (await taskStub(env, id).update({
+  const result = (await taskWriter(env, id).update({
     principal,
     id,
     mode,
@@ -279,7 +279,7 @@ export async function updateTask(
   if (!result.ok) raise(result);
   // The task's object moves a scheduled task at its time; a new time re-arms it.
   if (result.state === "scheduled") {
-    await taskStub(env, id).armSchedule({
+    await taskWriter(env, id).armSchedule({
       accountId: principal.accountId,
       taskId: id,
       at: result.scheduledTime,
@@ -297,7 +297,7 @@ export async function updateTask(
 /** DELETE /tasks/{id}/, through the task's Durable Object. */
 export async function deleteTask(env: Env, principal: Principal, id: string, ctx: { baseUrl: string }) {
   await getTask(env.DB, principal, id);
-  const stub = taskStub(env, id);
+  const stub = taskWriter(env, id);
   const result = (await stub.destroy({ principal, id, baseUrl: ctx.baseUrl })) as DeleteTaskResult;
   if (!result.ok) raise(result);
   await stub.armSchedule({ accountId: principal.accountId, taskId: id, at: null });
@@ -309,7 +309,7 @@ export async function armSchedule(
   row: Pick<TaskRow, "id" | "account_id" | "scheduled_time">,
   baseUrl: string,
 ) {
-  await taskStub(env, row.id).armSchedule({
+  await taskWriter(env, row.id).armSchedule({
     accountId: row.account_id,
     taskId: row.id,
     at: row.scheduled_time,

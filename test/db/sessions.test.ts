@@ -1,0 +1,173 @@
+import { describe, expect, it } from "vitest";
+import { addUser, call, expectStatus, newAccount, signIn } from "../helpers";
+import { api, createTask, sampleTask } from "../tasks/helpers";
+
+// Contract §24: every request runs in a D1 session and answers its bookmark; a request that
+// sends it back reads at least what that answer had written. The tests' service exposes each
+// request's sequential D1 round trips (EXPOSE_D1_ROUND_TRIPS, vitest.config.ts): the edge pays
+// one per sequential call, so these counts are what a far region feels.
+
+const trips = (r: { headers: Headers }) => Number(r.headers.get("X-D1-Round-Trips"));
+const bookmark = (r: { headers: Headers }) => r.headers.get("X-D1-Bookmark");
+const command = (task: { url: string }, action: string, extra: Record<string, unknown> = {}) => ({
+  task: task.url,
+  external_id: crypto.randomUUID(),
+  time: new Date().toISOString(),
+  action,
+  ...extra,
+});
+
+describe("D1 sessions: X-D1-Bookmark (contract §24)", () => {
+  it("every answer carries the session's bookmark; one sent back is read from, later ones never go back", async () => {
+    const acc = await newAccount();
+    const task = await createTask(acc);
+    const worker = await addUser(acc, "worker");
+    const read = await api(`/tasks/${task.id}/`, { token: acc.admin.token });
+    expectStatus(read, 200);
+    const b0 = bookmark(read);
+    expect(b0).toMatch(/^[0-9a-f-]+$/);
+    // A command's write is made by the task's Durable Object: the answer's bookmark covers it.
+    const cmd = await api("/task_commands/", {
+      token: acc.admin.token,
+      body: command(task, "assign", { assignee: worker.user }),
+    });
+    expectStatus(cmd, 201);
+    expect(cmd.body.state).toBe("accepted");
+    const b1 = bookmark(cmd)!;
+    expect(b1 > b0!).toBe(true);
+    const after = await call(`/tasks/${task.id}/`, {
+      token: acc.admin.token,
+      headers: { "X-D1-Bookmark": b1 },
+    });
+    expectStatus(after, 200);
+    expect(after.body).toMatchObject({ state: "assigned", assignee: worker.user });
+    expect(bookmark(after)! >= b1).toBe(true);
+    // An empty header (what `getBookmark() ?? ""` echoes) is no bookmark.
+    expectStatus(await call("/tasks/", { token: acc.admin.token, headers: { "X-D1-Bookmark": "" } }), 200);
+  });
+
+  it("a header that is no bookmark is 400 and reads nothing", async () => {
+    const acc = await newAccount();
+    const r = await call("/tasks/", {
+      token: acc.admin.token,
+      headers: { "X-D1-Bookmark": "not a bookmark!" },
+    });
+    expectStatus(r, 400);
+    expect(r.body).toEqual({
+      detail: "X-D1-Bookmark is not a bookmark this service sent.",
+      code: "bad_request",
+    });
+    expect(r.headers.get("X-Request-Id")).toBeTruthy();
+    expect(trips(r)).toBe(0);
+  });
+
+  it("browsers may send it and read it (CORS)", async () => {
+    const acc = await newAccount();
+    const r = await call("/tasks/", { token: acc.admin.token, headers: { Origin: "https://app.example" } });
+    expectStatus(r, 200);
+    const pre = await call("/tasks/", {
+      method: "OPTIONS",
+      headers: {
+        Origin: "https://app.example",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "x-d1-bookmark",
+      },
+    });
+    // CORS_ORIGINS is empty in the tests: the header lists are what an allowed origin would get.
+    const { CORS_OPTIONS } = await import("../../src/http/middleware");
+    expect(CORS_OPTIONS.allowHeaders).toContain("X-D1-Bookmark");
+    expect(CORS_OPTIONS.exposeHeaders).toContain("X-D1-Bookmark");
+    expect(pre.status).toBeLessThan(500);
+  });
+});
+
+describe("sequential D1 round trips per request (contract §24)", () => {
+  it("a GET of one object 1, a list page 1, a single command 1 after its object, a task create 2", async () => {
+    const acc = await newAccount();
+    const task = await createTask(acc);
+    const worker = await addUser(acc, "worker");
+    // The token's first request in this isolate checks it alone; from then on the check rides
+    // on the request's first D1 call.
+    expectStatus(await api("/users/", { token: acc.admin.token }), 200);
+
+    const get = await api(`/tasks/${task.id}/`, { token: acc.admin.token });
+    expectStatus(get, 200);
+    expect(trips(get)).toBe(1);
+
+    for (const path of [
+      "/tasks/?page_size=1",
+      "/users/",
+      "/orders/",
+      "/task_commands/",
+      "/events/",
+      "/webhooks/",
+    ]) {
+      const page = await api(path, { token: acc.admin.token });
+      expectStatus(page, 200);
+      expect({ path, trips: trips(page) }).toEqual({ path, trips: 1 });
+    }
+    const more = await api("/tasks/?page_size=1", { token: acc.admin.token });
+    await createTask(acc);
+    const withNext = await api("/tasks/?page_size=1", { token: acc.admin.token });
+    expect(withNext.body.next).toBeTruthy();
+    expect(trips(more)).toBe(1);
+    expect(trips(withNext)).toBe(1);
+
+    // A command to a task whose object knows the task: the object's one batch, nothing else.
+    expectStatus(
+      await api("/task_commands/", {
+        token: acc.admin.token,
+        body: command(task, "assign", { assignee: worker.user }),
+      }),
+      201,
+    );
+    const single = await api("/task_commands/", {
+      token: acc.admin.token,
+      body: command(task, "update", { task_data: { description: "Gate code 1234" } }),
+    });
+    expectStatus(single, 201);
+    expect(single.body.state).toBe("accepted");
+    expect(trips(single)).toBe(1);
+
+    const created = await api("/tasks/", { token: acc.admin.token, body: sampleTask(acc) });
+    expectStatus(created, 201);
+    expect(trips(created)).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("a read that starts before its token is settled", () => {
+  it("a token revoked since this isolate last saw it is 401, not the page", async () => {
+    const acc = await newAccount();
+    await createTask(acc);
+    const session = await signIn(acc.admin.email, acc.admin.password);
+    expectStatus(await api("/tasks/", { token: session.token }), 200);
+    expectStatus(await call("/logout/", { method: "POST", token: session.token }), 204);
+    const r = await api("/tasks/", { token: session.token });
+    expectStatus(r, 401);
+    expect(r.body.results).toBeUndefined();
+    expect(r.headers.get("WWW-Authenticate")).toBeTruthy();
+  });
+
+  it("a role changed since is answered for the role the token has now", async () => {
+    const acc = await newAccount();
+    await createTask(acc);
+    const manager = await addUser(acc, "manager");
+    const before = await api("/tasks/", { token: manager.token });
+    expectStatus(before, 200);
+    expect(before.body.results).toHaveLength(1);
+    const roles = await api("/account_roles/?page_size=500", { token: acc.admin.token });
+    const role = roles.body.results.find((r: any) => r.user === manager.user);
+    expectStatus(
+      await api(`/account_roles/${role.id}/`, {
+        method: "PATCH",
+        token: acc.admin.token,
+        body: { role: "worker" },
+      }),
+      200,
+    );
+    // A worker sees only the tasks assigned to it: none.
+    const after = await api("/tasks/", { token: manager.token });
+    expectStatus(after, 200);
+    expect(after.body.results).toEqual([]);
+  });
+});
