@@ -27,6 +27,7 @@ import {
 /** D1's limit per database: 10 GB, counted in decimal units (the smaller reading). */
 const D1_LIMIT_BYTES = 10e9;
 const WALKS = 5;
+const USERS = 50;
 
 /** Every page of GET /events/, `walks` times: each request's ms, and the events of one walk. */
 async function walkEvents(api, token, walks) {
@@ -59,6 +60,7 @@ export const storage = {
     "storage.archive_rows_per_s",
     "storage.cron_cpu_ms_per_run",
     "storage.cron_runs",
+    "storage.directory.bytes_per_user",
     "storage.events_list.p50_ms",
     "storage.events_list.p50_ms_before",
     "storage.events_list.p50_ratio",
@@ -138,6 +140,28 @@ export const storage = {
       const cold = sum(diff(dbstat(d1Files(persist)), before)) / n;
       log("storage cold", cold, "bytes per task;", cron);
 
+      // What stays global when accounts spread over shards (docs/scaling.md): a user with its
+      // role in the account and one signed-in session, in the tables a directory keeps.
+      const GLOBAL =
+        /^(users|account_roles|auth_tokens|user_tokens|sign_in_failures)(_|$)|^sqlite_autoindex_(users|account_roles|auth_tokens|user_tokens)_/;
+      const u0 = dbstat(d1Files(persist));
+      for (let i = 0; i < USERS; i++) {
+        const email = `dir-${i}-${Date.now()}@example.test`;
+        const made = await api("/users/", {
+          token: run.token,
+          body: { email, name: `Worker ${i}`, password: "directory-bench-123", role: "worker" },
+        });
+        if (made.status !== 201) throw new Error(`POST /users/: ${made.status} ${made.text.slice(0, 200)}`);
+        const auth = await api("/authenticate/", {
+          body: { username: email, password: "directory-bench-123" },
+        });
+        if (auth.status !== 200) throw new Error(`sign-in: ${auth.status}`);
+      }
+      const perUser =
+        Object.entries(diff(dbstat(d1Files(persist)), u0))
+          .filter(([k]) => GLOBAL.test(k))
+          .reduce((a, [, v]) => a + v, 0) / USERS;
+
       report.figure("storage.bytes_per_task_hot", hotPerTask, {
         label: `D1 bytes per delivered task with its events and deliveries (${n} tasks, dbstat)`,
         unit: "B",
@@ -168,6 +192,10 @@ export const storage = {
         target: "reference",
       });
       report.diagnostic("storage.cron_runs", cron.runs, { label: "cron runs to archive everything" });
+      report.diagnostic("storage.directory.bytes_per_user", perUser, {
+        unit: "B",
+        label: `global rows of a user (user, role, one session; ${USERS} users, dbstat)`,
+      });
       const p50 = percentile(after.ms, 50);
       const p50Before = percentile(plain.ms, 50);
       report.figure("storage.events_list.p50_ratio", p50 / p50Before, {

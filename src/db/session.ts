@@ -25,7 +25,7 @@ export function laterBookmark(a: string | null, b: string | null): string | null
   return a.localeCompare(b) < 0 ? b : a;
 }
 
-const COUNTED = new Set(["first", "all", "run", "raw"]);
+const RAW = Symbol("raw statement");
 
 /** Statements that only read: anything else is a write (conservatively: any write keyword). */
 const isReadOnly = (sql: string) =>
@@ -162,35 +162,34 @@ export class MeteredSession {
    * statement's own fields, which a Proxy passes through untouched.
    */
   private meter(statement: D1PreparedStatement, sql: string): D1PreparedStatement {
-    const proxy = new Proxy(statement, {
-      get: (target, prop, receiver) => {
-        if (prop === RAW) return target;
-        const value = Reflect.get(target, prop, receiver);
-        if (typeof value !== "function") return value;
-        if (prop === "bind") return (...args: unknown[]) => this.meter(value.apply(target, args), sql);
-        if (
-          prop === "raw" ||
-          (typeof prop === "string" && COUNTED.has(prop) && !this.rider && !this.writeGate)
-        )
-          return async (...args: unknown[]) => {
-            await this.beforeWrite([sql]);
-            return this.count(() => value.apply(target, args));
-          };
-        if (prop === "all" || prop === "run") return async () => (await this.send([proxy]))[0];
-        if (prop === "first")
-          return async (column?: string) => {
-            const row = ((await this.send([proxy]))[0].results[0] ?? null) as Record<string, unknown> | null;
-            return column === undefined ? row : (row?.[column] ?? null);
-          };
-        return value.bind(target);
-      },
-    });
-    this.sqlOf.set(proxy, sql);
-    return proxy;
+    // The binding's statement is the prototype: D1's own reads of its fields go through; the
+    // calls that reach the database are counted (and may carry a rider, or wait for a write gate).
+    const metered = Object.create(statement) as D1PreparedStatement & { [RAW]: D1PreparedStatement };
+    const direct = () => !this.rider && !this.writeGate;
+    metered[RAW] = statement;
+    metered.bind = (...args: unknown[]) => this.meter(statement.bind(...args), sql);
+    metered.raw = (async (options?: { columnNames?: boolean }) => {
+      await this.beforeWrite([sql]);
+      return this.count(() => statement.raw(options as { columnNames: true }));
+    }) as D1PreparedStatement["raw"];
+    metered.all = (async () =>
+      direct()
+        ? this.count(() => statement.all())
+        : (await this.send([metered]))[0]) as D1PreparedStatement["all"];
+    metered.run = (async () =>
+      direct()
+        ? this.count(() => statement.run())
+        : (await this.send([metered]))[0]) as D1PreparedStatement["run"];
+    metered.first = (async (column?: string) => {
+      if (direct())
+        return this.count(() => (column === undefined ? statement.first() : statement.first(column)));
+      const row = ((await this.send([metered]))[0].results[0] ?? null) as Record<string, unknown> | null;
+      return column === undefined ? row : (row?.[column] ?? null);
+    }) as D1PreparedStatement["first"];
+    this.sqlOf.set(metered, sql);
+    return metered;
   }
 }
-
-const RAW = Symbol("raw statement");
 
 /** The binding's own statement behind a metered one (D1's batch wants its own objects). */
 const unwrap = (st: D1PreparedStatement): D1PreparedStatement =>
@@ -203,7 +202,10 @@ export const sessionOf = (db: D1Database | MeteredSession): MeteredSession | und
 /** `env` with its D1 binding in a new metered session (for a request, or a Durable Object call). */
 export function inSession(env: Env, constraintOrBookmark: string): { env: Env; db: MeteredSession } {
   const db = new MeteredSession(env.DB, constraintOrBookmark);
-  return { env: { ...env, DB: db as unknown as D1Database }, db };
+  // The request's env is the binding's env with DB in front: a copy of every binding per
+  // request would cost more than the lookup through the prototype.
+  const scoped = Object.create(env, { DB: { value: db, enumerable: true } }) as Env;
+  return { env: scoped, db };
 }
 
 /**
