@@ -168,7 +168,10 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   // keyed by the presented token itself, so it needs nothing from the resolution.
   c.set(
     "rateLimitHit",
-    startRateLimit(c.env, c.req.header("Authorization"), c.req.header("CF-Connecting-IP")),
+    // A read run again after a changed token (see `speculate`) was counted once already.
+    countedAlready.has(c.req.raw)
+      ? (countedAlready.get(c.req.raw) ?? null)
+      : startRateLimit(c.env, c.req.header("Authorization"), c.req.header("CF-Connecting-IP")),
   );
   const signIn = c.req.method === "POST" && SIGN_IN_PATHS.has(getPath(c.req.raw));
   const checking = checkToken(c.env, c.req.header("Authorization"));
@@ -253,12 +256,14 @@ async function speculate(
     c.set("version", resolveVersion(declared, outcome.principal.account.apiVersion));
     const again = new Request(c.req.raw);
     noSpeculation.add(again);
+    countedAlready.set(again, c.get("rateLimitHit"));
     c.res = await redispatch!(again, c.env, executionCtxOf(c));
   }
 }
 
 /** Requests run again after a changed token: they settle their token first, as before. */
 const noSpeculation = new WeakSet<Request>();
+const countedAlready = new WeakMap<Request, Promise<RateLimitResult> | null>();
 let redispatch:
   | ((request: Request, env: Env, ctx: ExecutionContext | undefined) => Promise<Response>)
   | null = null;

@@ -169,5 +169,11 @@ describe("a read that starts before its token is settled", () => {
     const after = await api("/tasks/", { token: manager.token });
     expectStatus(after, 200);
     expect(after.body.results).toEqual([]);
+    // The request ran twice inside but counts once against the token's rate limit.
+    const remaining = (r: { headers: Headers }) =>
+      Number(/;r=(\d+)/.exec(r.headers.get("RateLimit") ?? "")?.[1]);
+    const next = await api("/tasks/", { token: manager.token });
+    expect(remaining(before) - remaining(after)).toBe(1);
+    expect(remaining(after) - remaining(next)).toBe(1);
   });
 });
