@@ -43,9 +43,16 @@ export async function documents({ api, BASE, browser, token, me, worker, log }) 
     200,
   );
   const pdfOf = async (path, headers = {}) => {
-    const res = await fetch(`${BASE}${path}`, {
-      headers: { Authorization: `Bearer ${token}`, Accept: "application/pdf", ...headers },
-    });
+    const get = () =>
+      fetch(`${BASE}${path}`, {
+        headers: { Authorization: `Bearer ${token}`, Accept: "application/pdf", ...headers },
+      });
+    let res = await get();
+    // Over the dev server's rate limit: wait what Retry-After says, as `api` does.
+    for (let i = 0; i < 5 && res.status === 429; i++) {
+      await new Promise((r) => setTimeout(r, Number(res.headers.get("Retry-After") || 1) * 1000));
+      res = await get();
+    }
     assert.equal(res.status, 200, path);
     assert.equal(res.headers.get("content-type"), "application/pdf");
     return new Uint8Array(await res.arrayBuffer());

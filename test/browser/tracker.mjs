@@ -34,15 +34,23 @@ const stop = () => {
 };
 
 async function api(path, { body, token, method, headers } = {}) {
-  const res = await fetch(`${BASE}${path}`, {
-    method: method ?? (body ? "POST" : "GET"),
-    headers: {
-      "Content-Type": "application/json",
-      ...(token ? { Authorization: `Bearer ${token}` } : {}),
-      ...headers,
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const send = () =>
+    fetch(`${BASE}${path}`, {
+      method: method ?? (body ? "POST" : "GET"),
+      headers: {
+        "Content-Type": "application/json",
+        ...(token ? { Authorization: `Bearer ${token}` } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  // The dev server keeps the deployed rate limit (20 requests a second per token): over it, wait
+  // what Retry-After says and send again, as a client of the API does.
+  let res = await send();
+  for (let i = 0; i < 5 && res.status === 429; i++) {
+    await new Promise((r) => setTimeout(r, Number(res.headers.get("Retry-After") || 1) * 1000));
+    res = await send();
+  }
   const text = await res.text();
   let json = null;
   try {
