@@ -76,8 +76,18 @@ export class MeteredSession {
     return { bookmark: this.bookmark(), trips: this.trips };
   }
 
+  /**
+   * The answer is ready: calls from here on are work left running after it (`waitUntil`: the
+   * outbox relay's checks), which delays no one, so they are not the request's round trips.
+   */
+  answered() {
+    this.counting = false;
+  }
+
+  private counting = true;
+
   private async count<T>(call: () => Promise<T>): Promise<T> {
-    if (this.inFlight === 0) this.trips++;
+    if (this.inFlight === 0 && this.counting) this.trips++;
     this.inFlight++;
     try {
       return await call();

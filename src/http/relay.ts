@@ -1,4 +1,5 @@
 import type { MiddlewareHandler } from "hono";
+import { sessionOf } from "../db/session";
 import { accountHasWebhooks, dispatchSoon } from "../services/events/dispatch";
 import { pokeAccount } from "../services/live";
 import { accountHasTemplates, relayNotifications } from "../services/notifications/send";
@@ -21,6 +22,8 @@ export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) =>
   }
   const p = c.get("principal");
   if (!p) return;
+  // What follows runs after the answer: not the request's round trips (db/session.ts).
+  sessionOf(c.env.DB)?.answered();
   ctx.waitUntil(
     accountHasWebhooks(c.env, p.accountId)
       .then((has) => {

@@ -135,6 +135,27 @@ describe("sequential D1 round trips per request (contract §24)", () => {
   });
 });
 
+describe("round trips of an account with webhooks", () => {
+  it("the relay's work after the answer is not the request's: a command 1, a task create 2", async () => {
+    const acc = await newAccount();
+    const hook = await api("/webhooks/", {
+      token: acc.admin.token,
+      body: { url: "https://hooks.example.com/in" },
+    });
+    expectStatus(hook, 201);
+    const task = await createTask(acc);
+    expectStatus(await api("/users/", { token: acc.admin.token }), 200);
+    const body = () => command(task, "update", { task_data: { description: "Back door" } });
+    expectStatus(await api("/task_commands/", { token: acc.admin.token, body: body() }), 201);
+    const single = await api("/task_commands/", { token: acc.admin.token, body: body() });
+    expectStatus(single, 201);
+    expect(trips(single)).toBe(1);
+    const created = await api("/tasks/", { token: acc.admin.token, body: sampleTask(acc) });
+    expectStatus(created, 201);
+    expect(trips(created)).toBeLessThanOrEqual(2);
+  });
+});
+
 describe("a read that starts before its token is settled", () => {
   it("a token revoked since this isolate last saw it is 401, not the page", async () => {
     const acc = await newAccount();
