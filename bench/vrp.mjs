@@ -11,13 +11,14 @@
 //   --memory                 the heap a 2,000-stop city instance takes, matrices included
 //   --workerd                CPU milliseconds per iteration in workerd (not Node) at 100, 1,000
 //                            and 2,000 stops, from the runtime's CPU time in /proc
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { getHeapStatistics } from "node:v8";
 import { build } from "esbuild";
+import { cpuMs, workerdPids } from "./lib/harness.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -234,35 +235,4 @@ export default { async fetch(request) {
   }
   stop();
   writeFileSync(join("bench", "vrp-workerd.json"), `${JSON.stringify(results, null, 1)}\n`);
-}
-
-/** workerd processes started by one `wrangler dev` child (its descendants). */
-function workerdPids(rootPid) {
-  const rows = execFileSync("ps", ["-eo", "pid=,ppid=,comm="], { encoding: "utf8" })
-    .trim()
-    .split("\n")
-    .map((l) => l.trim().split(/\s+/));
-  const kids = new Map();
-  for (const [pid, ppid] of rows) kids.set(ppid, [...(kids.get(ppid) ?? []), pid]);
-  const found = [];
-  const walk = (p) => {
-    for (const k of kids.get(String(p)) ?? []) {
-      if (rows.find((r) => r[0] === k)?.[2]?.startsWith("workerd")) found.push(Number(k));
-      walk(k);
-    }
-  };
-  walk(rootPid);
-  return found;
-}
-
-/** CPU time (user + system, ms) of `pids` so far: /proc/<pid>/stat fields 14 and 15, in ticks of 10 ms. */
-function cpuMs(pids) {
-  return pids.reduce((sum, pid) => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-      return sum + (Number(fields[11]) + Number(fields[12])) * 10;
-    } catch {
-      return sum;
-    }
-  }, 0);
 }
