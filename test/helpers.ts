@@ -1,6 +1,12 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Principal } from "../src/services/auth/principal";
+import {
+  BASE_JOIN,
+  PAYLOAD_COLUMNS,
+  payloadTexts,
+  type StoredPayload,
+} from "../src/services/events/payloads";
 
 export const BASE = "https://api.test";
 
@@ -122,3 +128,39 @@ export function principalFor(
 /** The account's admin as a principal (services called directly, as the API would). */
 export const adminPrincipal = (acc: TestAccount) =>
   principalFor({ userId: acc.admin.userId, email: acc.admin.email, accountId: acc.account.id });
+
+export type StoredEvent = {
+  id: string;
+  account_id: string;
+  type: string;
+  created_at: number;
+  dispatched_at: number | null;
+  data: any;
+};
+
+/**
+ * The outbox's rows as stored in D1, oldest first, each payload unpacked as the service reads it
+ * (with its base, services/events/payloads.ts). `objectId` keeps the events about one object:
+ * those whose payload is that object (its `id`), as every event's `data` is.
+ */
+export async function storedEvents(
+  q: { accountId?: string; objectId?: string } = {},
+): Promise<StoredEvent[]> {
+  const { results } = await env.DB.prepare(
+    `SELECT e.id, e.account_id, e.type, e.created_at, e.dispatched_at, ${PAYLOAD_COLUMNS}
+     FROM events e ${BASE_JOIN} ${q.accountId ? "WHERE e.account_id = ?" : ""} ORDER BY e.id`,
+  )
+    .bind(...(q.accountId ? [q.accountId] : []))
+    .all<Omit<StoredEvent, "data"> & StoredPayload>();
+  const texts = payloadTexts(results);
+  return results
+    .map(({ id, account_id, type, created_at, dispatched_at }, i) => ({
+      id,
+      account_id,
+      type,
+      created_at,
+      dispatched_at,
+      data: JSON.parse(texts[i]),
+    }))
+    .filter((e) => q.objectId === undefined || e.data?.id === q.objectId);
+}

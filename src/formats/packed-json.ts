@@ -13,6 +13,14 @@
  * 20 µs to pack and 15 µs to unpack a command's event where fflate in JavaScript took 65 and
  * 45 (bench/README.md, storage), the same RFC 1951 bytes either way, so payloads packed by the
  * earlier fflate code read unchanged. Pure: no I/O.
+ *
+ * Format 2, "packed against a base": the events one write makes share most of their text (a
+ * command's event carries the task inline, and the task's `task.state_changed` is that same
+ * task; a run of commands repeats it once per command). Such an event is packed with the
+ * dictionary v1 followed by its base's JSON text, the base being another event of the same
+ * write (services/events/outbox.ts chooses it and keeps the reference), so it stores only
+ * what differs: about a tenth of a format 1 payload. zlib uses the last 32 KiB of a
+ * dictionary (RFC 1951's window), the same on both sides, so any base size reads back.
  */
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 
@@ -38,31 +46,65 @@ const DICTIONARY_V1 = encoder.encode(
 );
 
 const V1 = 1;
+const AGAINST_BASE = 2;
 
-/** JSON text, packed: `[1, ...deflate-raw(utf8, dictionary v1)]`. */
-export function packJsonText(text: string): Uint8Array {
-  const deflated = deflateRawSync(encoder.encode(text), { level: 6, dictionary: DICTIONARY_V1 });
+function dictionaryWith(baseText: string): Uint8Array {
+  const base = encoder.encode(baseText);
+  const dict = new Uint8Array(DICTIONARY_V1.length + base.length);
+  dict.set(DICTIONARY_V1);
+  dict.set(base, DICTIONARY_V1.length);
+  return dict;
+}
+
+/**
+ * JSON text, packed: `[1, ...deflate-raw(utf8, dictionary v1)]`; with `baseText` (the JSON text
+ * of the payload it will be read with), `[2, ...deflate-raw(utf8, dictionary v1 + base)]`.
+ */
+export function packJsonText(text: string, baseText?: string): Uint8Array {
+  const format = baseText === undefined ? V1 : AGAINST_BASE;
+  const dictionary = baseText === undefined ? DICTIONARY_V1 : dictionaryWith(baseText);
+  const deflated = deflateRawSync(encoder.encode(text), { level: 6, dictionary });
   const out = new Uint8Array(deflated.length + 1);
-  out[0] = V1;
+  out[0] = format;
   out.set(deflated, 1);
   return out;
 }
 
 export const packJson = (value: unknown) => packJsonText(JSON.stringify(value));
 
-/** The JSON text of a stored payload: packed bytes (as D1 answers a BLOB), or text stored before. */
-export function unpackJsonText(stored: unknown): string {
-  if (typeof stored === "string") return stored;
-  const bytes =
-    stored instanceof Uint8Array
-      ? stored
-      : stored instanceof ArrayBuffer
-        ? new Uint8Array(stored)
-        : Array.isArray(stored)
-          ? Uint8Array.from(stored as number[])
-          : null;
-  if (!bytes || bytes[0] !== V1) throw new Error("Unknown packed JSON format.");
-  return decoder.decode(inflateRawSync(bytes.subarray(1), { dictionary: DICTIONARY_V1 }));
+/** Whether a stored payload was packed against a base (and so reads only with it). */
+export const needsBase = (stored: unknown) => bytesOf(stored)?.[0] === AGAINST_BASE;
+
+function bytesOf(stored: unknown): Uint8Array | null {
+  return stored instanceof Uint8Array
+    ? stored
+    : stored instanceof ArrayBuffer
+      ? new Uint8Array(stored)
+      : Array.isArray(stored)
+        ? Uint8Array.from(stored as number[])
+        : null;
 }
 
-export const unpackJson = <T = unknown>(stored: unknown): T => JSON.parse(unpackJsonText(stored)) as T;
+/**
+ * The JSON text of a stored payload: packed bytes (as D1 answers a BLOB), or text stored
+ * before. A format 2 payload needs its base: the base's stored payload, or its JSON text
+ * already unpacked (`{ text }`, when a reader has it at hand).
+ */
+export function unpackJsonText(stored: unknown, base?: unknown): string {
+  if (typeof stored === "string") return stored;
+  const bytes = bytesOf(stored);
+  if (bytes?.[0] === V1)
+    return decoder.decode(inflateRawSync(bytes.subarray(1), { dictionary: DICTIONARY_V1 }));
+  if (bytes?.[0] === AGAINST_BASE) {
+    if (base === undefined || base === null) throw new Error("A packed JSON payload read without its base.");
+    const baseText = isText(base) ? base.text : unpackJsonText(base);
+    return decoder.decode(inflateRawSync(bytes.subarray(1), { dictionary: dictionaryWith(baseText) }));
+  }
+  throw new Error("Unknown packed JSON format.");
+}
+
+const isText = (v: unknown): v is { text: string } =>
+  typeof v === "object" && v !== null && typeof (v as { text?: unknown }).text === "string";
+
+export const unpackJson = <T = unknown>(stored: unknown, base?: unknown): T =>
+  JSON.parse(unpackJsonText(stored, base)) as T;

@@ -3,10 +3,9 @@
 
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { unpackJson } from "../../src/formats/packed-json";
 import { uuidv7 } from "../../src/lib/ids";
 import { insertTask } from "../factories";
-import { addUser, call, expectStatus, newAccount } from "../helpers";
+import { addUser, call, expectStatus, newAccount, storedEvents } from "../helpers";
 import { bytesEqual, pseudoRandomBytes } from "../storage/helpers";
 import {
   eventually,
@@ -517,13 +516,9 @@ describe("documents: list, detail, PATCH, DELETE, batch_delete, visibility, even
   it("records document.created / signature.deleted events with the task inline", async () => {
     const { admin, account, task, d } = await taskWithDocument("e.txt", "e");
     expectStatus(await call(d.body.url, { method: "DELETE", token: admin.token }), 204);
-    const { results } = await env.DB.prepare(
-      "SELECT type, object_id, payload FROM events WHERE account_id = ? AND object_id = ? ORDER BY created_at, id",
-    )
-      .bind(account.id, d.body.id)
-      .all<{ type: string; object_id: string; payload: string }>();
+    const results = await storedEvents({ accountId: account.id, objectId: d.body.id });
     expect(results.map((e) => e.type)).toEqual(["document.created", "document.deleted"]);
-    const payload = unpackJson<any>(results[0].payload);
+    const payload = results[0].data;
     expect(payload.id).toBe(d.body.id);
     expect(payload.file).toBe(d.body.file);
     expect(payload.task.id).toBe(task.id);

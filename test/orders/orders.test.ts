@@ -1,7 +1,14 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { writeOrders } from "../../src/services/orders";
-import { addUser, adminPrincipal, expectStatus, newAccount, type TestAccount } from "../helpers";
+import {
+  addUser,
+  adminPrincipal,
+  expectStatus,
+  newAccount,
+  storedEvents,
+  type TestAccount,
+} from "../helpers";
 import { api } from "../tasks/helpers";
 
 const NOT_EXIST = ["Invalid hyperlink - Object does not exist."];
@@ -74,11 +81,7 @@ describe("POST /orders/ (interface §4.8)", () => {
       contact: { name: "Stop 0", notes: "ring" },
     });
     expect(first.body.address.formatted_address).toMatch(/Tallinn/);
-    const { results } = await env.DB.prepare(
-      "SELECT type, object_id FROM events WHERE account_id = ? ORDER BY id",
-    )
-      .bind(acc.account.id)
-      .all<{ type: string; object_id: string }>();
+    const results = await storedEvents({ accountId: acc.account.id });
     expect(results.map((e) => e.type).sort()).toEqual(["order.created", "task.created", "task.created"]);
     const read = await api(o.url, { token: acc.admin.token });
     expect(read.body).toEqual(o);

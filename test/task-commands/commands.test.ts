@@ -11,7 +11,7 @@ import { taskStub } from "../../src/durable-objects/task/client";
 import { handleCommandBatch } from "../../src/queues/task-commands/handler";
 import { rearmOverdueSchedules } from "../../src/services/task-commands";
 import { insertTask, taskRow } from "../factories";
-import { addUser, call, defineMetafields, expectStatus, newAccount } from "../helpers";
+import { addUser, call, defineMetafields, expectStatus, newAccount, storedEvents } from "../helpers";
 
 let n = 0;
 const ext = () => `ext-${Date.now()}-${n++}-${crypto.randomUUID().slice(0, 6)}`;
@@ -581,11 +581,9 @@ describe("scheduled tasks", () => {
     for (let i = 0; i < 50 && (await taskRow(task.id)).state === "scheduled"; i++)
       await new Promise((r) => setTimeout(r, 50));
     expect((await taskRow(task.id)).state).toBe("unassigned");
-    const { results } = await env.DB.prepare(
-      "SELECT type FROM events WHERE object_id = ? AND type = 'task.state_changed'",
-    )
-      .bind(task.id)
-      .all();
+    const results = (await storedEvents({ objectId: task.id })).filter(
+      (e) => e.type === "task.state_changed",
+    );
     expect(results).toHaveLength(1);
   });
 

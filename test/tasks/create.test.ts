@@ -2,17 +2,13 @@ import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../src/durable-objects/task/client";
-import { unpackJson } from "../../src/formats/packed-json";
-import { addUser, defineMetafields, expectStatus, newAccount } from "../helpers";
+import { addUser, defineMetafields, expectStatus, newAccount, storedEvents } from "../helpers";
 import { api, createTask, sampleTask } from "./helpers";
 
 const NOT_EXIST = ["Invalid hyperlink - Object does not exist."];
 
 async function eventsOf(objectId: string) {
-  const { results } = await env.DB.prepare("SELECT type, payload FROM events WHERE object_id = ? ORDER BY id")
-    .bind(objectId)
-    .all<{ type: string; payload: string }>();
-  return results.map((e) => ({ type: e.type, data: unpackJson<any>(e.payload) }));
+  return (await storedEvents({ objectId })).map((e) => ({ type: e.type, data: e.data }));
 }
 
 describe("POST /tasks/ (interface §4.4)", () => {

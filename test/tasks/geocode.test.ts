@@ -1,13 +1,12 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { unpackJson } from "../../src/formats/packed-json";
 import { backoff, handleGeocodeBatch } from "../../src/queues/geocode/handler";
 import type { GeocodeMessage, GeocodeQueue } from "../../src/queues/geocode/message";
 import { type Geocoder, GeocodingUnavailableError } from "../../src/services/addresses/geocoding";
 import { createContactAddress } from "../../src/services/contact-addresses";
 import { createTask } from "../../src/services/tasks";
-import { adminPrincipal, expectStatus, newAccount } from "../helpers";
+import { adminPrincipal, expectStatus, newAccount, storedEvents } from "../helpers";
 import { api, sampleTask } from "./helpers";
 
 const BASE = "https://api.test";
@@ -90,13 +89,9 @@ describe("geocoding failures never lose a task", () => {
       geocode_failed_at: null,
       geocoding_provider: "flaky",
     });
-    const events = await env.DB.prepare("SELECT type, payload FROM events WHERE object_id = ? ORDER BY id")
-      .bind(row.id)
-      .all<{ type: string; payload: string }>();
-    expect(events.results.map((e) => e.type)).toEqual(["task.created", "task.updated"]);
-    expect(unpackJson<any>(events.results[1].payload).address.geocoded_at).toBe(
-      after.body.address.geocoded_at,
-    );
+    const events = await storedEvents({ objectId: row.id });
+    expect(events.map((e) => e.type)).toEqual(["task.created", "task.updated"]);
+    expect(events[1].data.address.geocoded_at).toBe(after.body.address.geocoded_at);
 
     // A duplicate delivery finds nothing left to do.
     const again = await runQueue(q.sent, down);

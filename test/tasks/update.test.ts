@@ -1,18 +1,13 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { addUser, defineMetafields, expectStatus, newAccount } from "../helpers";
+import { addUser, defineMetafields, expectStatus, newAccount, storedEvents } from "../helpers";
 import { api, createTask, sampleTask } from "./helpers";
 
 const version = async (id: string) =>
   (await env.DB.prepare("SELECT version FROM tasks WHERE id = ?").bind(id).first<{ version: number }>())!
     .version;
 
-const eventTypes = async (id: string) =>
-  (
-    await env.DB.prepare("SELECT type FROM events WHERE object_id = ? ORDER BY id")
-      .bind(id)
-      .all<{ type: string }>()
-  ).results.map((e) => e.type);
+const eventTypes = async (id: string) => (await storedEvents({ objectId: id })).map((e) => e.type);
 
 describe("PATCH /tasks/{id}/ (interface §4.5)", () => {
   it("changes the fields sent, keeps the others, and records task.updated", async () => {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { insertTask } from "../factories";
-import { call, expectStatus, newAccount } from "../helpers";
+import { call, expectStatus, newAccount, storedEvents } from "../helpers";
 
 const cancel = (url: string) => ({
   task: url,
@@ -38,11 +38,9 @@ describe("the outbox", () => {
     await env.DB.prepare("UPDATE tasks SET state = 'unassigned' WHERE id = ?").bind(b.id).run();
     const r = await call("/task_commands/", { token: acc.admin.token, body: cancel(b.url) });
     expect(r.body.state).toBe("accepted");
-    const { results } = await env.DB.prepare(
-      "SELECT type, dispatched_at FROM events WHERE account_id = ? AND object_id IN (?, ?)",
-    )
-      .bind(acc.account.id, b.id, r.body.id)
-      .all<{ type: string; dispatched_at: number | null }>();
+    const results = (await storedEvents({ accountId: acc.account.id })).filter((e) =>
+      [b.id, r.body.id].includes(e.data.id),
+    );
     expect(results.map((e) => e.type).sort()).toEqual(["task.state_changed", "task_command.accepted"]);
     // The relay (run after the write) turned both into held deliveries for the webhook.
     let held = 0;

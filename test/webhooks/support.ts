@@ -107,7 +107,7 @@ export async function seedDelivery(
   const state = opts.state ?? "pending";
   await env.DB.batch([
     env.DB.prepare(
-      "INSERT INTO events (id, account_id, type, object_id, payload, created_at, dispatched_at) VALUES (?, ?, ?, NULL, ?, ?, ?)",
+      "INSERT INTO events (id, account_id, type, payload, created_at, dispatched_at) VALUES (?, ?, ?, ?, ?, ?)",
     ).bind(eventId, accountId, opts.type ?? "task.created", JSON.stringify(opts.data ?? { n: 1 }), now, now),
     env.DB.prepare(
       `INSERT INTO webhook_deliveries (legacy_id, webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)

@@ -1,5 +1,4 @@
 import { z } from "@hono/zod-openapi";
-import { unpackJson } from "../../formats/packed-json";
 import { dateTime } from "../../http/openapi";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../http/pagination";
 import { type RenderCtx, ts } from "../../http/serialize";
@@ -41,5 +40,10 @@ export const EventListQuery = z
   .strict();
 
 export function serializeEvent(r: RenderCtx, e: EventRow) {
-  return { id: e.id, type: e.type, created_at: ts(r, e.created_at), data: unpackJson(e.payload) };
+  return {
+    id: e.id,
+    type: e.type,
+    created_at: ts(r, e.created_at),
+    data: JSON.parse(e.text) as Record<string, unknown>,
+  };
 }

@@ -13,9 +13,14 @@ export const events = sqliteTable(
     id: text("id").notNull(),
     accountId: text("account_id").notNull(),
     type: text("type").notNull(),
-    objectId: text("object_id"),
     /** The event's `data` as rendered when the change happened, packed (formats/packed-json.ts). */
     payload: blob("payload").notNull(),
+    /**
+     * The event of the same write whose payload this one's is packed against (format 2), with a
+     * larger id; null for a payload stored whole (services/events/payloads.ts). No foreign key:
+     * the clustered key is (account_id, id), and retention removes the base after its readers.
+     */
+    baseId: text("base_id"),
     createdAt: integer("created_at").notNull(),
     /** Set once the event has been handed to the webhook queue (a sweeper re-sends the rest). */
     dispatchedAt: integer("dispatched_at"),

@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { taskIdsOf, visibleTo } from "../../domain/live";
-import { unpackJson } from "../../formats/packed-json";
+import { BASE_JOIN, PAYLOAD_COLUMNS, payloadTexts, type StoredPayload } from "../../services/events/payloads";
 
 /**
  * One per account: the live fan-out of its events (contract §25) to dispatch screens
@@ -28,7 +28,8 @@ type Attachment =
     }
   | { kind: "tracker"; trackerId: string; taskIds: string[] };
 
-type EventRow = { id: string; type: string; payload: unknown; created_at: number };
+/** An event with its payload's JSON text (services/events/payloads.ts). */
+type EventRow = { id: string; type: string; text: string; created_at: number };
 /** A row decoded once per read, whatever the number of sockets it goes to. */
 type Decoded = { id: string; type: string; data: Record<string, unknown>; message: string };
 
@@ -245,12 +246,20 @@ export class AccountStreamDO extends DurableObject<Env> {
     let cursor = lower;
     let newest = hwm ?? from;
     for (;;) {
-      const { results } = await this.env.DB.prepare(
-        "SELECT id, type, payload, created_at FROM events WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
+      const { results: stored } = await this.env.DB.prepare(
+        `SELECT e.id, e.type, ${PAYLOAD_COLUMNS}, e.created_at FROM events e ${BASE_JOIN}
+         WHERE e.account_id = ? AND e.id > ? ORDER BY e.id LIMIT ?`,
       )
         .bind(accountId, cursor, PAGE)
-        .all<EventRow>();
-      if (!results.length) break;
+        .all<Omit<EventRow, "text"> & StoredPayload>();
+      if (!stored.length) break;
+      const texts = payloadTexts(stored);
+      const results: EventRow[] = stored.map((r, i) => ({
+        id: r.id,
+        type: r.type,
+        text: texts[i],
+        created_at: r.created_at,
+      }));
       const decoded = new Map<string, Decoded>();
       for (let i = 0; i < sockets.length; i++) {
         sent += this.deliver(sockets[i], results, decoded);
@@ -270,7 +279,7 @@ export class AccountStreamDO extends DurableObject<Env> {
   private decode(r: EventRow, decoded: Map<string, Decoded>): Decoded {
     let d = decoded.get(r.id);
     if (!d) {
-      const data = unpackJson<Record<string, unknown>>(r.payload);
+      const data = JSON.parse(r.text) as Record<string, unknown>;
       const message = JSON.stringify({
         id: r.id,
         type: r.type,

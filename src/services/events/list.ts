@@ -3,9 +3,12 @@ import { DEFAULT_PAGE_SIZE } from "../../http/pagination";
 import { isUuid } from "../../lib/ids";
 import { settleSeconds } from "../../lib/settle";
 import { EVENT_TYPES } from "./outbox";
+import { BASE_JOIN, PAYLOAD_COLUMNS, payloadText, payloadTexts, type StoredPayload } from "./payloads";
 
-/** `payload` as stored: packed JSON bytes (formats/packed-json.ts), or JSON text from before. */
-export type EventRow = { id: string; account_id: string; type: string; payload: unknown; created_at: number };
+/** An event with its payload's JSON text, unpacked from how it is stored (./payloads.ts). */
+export type EventRow = { id: string; account_id: string; type: string; text: string; created_at: number };
+type StoredRow = Omit<EventRow, "text"> & StoredPayload;
+const SELECT = `SELECT e.id, e.account_id, e.type, ${PAYLOAD_COLUMNS}, e.created_at FROM events e ${BASE_JOIN}`;
 
 export type EventListQuery = { after?: string; before?: string; type?: string; page_size?: number };
 
@@ -29,30 +32,37 @@ export async function listEvents(env: Env, accountId: string, q: EventListQuery,
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const size = q.page_size ?? DEFAULT_PAGE_SIZE;
-  const where = ["account_id = ?", "created_at <= ?"];
+  const where = ["e.account_id = ?", "e.created_at <= ?"];
   const params: unknown[] = [accountId, Date.now() - settleSeconds(env) * 1000];
   if (types?.length) {
-    where.push("type IN (SELECT value FROM json_each(?))");
+    where.push("e.type IN (SELECT value FROM json_each(?))");
     params.push(JSON.stringify(types));
   }
   const backwards = !!q.before;
   if (q.after) {
-    where.push("id > ?");
+    where.push("e.id > ?");
     params.push(q.after.toLowerCase());
   }
   if (q.before) {
-    where.push("id < ?");
+    where.push("e.id < ?");
     params.push(q.before.toLowerCase());
   }
   const { results } = await env.DB.prepare(
-    `SELECT id, account_id, type, payload, created_at FROM events WHERE ${where.join(" AND ")}
-         ORDER BY id ${backwards ? "DESC" : "ASC"} LIMIT ?`,
+    `${SELECT} WHERE ${where.join(" AND ")} ORDER BY e.id ${backwards ? "DESC" : "ASC"} LIMIT ?`,
   )
     .bind(...params, size + 1)
-    .all<EventRow>();
+    .all<StoredRow>();
   const more = results.length > size;
-  const rows = more ? results.slice(0, size) : results;
-  if (backwards) rows.reverse();
+  const stored = more ? results.slice(0, size) : results;
+  if (backwards) stored.reverse();
+  const texts = payloadTexts(stored);
+  const rows: EventRow[] = stored.map((r, i) => ({
+    id: r.id,
+    account_id: r.account_id,
+    type: r.type,
+    text: texts[i],
+    created_at: r.created_at,
+  }));
 
   const link = (key: "after" | "before", id: string) => {
     const u = new URL(url);
@@ -76,11 +86,10 @@ export async function listEvents(env: Env, accountId: string, q: EventListQuery,
 }
 
 export async function getEvent(env: Env, accountId: string, id: string): Promise<EventRow> {
-  const row = await env.DB.prepare(
-    "SELECT id, account_id, type, payload, created_at FROM events WHERE id = ? AND account_id = ?",
-  )
+  const row = await env.DB.prepare(`${SELECT} WHERE e.id = ? AND e.account_id = ?`)
     .bind(id, accountId)
-    .first<EventRow>();
+    .first<StoredRow>();
   if (!row) throw notFound();
-  return row;
+  const { id: eventId, account_id, type, created_at } = row;
+  return { id: eventId, account_id, type, created_at, text: payloadText(row) };
 }

@@ -1,4 +1,4 @@
-import { packJson } from "../../formats/packed-json";
+import { packJson, packJsonText } from "../../formats/packed-json";
 import { uuidv7 } from "../../lib/ids";
 
 /** Event names of contract §9. */
@@ -29,6 +29,10 @@ export type EventType = (typeof EVENT_TYPES)[number];
 const DISPATCHED_AT =
   "CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.account_id = ?) THEN NULL ELSE ? END";
 
+/**
+ * `objectId` is the object the event is about; it is not stored (nothing reads it: readers take
+ * the object from the payload), only used by `onlyIfExistsIn` below.
+ */
 export type EventItem = { type: EventType; objectId: string | null; data: unknown };
 
 /**
@@ -45,14 +49,13 @@ export function eventStatement(
   const now = e.now ?? Date.now();
   return db
     .prepare(
-      `INSERT INTO events (id, account_id, type, object_id, payload, created_at, dispatched_at)
-       SELECT ?, ?, ?, ?, ?, ?, ${DISPATCHED_AT} WHERE ${e.when?.sql ?? "1"}`,
+      `INSERT INTO events (id, account_id, type, payload, created_at, dispatched_at)
+       SELECT ?, ?, ?, ?, ?, ${DISPATCHED_AT} WHERE ${e.when?.sql ?? "1"}`,
     )
     .bind(
       uuidv7(now),
       e.accountId,
       e.type,
-      e.objectId,
       packJson(e.data),
       now,
       e.accountId,
@@ -71,6 +74,12 @@ const MAX_PARAMS = 100;
  * per statement as D1's 100-parameter limit allows. With `onlyIfExistsIn`, only for objects
  * that exist once the batch reaches the statement (an object whose INSERT a concurrent writer
  * pre-empted produces no event).
+ *
+ * Without `onlyIfExistsIn`, a statement's events are written all or none (one condition for
+ * all), so they are packed against one of them (contract §23, formats/packed-json.ts format
+ * 2): the one with the largest id, stored whole, is the base of the others. A command's event
+ * and its task's `task.state_changed`, or a run of commands on one task, then store the task
+ * once. With `onlyIfExistsIn` each row stands alone: a base could be the row left out.
  */
 export function bulkEventStatements(
   db: D1Database,
@@ -87,8 +96,9 @@ export function bulkEventStatements(
   const conditions: string[] = [];
   const conditionParams: unknown[] = [];
   if (opts.onlyIfExistsIn) {
+    // The fourth value of a row is its object's id here, the base's id otherwise.
     conditions.push(
-      `EXISTS (SELECT 1 FROM ${opts.onlyIfExistsIn} x WHERE x.id = v.column3 AND x.account_id = ?)`,
+      `EXISTS (SELECT 1 FROM ${opts.onlyIfExistsIn} x WHERE x.id = v.column4 AND x.account_id = ?)`,
     );
     conditionParams.push(accountId);
   }
@@ -98,15 +108,25 @@ export function bulkEventStatements(
   }
   const guard = conditions.length ? ` WHERE ${conditions.join(" AND ")}` : "";
   const perStatement = Math.floor((MAX_PARAMS - 4 - conditionParams.length) / 4);
+  const baseColumn = opts.onlyIfExistsIn ? "NULL" : "v.column4";
   const out: D1PreparedStatement[] = [];
   for (let i = 0; i < items.length; i += perStatement) {
     const chunk = items.slice(i, i + perStatement);
-    const values = chunk.flatMap((e) => [uuidv7(now), e.type, e.objectId, packJson(e.data)]);
+    const ids = chunk.map(() => uuidv7(now));
+    const texts = chunk.map((e) => JSON.stringify(e.data));
+    // The largest id (uuidv7 is monotonic within an isolate, so the last; chosen, not assumed).
+    const last = ids.indexOf([...ids].sort().at(-1) as string);
+    const shared = !opts.onlyIfExistsIn && chunk.length > 1;
+    const values = chunk.flatMap((e, j) => {
+      if (!shared) return [ids[j], e.type, packJsonText(texts[j]), opts.onlyIfExistsIn ? e.objectId : null];
+      if (j === last) return [ids[j], e.type, packJsonText(texts[j]), null];
+      return [ids[j], e.type, packJsonText(texts[j], texts[last]), ids[last]];
+    });
     out.push(
       db
         .prepare(
-          "INSERT INTO events (id, account_id, type, object_id, payload, created_at, dispatched_at) " +
-            `SELECT v.column1, ?, v.column2, v.column3, v.column4, ?, ${DISPATCHED_AT} ` +
+          "INSERT INTO events (id, account_id, type, payload, base_id, created_at, dispatched_at) " +
+            `SELECT v.column1, ?, v.column2, v.column3, ${baseColumn}, ?, ${DISPATCHED_AT} ` +
             `FROM (VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}) AS v${guard}`,
         )
         .bind(accountId, now, accountId, now, ...values, ...conditionParams),

@@ -2,7 +2,7 @@
  * The kinds of rows the archive takes (./windows.ts `RETAINED`), as archive sources: a part is
  * the rows of one account made on one day before the window's cutoff, by id (UUIDv7) order.
  */
-import { unpackJson } from "../../formats/packed-json";
+import { BASE_JOIN, payloadTexts, type StoredPayload } from "../events/payloads";
 import type { ArchiveSource } from "./archive";
 import { deleteByIds } from "./archive";
 import { cutoffOf, idFloor, type RetainedKind, SERVICE_SCOPE } from "./windows";
@@ -26,11 +26,6 @@ const JSON_COLUMNS = new Set([
 export function asLine(row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(row)) {
-    // An event's payload is stored packed (formats/packed-json.ts): the archive has it as JSON.
-    if (k === "payload" && v !== null && typeof v !== "string") {
-      out[k] = unpackJson(v);
-      continue;
-    }
     if (JSON_COLUMNS.has(k) && typeof v === "string") {
       try {
         out[k] = JSON.parse(v);
@@ -45,25 +40,34 @@ export function asLine(row: Record<string, unknown>): Record<string, unknown> {
 export function tableSource(k: RetainedKind, now: number): ArchiveSource {
   if (k.keyed === "webhook") return deliverySource(k, now);
   const scoped = k.scope === "account";
+  const events = k.table === "events";
   return {
     kind: k.kind,
     async read(env, accountId, day, limit) {
       const upper = Math.min(day.end, cutoffOf(env, k, now));
       const where = [
-        ...(scoped ? ["account_id = ?"] : []),
-        "id >= ?",
-        "id < ?",
+        ...(scoped ? ["e.account_id = ?"] : []),
+        "e.id >= ?",
+        "e.id < ?",
         ...(k.where ? [k.where] : []),
       ];
-      const { results } = await env.DB.prepare(
-        `SELECT * FROM ${k.table} WHERE ${where.join(" AND ")} ORDER BY id LIMIT ?`,
-      )
+      // An event packed against a base is read with the base's payload (events/payloads.ts).
+      const from = events
+        ? `SELECT e.*, b.payload AS base_payload FROM events e ${BASE_JOIN}`
+        : `SELECT e.* FROM ${k.table} e`;
+      const { results } = await env.DB.prepare(`${from} WHERE ${where.join(" AND ")} ORDER BY e.id LIMIT ?`)
         .bind(...(scoped ? [accountId] : []), idFloor(day.start), idFloor(upper), limit)
         .all<{ id: string }>();
       return results;
     },
     async lines(_env, rows) {
-      return rows.map((r) => asLine(r as Record<string, unknown>));
+      if (!events) return rows.map((r) => asLine(r as Record<string, unknown>));
+      // The archive has each event whole: its payload as JSON, no reference to a base.
+      const texts = payloadTexts(rows as unknown as StoredPayload[]);
+      return rows.map((r, i) => {
+        const { base_id: _b, base_payload: _p, ...row } = r as Record<string, unknown>;
+        return asLine({ ...row, payload: texts[i] });
+      });
     },
     async remove(env, accountId, lines) {
       const ids = lines.map((l) => l.id as string);

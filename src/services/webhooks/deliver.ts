@@ -1,5 +1,5 @@
-import { unpackJsonText } from "../../formats/packed-json";
 import { type DeliveryMessage, messageOf } from "../../queues/webhooks/message";
+import { BASE_JOIN, PAYLOAD_COLUMNS, payloadText } from "../events/payloads";
 import { allowPrivate } from ".";
 import {
   MAX_QUEUE_DELAY_SECONDS,
@@ -47,8 +47,10 @@ type Loaded = {
   secret: string;
   webhook_state: string;
   event_type: string;
-  /** Packed JSON (formats/packed-json.ts), or JSON text stored before. */
+  /** Packed JSON (formats/packed-json.ts), or JSON text stored before; with its base's. */
   payload: unknown;
+  base_id: string | null;
+  base_payload: unknown;
   event_created_at: number;
 };
 
@@ -69,9 +71,9 @@ export async function processDelivery(
 ): Promise<DeliveryOutcome> {
   const d = await env.DB.prepare(
     `SELECT COALESCE(d.legacy_id, d.event_id) AS id, d.webhook_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
-            w.url, w.secret, w.state AS webhook_state, e.type AS event_type, e.payload, e.created_at AS event_created_at
+            w.url, w.secret, w.state AS webhook_state, e.type AS event_type, ${PAYLOAD_COLUMNS}, e.created_at AS event_created_at
      FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-       JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id
+       JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id ${BASE_JOIN}
      WHERE ${"deliveryId" in msg ? "d.legacy_id = ?" : "d.webhook_id = ? AND d.event_id = ?"}`,
   )
     .bind(...("deliveryId" in msg ? [msg.deliveryId] : [msg.webhookId, msg.eventId]))
@@ -202,7 +204,7 @@ async function failWebhook(
  * public URL forward the request inward, and the receiver should register its final URL).
  */
 async function send(d: Loaded, timeoutMs: number, fetchImpl?: typeof fetch): Promise<SendResult> {
-  const body = `{"type":${JSON.stringify(d.event_type)},"timestamp":${JSON.stringify(new Date(d.event_created_at).toISOString())},"data":${unpackJsonText(d.payload)}}`;
+  const body = `{"type":${JSON.stringify(d.event_type)},"timestamp":${JSON.stringify(new Date(d.event_created_at).toISOString())},"data":${payloadText(d)}}`;
   const timestamp = Math.floor(Date.now() / 1000);
   const headers = {
     "content-type": "application/json",

@@ -1,4 +1,4 @@
-import { bulkEventStatements, type EventItem, eventStatement } from "../../events/outbox";
+import { bulkEventStatements, type EventItem } from "../../events/outbox";
 import { eventRender, serializeTask } from "../../tasks/serialize";
 import type { TaskRow } from "../../tasks/types";
 import { serializeCommand } from "../serialize";
@@ -166,29 +166,16 @@ export function outcomeEvents(
 ): D1PreparedStatement[] {
   const r = eventRender(baseUrl);
   const taskData = serializeTask(r, task);
-  const out = [
-    eventStatement(db, {
-      accountId: command.account_id,
+  // One statement: the two events share the task (stored once, outbox.ts).
+  const items: EventItem[] = [
+    {
       type: command.state === "accepted" ? "task_command.accepted" : "task_command.rejected",
       objectId: command.id,
       data: { ...serializeCommand(r, command), task: taskData },
-      now,
-      when,
-    }),
+    },
   ];
-  if (stateChanged) {
-    out.push(
-      eventStatement(db, {
-        accountId: command.account_id,
-        type: "task.state_changed",
-        objectId: task.id,
-        data: taskData,
-        now,
-        when,
-      }),
-    );
-  }
-  return out;
+  if (stateChanged) items.push({ type: "task.state_changed", objectId: task.id, data: taskData });
+  return bulkEventStatements(db, command.account_id, items, { now, when });
 }
 
 /**
