@@ -82,6 +82,11 @@ describe("the events of one write share their stored task (contract §23)", () =
     expect(first.body.results[0].data).toEqual(commandEvent.data);
     const second = await call(first.body.next, { token: acc.admin.token });
     expect(second.body.results[0].data).toEqual(taskEvent.data);
+    // Pages without the base: filtered out by type, or past the page's end walking back.
+    const byType = await call("/events/?type=task_command.accepted", { token: acc.admin.token });
+    expect(byType.body.results.map((e: any) => e.data)).toEqual([commandEvent.data]);
+    const back = await call(`/events/?before=${base.id}&page_size=1`, { token: acc.admin.token });
+    expect(back.body.results.map((e: any) => e.data)).toEqual([commandEvent.data]);
     const one = await call(`/events/${dependent.id}/`, { token: acc.admin.token });
     expectStatus(one, 200);
     expect(one.body.data).toEqual(commandEvent.data);

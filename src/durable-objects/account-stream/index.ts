@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { taskIdsOf, visibleTo } from "../../domain/live";
-import { BASE_JOIN, PAYLOAD_COLUMNS, payloadTexts, type StoredPayload } from "../../services/events/payloads";
+import { eventPageSql, payloadTexts, type StoredPayload } from "../../services/events/payloads";
 
 /**
  * One per account: the live fan-out of its events (contract §25) to dispatch screens
@@ -247,8 +247,7 @@ export class AccountStreamDO extends DurableObject<Env> {
     let newest = hwm ?? from;
     for (;;) {
       const { results: stored } = await this.env.DB.prepare(
-        `SELECT e.id, e.type, ${PAYLOAD_COLUMNS}, e.created_at FROM events e ${BASE_JOIN}
-         WHERE e.account_id = ? AND e.id > ? ORDER BY e.id LIMIT ?`,
+        eventPageSql(["id", "type", "created_at"], "e.account_id = ? AND e.id > ?", "ASC"),
       )
         .bind(accountId, cursor, PAGE)
         .all<Omit<EventRow, "text"> & StoredPayload>();

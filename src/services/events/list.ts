@@ -3,7 +3,14 @@ import { DEFAULT_PAGE_SIZE } from "../../http/pagination";
 import { isUuid } from "../../lib/ids";
 import { settleSeconds } from "../../lib/settle";
 import { EVENT_TYPES } from "./outbox";
-import { BASE_JOIN, PAYLOAD_COLUMNS, payloadText, payloadTexts, type StoredPayload } from "./payloads";
+import {
+  BASE_JOIN,
+  eventPageSql,
+  PAYLOAD_COLUMNS,
+  payloadText,
+  payloadTexts,
+  type StoredPayload,
+} from "./payloads";
 
 /** An event with its payload's JSON text, unpacked from how it is stored (./payloads.ts). */
 export type EventRow = { id: string; account_id: string; type: string; text: string; created_at: number };
@@ -48,14 +55,19 @@ export async function listEvents(env: Env, accountId: string, q: EventListQuery,
     params.push(q.before.toLowerCase());
   }
   const { results } = await env.DB.prepare(
-    `${SELECT} WHERE ${where.join(" AND ")} ORDER BY e.id ${backwards ? "DESC" : "ASC"} LIMIT ?`,
+    eventPageSql(["id", "account_id", "type", "created_at"], where.join(" AND "), backwards ? "DESC" : "ASC"),
   )
     .bind(...params, size + 1)
     .all<StoredRow>();
+  // Unpacked before the look-ahead row is cut: it may be the base of the page's last events.
+  const all = payloadTexts(results);
   const more = results.length > size;
   const stored = more ? results.slice(0, size) : results;
-  if (backwards) stored.reverse();
-  const texts = payloadTexts(stored);
+  const texts = more ? all.slice(0, size) : all;
+  if (backwards) {
+    stored.reverse();
+    texts.reverse();
+  }
   const rows: EventRow[] = stored.map((r, i) => ({
     id: r.id,
     account_id: r.account_id,

@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { needsBase, unpackJsonText } from "../../formats/packed-json";
 
 /**
@@ -7,8 +8,38 @@ import { needsBase, unpackJsonText } from "../../formats/packed-json";
  * events that read with it. Every reader selects the base's payload beside the event's with
  * these pieces (`events e` in the FROM clause).
  */
-export const PAYLOAD_COLUMNS = "e.payload, e.base_id, b.payload AS base_payload";
+export const PAYLOAD_COLUMNS = `${onWire("e.payload")} AS payload, e.base_id, ${onWire("b.payload")} AS base_payload`;
 export const BASE_JOIN = "LEFT JOIN events b ON b.account_id = e.account_id AND b.id = e.base_id";
+
+/**
+ * A page of events (`/events/`, the live stream's fan-out): `columns` of `events e` where
+ * `where` holds, in id order, at most `?` (the last parameter) rows, with their payloads and,
+ * for an event read with a base, the base's payload only when the base is not on the page
+ * itself (usually it is: the write's other events, next to it), so the page carries each
+ * task once. `payloadTexts` then finds the base among the rows.
+ */
+export function eventPageSql(columns: readonly string[], where: string, order: "ASC" | "DESC"): string {
+  const own = columns.filter((c) => c !== "account_id");
+  return `WITH page AS MATERIALIZED (
+      SELECT ${["account_id", ...own].map((c) => `e.${c}`).join(", ")}, e.payload, e.base_id
+      FROM events e WHERE ${where} ORDER BY e.id ${order} LIMIT ?)
+    SELECT ${columns.map((c) => `p.${c}`).join(", ")}, ${onWire("p.payload")} AS payload, p.base_id,
+      CASE WHEN p.base_id IN (SELECT id FROM page) THEN NULL ELSE ${onWire("b.payload")} END AS base_payload
+    FROM page p LEFT JOIN events b ON b.account_id = p.account_id AND b.id = p.base_id
+    ORDER BY p.id ${order}`;
+}
+
+/**
+ * A payload as it crosses from D1: packed bytes as hex text (D1 answers a BLOB as an array of
+ * numbers, about four characters of JSON per byte, which took longer to read than the JSON text
+ * it replaced; hex is two), JSON text stored before packing as is. Hex of a packed payload
+ * starts with its format byte (01, 02); JSON text of an object starts with "{".
+ */
+function onWire(column: string) {
+  return `CASE WHEN typeof(${column}) = 'blob' THEN hex(${column}) ELSE ${column} END`;
+}
+
+const fromWire = (v: unknown) => (typeof v === "string" && /^0[12]/.test(v) ? Buffer.from(v, "hex") : v);
 
 export type StoredPayload = {
   id: string;
@@ -18,7 +49,8 @@ export type StoredPayload = {
 };
 
 /** One event's JSON text. */
-export const payloadText = (r: StoredPayload) => unpackJsonText(r.payload, r.base_payload);
+export const payloadText = (r: StoredPayload) =>
+  unpackJsonText(fromWire(r.payload), fromWire(r.base_payload));
 
 /**
  * The JSON text of many events (a page, a batch to fan out), each base unpacked once: a
@@ -30,13 +62,16 @@ export function payloadTexts(rows: readonly StoredPayload[]): string[] {
   const textOf = (r: StoredPayload): string => {
     let t = texts.get(r.id);
     if (t !== undefined) return t;
-    if (needsBase(r.payload) && r.base_id) {
+    const payload = fromWire(r.payload);
+    if (needsBase(payload) && r.base_id) {
       const base = own.get(r.base_id);
-      const baseText = base ? textOf(base) : (texts.get(r.base_id) ?? unpackJsonText(r.base_payload));
+      const baseText = base
+        ? textOf(base)
+        : (texts.get(r.base_id) ?? unpackJsonText(fromWire(r.base_payload)));
       texts.set(r.base_id, baseText);
-      t = unpackJsonText(r.payload, { text: baseText });
+      t = unpackJsonText(payload, { text: baseText });
     } else {
-      t = unpackJsonText(r.payload);
+      t = unpackJsonText(payload);
     }
     texts.set(r.id, t);
     return t;
