@@ -63,6 +63,13 @@ describe("the events of one write share their stored task (contract §23)", () =
     expect(formatOf(base.payload)).toBe(1);
     expect(dependent.base_id).toBe(base.id);
     expect(formatOf(dependent.payload)).toBe(2);
+    // `object_id` is no longer written (readers take the object from the payload).
+    const named = await env.DB.prepare(
+      "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND object_id IS NOT NULL",
+    )
+      .bind(acc.account.id)
+      .first<{ n: number }>();
+    expect(named!.n).toBe(0);
     // Stored state, unpacked as the service reads it.
     const [commandEvent, taskEvent] = await storedEvents({ accountId: acc.account.id });
     expect(commandEvent.data.id).toBe(cmd.id);
