@@ -87,18 +87,34 @@ export function createWorkers(stateDir) {
   return { start, migrate, stopAll };
 }
 
-/** A JSON call to the service: status, parsed body (or null), text and headers. */
-export function apiClient(base) {
+/** `send()`, and again after the wait a 429's Retry-After says (RFC 9110 §10.2.3), `retries` times at most. */
+export async function sendRetrying429(send, retries) {
+  let res = await send();
+  for (let i = 0; i < retries && res.status === 429; i++) {
+    await new Promise((r) => setTimeout(r, Number(res.headers.get("Retry-After") || 1) * 1000));
+    res = await send();
+  }
+  return res;
+}
+
+/**
+ * A JSON call to the service: status, parsed body (or null), text and headers. With
+ * `retries429`, a 429 is sent again after the wait its Retry-After says, that many times at
+ * most, as a client of the API does (the dev server keeps the deployed per-token rate limit).
+ */
+export function apiClient(base, { retries429 = 0 } = {}) {
   return async function api(path, { method, body, token, headers } = {}) {
-    const res = await fetch(`${base}${path}`, {
-      method: method ?? (body ? "POST" : "GET"),
-      headers: {
-        "Content-Type": "application/json",
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const send = () =>
+      fetch(`${base}${path}`, {
+        method: method ?? (body ? "POST" : "GET"),
+        headers: {
+          "Content-Type": "application/json",
+          ...(token ? { Authorization: `Bearer ${token}` } : {}),
+          ...headers,
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    const res = await sendRetrying429(send, retries429);
     const text = await res.text();
     let json = null;
     try {

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
+import { sendRetrying429 } from "../../bench/lib/harness.mjs";
 
 const OUT = "test-output";
 const CONTACTS = ["Пётр Иванов", "Łukasz Żółtowski", "Jānis Bērziņš", "Šarūnas Žukauskas", "Мария Кузнецова"];
@@ -47,12 +48,8 @@ export async function documents({ api, BASE, browser, token, me, worker, log }) 
       fetch(`${BASE}${path}`, {
         headers: { Authorization: `Bearer ${token}`, Accept: "application/pdf", ...headers },
       });
-    let res = await get();
     // Over the dev server's rate limit: wait what Retry-After says, as `api` does.
-    for (let i = 0; i < 5 && res.status === 429; i++) {
-      await new Promise((r) => setTimeout(r, Number(res.headers.get("Retry-After") || 1) * 1000));
-      res = await get();
-    }
+    const res = await sendRetrying429(get, 5);
     assert.equal(res.status, 200, path);
     assert.equal(res.headers.get("content-type"), "application/pdf");
     return new Uint8Array(await res.arrayBuffer());

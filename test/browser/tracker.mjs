@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { chromium } from "playwright-core";
+import { apiClient } from "../../bench/lib/harness.mjs";
 import { documents } from "./documents.mjs";
 
 const PORT = Number(process.env.BROWSER_TEST_PORT || 8797);
@@ -33,31 +34,9 @@ const stop = () => {
   } catch {}
 };
 
-async function api(path, { body, token, method, headers } = {}) {
-  const send = () =>
-    fetch(`${BASE}${path}`, {
-      method: method ?? (body ? "POST" : "GET"),
-      headers: {
-        "Content-Type": "application/json",
-        ...(token ? { Authorization: `Bearer ${token}` } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  // The dev server keeps the deployed rate limit (20 requests a second per token): over it, wait
-  // what Retry-After says and send again, as a client of the API does.
-  let res = await send();
-  for (let i = 0; i < 5 && res.status === 429; i++) {
-    await new Promise((r) => setTimeout(r, Number(res.headers.get("Retry-After") || 1) * 1000));
-    res = await send();
-  }
-  const text = await res.text();
-  let json = null;
-  try {
-    json = JSON.parse(text);
-  } catch {}
-  return { status: res.status, body: json, text };
-}
+// The dev server keeps the deployed rate limit (20 requests a second per token): a 429 waits
+// what Retry-After says and is sent again.
+const api = apiClient(BASE, { retries429: 5 });
 
 async function main() {
   const deadline = Date.now() + 120_000;
