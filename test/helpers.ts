@@ -1,12 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Principal } from "../src/services/auth/principal";
-import {
-  BASE_JOIN,
-  PAYLOAD_COLUMNS,
-  payloadTexts,
-  type StoredPayload,
-} from "../src/services/events/payloads";
+import { BASE_JOIN, PAYLOAD_COLUMNS, type StoredPayload, withTexts } from "../src/services/events/payloads";
 
 export const BASE = "https://api.test";
 
@@ -152,15 +147,7 @@ export async function storedEvents(
   )
     .bind(...(q.accountId ? [q.accountId] : []))
     .all<Omit<StoredEvent, "data"> & StoredPayload>();
-  const texts = payloadTexts(results);
-  return results
-    .map(({ id, account_id, type, created_at, dispatched_at }, i) => ({
-      id,
-      account_id,
-      type,
-      created_at,
-      dispatched_at,
-      data: JSON.parse(texts[i]),
-    }))
+  return withTexts(results)
+    .map(({ text, ...e }) => ({ ...e, data: JSON.parse(text) }))
     .filter((e) => q.objectId === undefined || e.data?.id === q.objectId);
 }

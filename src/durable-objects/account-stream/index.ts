@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { taskIdsOf, visibleTo } from "../../domain/live";
-import { eventPageSql, payloadTexts, type StoredPayload } from "../../services/events/payloads";
+import { eventPageSql, type StoredPayload, withTexts } from "../../services/events/payloads";
 
 /**
  * One per account: the live fan-out of its events (contract §25) to dispatch screens
@@ -252,13 +252,7 @@ export class AccountStreamDO extends DurableObject<Env> {
         .bind(accountId, cursor, PAGE)
         .all<Omit<EventRow, "text"> & StoredPayload>();
       if (!stored.length) break;
-      const texts = payloadTexts(stored);
-      const results: EventRow[] = stored.map((r, i) => ({
-        id: r.id,
-        type: r.type,
-        text: texts[i],
-        created_at: r.created_at,
-      }));
+      const results: EventRow[] = withTexts(stored);
       const decoded = new Map<string, Decoded>();
       for (let i = 0; i < sockets.length; i++) {
         sent += this.deliver(sockets[i], results, decoded);

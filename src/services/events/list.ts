@@ -3,14 +3,7 @@ import { DEFAULT_PAGE_SIZE } from "../../http/pagination";
 import { isUuid } from "../../lib/ids";
 import { settleSeconds } from "../../lib/settle";
 import { EVENT_TYPES } from "./outbox";
-import {
-  BASE_JOIN,
-  eventPageSql,
-  PAYLOAD_COLUMNS,
-  payloadText,
-  payloadTexts,
-  type StoredPayload,
-} from "./payloads";
+import { BASE_JOIN, eventPageSql, PAYLOAD_COLUMNS, type StoredPayload, withTexts } from "./payloads";
 
 /** An event with its payload's JSON text, unpacked from how it is stored (./payloads.ts). */
 export type EventRow = { id: string; account_id: string; type: string; text: string; created_at: number };
@@ -60,21 +53,10 @@ export async function listEvents(env: Env, accountId: string, q: EventListQuery,
     .bind(...params, size + 1)
     .all<StoredRow>();
   // Unpacked before the look-ahead row is cut: it may be the base of the page's last events.
-  const all = payloadTexts(results);
-  const more = results.length > size;
-  const stored = more ? results.slice(0, size) : results;
-  const texts = more ? all.slice(0, size) : all;
-  if (backwards) {
-    stored.reverse();
-    texts.reverse();
-  }
-  const rows: EventRow[] = stored.map((r, i) => ({
-    id: r.id,
-    account_id: r.account_id,
-    type: r.type,
-    text: texts[i],
-    created_at: r.created_at,
-  }));
+  const all: EventRow[] = withTexts(results);
+  const more = all.length > size;
+  const rows = more ? all.slice(0, size) : all;
+  if (backwards) rows.reverse();
 
   const link = (key: "after" | "before", id: string) => {
     const u = new URL(url);
@@ -102,6 +84,5 @@ export async function getEvent(env: Env, accountId: string, id: string): Promise
     .bind(id, accountId)
     .first<StoredRow>();
   if (!row) throw notFound();
-  const { id: eventId, account_id, type, created_at } = row;
-  return { id: eventId, account_id, type, created_at, text: payloadText(row) };
+  return withTexts([row])[0];
 }

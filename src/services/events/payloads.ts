@@ -78,3 +78,14 @@ export function payloadTexts(rows: readonly StoredPayload[]): string[] {
   };
   return rows.map(textOf);
 }
+
+/** Rows with their payloads' JSON text in `text`, the stored payload fields gone (./payloadTexts). */
+export function withTexts<T extends StoredPayload>(
+  rows: readonly T[],
+): (Omit<T, "payload" | "base_id" | "base_payload"> & { text: string })[] {
+  const texts = payloadTexts(rows);
+  return rows.map(({ payload: _p, base_id: _b, base_payload: _bp, ...row }, i) => ({
+    ...row,
+    text: texts[i],
+  }));
+}
