@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import {
   checkToken,
+  fieldsOf,
   proofGuard,
   proofHolds,
   proofStatement,
@@ -49,7 +50,7 @@ describe("a single command's token check, carried by its write", () => {
     const ok = command(task.url);
     const applied = await applySingle(env, known.principal, ok, opts, known.proof);
     expect(applied.tokenMismatch).toBeUndefined();
-    expect(applied.token?.row?.id).toBe(known.principal.tokenId);
+    expect(fieldsOf(applied.token!.row!).id).toBe(known.principal.tokenId);
     expect(applied.outcome?.row.state).toBe("accepted");
     expect((await storedCommand(ok.external_id))?.state).toBe("accepted");
 
@@ -57,7 +58,7 @@ describe("a single command's token check, carried by its write", () => {
     const late = command(task.url);
     const refused = await applySingle(env, known.principal, late, opts, known.proof);
     expect(refused.tokenMismatch).toBe(true);
-    expect(refused.token?.row?.revoked_at).toEqual(expect.any(Number));
+    expect(fieldsOf(refused.token!.row!).revoked_at).toEqual(expect.any(Number));
     expect(refused.outcome).toBeUndefined();
     expect(await storedCommand(late.external_id)).toBeNull();
   });
@@ -164,15 +165,13 @@ describe("a single command's token check, carried by its write", () => {
       const row = (read.results[0] as TokenRow | undefined) ?? null;
       return { sql: Boolean((check.results[0] as { ok: number }).ok), js: proofHolds(row, known.proof, now) };
     };
-    const row = await proofStatement(env.DB, known.proof).first<TokenRow>();
+    const row = fieldsOf((await proofStatement(env.DB, known.proof).first<TokenRow>())!);
     expect(await verdicts(Date.now())).toEqual({ sql: true, js: true });
     // The session's own expiry, with the row unchanged: both refuse from that instant on.
-    expect(await verdicts(row!.expires_at!)).toEqual({ sql: false, js: false });
-    expect(await verdicts(row!.expires_at! - 1)).toEqual({ sql: true, js: true });
+    expect(await verdicts(row.expires_at!)).toEqual({ sql: false, js: false });
+    expect(await verdicts(row.expires_at! - 1)).toEqual({ sql: true, js: true });
     // Any change to the row (here its revocation): both refuse.
-    await env.DB.prepare("UPDATE auth_tokens SET revoked_at = ? WHERE id = ?")
-      .bind(Date.now(), row!.id)
-      .run();
+    await env.DB.prepare("UPDATE auth_tokens SET revoked_at = ? WHERE id = ?").bind(Date.now(), row.id).run();
     expect(await verdicts(Date.now())).toEqual({ sql: false, js: false });
   });
 });

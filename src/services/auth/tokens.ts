@@ -14,7 +14,15 @@ import type { Principal } from "./principal";
 
 const ACCESS_TOKEN_PREFIX = "fda_";
 
-export type TokenRow = {
+/**
+ * What the token's statement returns: one column, the row's fields as one JSON array in
+ * RESOLVE_COLUMNS' order. One text is the fingerprint a write proof compares (an equal text is
+ * an unchanged row) and the fields at once; `fieldsOf` reads them.
+ */
+export type TokenRow = { fingerprint: string };
+
+/** The token's row and its chain, as `fieldsOf` reads them from the statement's one column. */
+export type TokenFields = {
   id: string;
   kind: TokenKind;
   user_id: string;
@@ -45,14 +53,12 @@ export type TokenRow = {
   actor_active: number | null;
   actor_role: RoleName | null;
   actor_role_active: number | null;
-  /** All of the above as one JSON text (see FINGERPRINT). */
-  fingerprint: string;
 };
 
 // One round trip resolves token, user, role and account, and the chain the token hangs from
 // (the session an authorization JWT came from, the admin token a hijack token came from and
 // that token's own session, and the hijacking admin's role): this runs on every request.
-const RESOLVE_COLUMNS: [expression: string, alias: Exclude<keyof TokenRow, "fingerprint">][] = [
+const RESOLVE_COLUMNS: [expression: string, field: keyof TokenFields][] = [
   ["t.id", "id"],
   ["t.kind", "kind"],
   ["t.user_id", "user_id"],
@@ -95,9 +101,21 @@ LEFT JOIN users au ON au.id = t.actor_user_id
 LEFT JOIN account_roles ar ON ar.user_id = t.actor_user_id AND ar.account_id = t.account_id`;
 /** Every column of the row in one JSON text: an equal fingerprint is an unchanged row. */
 const FINGERPRINT = `json_array(${RESOLVE_COLUMNS.map(([e]) => e).join(", ")})`;
-const RESOLVE_SQL = `SELECT ${RESOLVE_COLUMNS.map(([e, a]) => `${e} AS ${a}`).join(", ")},
-       ${FINGERPRINT} AS fingerprint${RESOLVE_FROM}
+// The fields travel only inside the fingerprint: selecting them as columns too doubled the
+// statement (62 expressions over 8 joins), and local D1 (miniflare) prepares every statement
+// anew on each call: 158 µs to compile and run in SQLite, 81 µs as the array alone.
+const RESOLVE_SQL = `SELECT ${FINGERPRINT} AS fingerprint${RESOLVE_FROM}
 WHERE `;
+
+/** The fields of a token's row, from the statement's one column. */
+export function fieldsOf(row: TokenRow): TokenFields {
+  const values = JSON.parse(row.fingerprint) as unknown[];
+  const fields: Record<string, unknown> = {};
+  RESOLVE_COLUMNS.forEach(([, field], i) => {
+    fields[field] = values[i];
+  });
+  return fields as TokenFields;
+}
 
 /**
  * A derived token lives only as long as everything it came from (contract §2, §14): an
@@ -106,7 +124,7 @@ WHERE `;
  * are at most two links long (session or access token → authorization JWT → hijack token:
  * neither a hijack token nor an authorization JWT mints another), so a longer one fails closed.
  */
-function chainAlive(row: TokenRow, now: number): boolean {
+function chainAlive(row: TokenFields, now: number): boolean {
   const alive = (id: string | null, revoked: number | null, expires: number | null) =>
     id !== null && revoked === null && (expires === null || expires > now);
   if (row.parent_id !== null) {
@@ -184,13 +202,9 @@ export function proofGuard(proof: WriteProof, now: number): { sql: string; param
  */
 export function proofHolds(row: TokenRow | null, proof: WriteProof, now: number): boolean {
   const unexpired = (at: number | null) => at === null || at > now;
-  return (
-    row !== null &&
-    row.fingerprint === proof.fingerprint &&
-    unexpired(row.expires_at) &&
-    unexpired(row.parent_expires_at) &&
-    unexpired(row.root_expires_at)
-  );
+  if (row === null || row.fingerprint !== proof.fingerprint) return false;
+  const f = fieldsOf(row);
+  return unexpired(f.expires_at) && unexpired(f.parent_expires_at) && unexpired(f.root_expires_at);
 }
 
 const proofColumn = (proof: WriteProof) => {
@@ -239,14 +253,10 @@ export async function checkToken(env: Env, authorization: string | undefined): P
         : known && { accountId: known.principal.accountId, userId: known.principal.userId },
       known,
       settle(row, now = Date.now()) {
-        if (
-          !row ||
-          row.kind !== jwt.kind ||
-          row.user_id !== jwt.sub ||
-          (row.actor_user_id ?? undefined) !== jwt.act
-        )
+        const f = row && fieldsOf(row);
+        if (!f || f.kind !== jwt.kind || f.user_id !== jwt.sub || (f.actor_user_id ?? undefined) !== jwt.act)
           throw authenticationFailed("Invalid token.");
-        return remember(memoKey, row, principalOf(row, now));
+        return remember(memoKey, row, principalOf(f, now));
       },
     };
   }
@@ -259,8 +269,9 @@ export async function checkToken(env: Env, authorization: string | undefined): P
       claim: known && { accountId: known.principal.accountId, userId: known.principal.userId },
       known,
       settle(row, now = Date.now()) {
-        if (row?.kind !== "access") throw authenticationFailed("Invalid token.");
-        return remember(memoKey, row, principalOf(row, now));
+        const f = row && fieldsOf(row);
+        if (!row || f?.kind !== "access") throw authenticationFailed("Invalid token.");
+        return remember(memoKey, row, principalOf(f, now));
       },
     };
   }
@@ -268,7 +279,7 @@ export async function checkToken(env: Env, authorization: string | undefined): P
 }
 
 /** The row of a token that matches what was presented: alive at `now`, or a 401. */
-function principalOf(row: TokenRow, now: number): Principal {
+function principalOf(row: TokenFields, now: number): Principal {
   if (row.revoked_at || !chainAlive(row, now)) throw authenticationFailed("Token has been revoked.");
   if (row.expires_at !== null && row.expires_at <= now) throw authenticationFailed("Token has expired.");
   if (!row.is_active) throw authenticationFailed("User inactive or deleted.");
@@ -299,7 +310,7 @@ export async function tokenHolds(env: Env, tokenId: string, now = Date.now()): P
   const row = await env.DB.prepare(`${RESOLVE_SQL}t.id = ?`).bind(tokenId).first<TokenRow>();
   if (!row) return false;
   try {
-    principalOf(row, now);
+    principalOf(fieldsOf(row), now);
     return true;
   } catch {
     return false;
