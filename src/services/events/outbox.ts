@@ -115,7 +115,7 @@ export function bulkEventStatements(
     const ids = chunk.map(() => uuidv7(now));
     const texts = chunk.map((e) => JSON.stringify(e.data));
     // The largest id (uuidv7 is monotonic within an isolate, so the last; chosen, not assumed).
-    const last = ids.indexOf([...ids].sort().at(-1) as string);
+    const last = ids.reduce((max, id, j) => (id > ids[max] ? j : max), 0);
     const shared = !opts.onlyIfExistsIn && chunk.length > 1;
     const values = chunk.flatMap((e, j) => {
       if (!shared) return [ids[j], e.type, packJsonText(texts[j]), opts.onlyIfExistsIn ? e.objectId : null];

@@ -9,7 +9,12 @@ import { needsBase, unpackJsonText } from "../../formats/packed-json";
  * these pieces (`events e` in the FROM clause).
  */
 export const PAYLOAD_COLUMNS = `${onWire("e.payload")} AS payload, e.base_id, ${onWire("b.payload")} AS base_payload`;
-export const BASE_JOIN = "LEFT JOIN events b ON b.account_id = e.account_id AND b.id = e.base_id";
+export const BASE_JOIN = baseJoin("e");
+
+/** The base `b` of the events aliased `alias`. */
+function baseJoin(alias: string) {
+  return `LEFT JOIN events b ON b.account_id = ${alias}.account_id AND b.id = ${alias}.base_id`;
+}
 
 /**
  * A page of events (`/events/`, the live stream's fan-out): `columns` of `events e` where
@@ -25,7 +30,7 @@ export function eventPageSql(columns: readonly string[], where: string, order: "
       FROM events e WHERE ${where} ORDER BY e.id ${order} LIMIT ?)
     SELECT ${columns.map((c) => `p.${c}`).join(", ")}, ${onWire("p.payload")} AS payload, p.base_id,
       CASE WHEN p.base_id IN (SELECT id FROM page) THEN NULL ELSE ${onWire("b.payload")} END AS base_payload
-    FROM page p LEFT JOIN events b ON b.account_id = p.account_id AND b.id = p.base_id
+    FROM page p ${baseJoin("p")}
     ORDER BY p.id ${order}`;
 }
 
