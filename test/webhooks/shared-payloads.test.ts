@@ -5,7 +5,7 @@ import { bulkEventStatements } from "../../src/services/events/outbox";
 import { sweepRetention } from "../../src/services/retention/sweep";
 import { processDelivery } from "../../src/services/webhooks/deliver";
 import { insertTask } from "../factories";
-import { call, expectStatus, newAccount, storedEvents } from "../helpers";
+import { addUser, call, expectStatus, newAccount, storedEvents } from "../helpers";
 
 const DAY = 86_400_000;
 
@@ -39,6 +39,29 @@ async function assignedTask() {
   expectStatus(cmd, 201);
   expect(cmd.body.state).toBe("accepted");
   return { acc, task, cmd: cmd.body };
+}
+
+/**
+ * A worker's phone syncing `actions` on one task assigned to it, in one request (one chunk:
+ * the transit command keeps them off the coalesced path). With `busy`, another task of the
+ * worker is already in transit (the account's limit is 1).
+ */
+async function workerChunk(actions: string[], opts: { busy?: boolean } = {}) {
+  const acc = await newAccount("Chunk");
+  const worker = await addUser(acc, "worker");
+  if (opts.busy) await insertTask(acc.account.id, { state: "transit", assigneeId: worker.userId });
+  const task = await insertTask(acc.account.id, { state: "assigned", assigneeId: worker.userId });
+  const r = await call("/task_commands/", {
+    token: worker.token,
+    body: actions.map((action) => ({
+      task: task.url,
+      external_id: crypto.randomUUID(),
+      time: new Date().toISOString(),
+      action,
+    })),
+  });
+  expectStatus(r, 201);
+  return { acc, worker, task, commands: r.body };
 }
 
 describe("the events of one write share their stored task (contract §23)", () => {
@@ -157,6 +180,103 @@ describe("the events of one write share their stored task (contract §23)", () =
     expect(lines.map((l) => l.id)).toEqual(stored.map((e) => e.id));
     expect(lines.map((l) => l.payload)).toEqual(stored.map((e) => e.data));
     for (const l of lines) expect(l).not.toHaveProperty("base_id");
+  });
+
+  it("stores a phone's chunk of commands on one task against the first command's task, and reads every event whole", async () => {
+    const { acc, worker, task, commands } = await workerChunk(["accept", "transit", "activate", "complete"]);
+    expect(commands.map((c: any) => c.state)).toEqual(["accepted", "accepted", "accepted", "accepted"]);
+    const rows = await rowsOf(acc.account.id);
+    expect(rows.map((r) => r.type)).toEqual(
+      Array(4).fill(["task_command.accepted", "task.state_changed"]).flat(),
+    );
+    // The first command's write keeps its own base; every later event reads with it.
+    const base = rows[1];
+    expect(base.base_id).toBeNull();
+    expect(formatOf(base.payload)).toBe(1);
+    expect(rows[0].base_id).toBe(base.id);
+    for (const r of rows.slice(2)) {
+      expect(r.base_id).toBe(base.id);
+      expect(formatOf(r.payload)).toBe(2);
+    }
+    // What readers get is each event as rendered: the task as each command left it.
+    const stored = await storedEvents({ accountId: acc.account.id });
+    const states = stored.filter((e) => e.type === "task.state_changed").map((e) => e.data.state);
+    expect(states).toEqual(["accepted", "transit", "active", "completed"]);
+    stored.forEach((e, i) => {
+      if (e.type === "task_command.accepted") expect(e.data.task).toEqual(stored[i + 1].data);
+    });
+    expect(stored.at(-1)!.data).toMatchObject({ id: task.id, state: "completed", assignee: worker.user });
+    await env.DB.prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = ?")
+      .bind(acc.account.id)
+      .run();
+    const listed = await call("/events/?page_size=3", { token: acc.admin.token });
+    expectStatus(listed, 200);
+    const all = [...listed.body.results];
+    for (let next = listed.body.next; next; ) {
+      const page = await call(next, { token: acc.admin.token });
+      all.push(...page.body.results);
+      next = page.body.next;
+    }
+    expect(all.map((e: any) => e.data)).toEqual(stored.map((e) => e.data));
+    const last = await call(`/events/${rows.at(-1)!.id}/`, { token: acc.admin.token });
+    expect(last.body.data).toEqual(stored.at(-1)!.data);
+  });
+
+  it("reads a command the transit limit refused in a chunk with the base its chunk stored before it", async () => {
+    const { acc } = await workerChunk(["accept", "transit"], { busy: true });
+    const rows = await rowsOf(acc.account.id);
+    expect(rows.map((r) => r.type)).toEqual([
+      "task_command.accepted",
+      "task.state_changed",
+      "task_command.rejected",
+    ]);
+    expect(rows[2].base_id).toBe(rows[1].id);
+    const stored = await storedEvents({ accountId: acc.account.id });
+    expect(stored[2].data.task.state).toBe("accepted");
+    expect(stored[2].data.error_message).not.toBe("");
+  });
+
+  it("stores dependents whole again when their chunk's base is archived before them", async () => {
+    const { acc } = await workerChunk(["accept", "transit", "activate", "complete"]);
+    const stored = await storedEvents({ accountId: acc.account.id });
+    // One row a part and a run: the sweep takes the rows one by one, oldest first.
+    const one = { ...env, ARCHIVE_ROWS_PER_OBJECT: "1", ARCHIVE_ROWS_PER_RUN: "1" } as Env;
+    const later = Date.now() + 31 * DAY;
+    const seen = [stored.length];
+    for (let i = 0; i < 300 && seen.at(-1)! > 0; i++) {
+      await sweepRetention(one, later);
+      // Whatever is left reads whole after every run (a base never goes before its readers).
+      const left = await storedEvents({ accountId: acc.account.id });
+      expect(left.map((e) => e.data)).toEqual(stored.slice(stored.length - left.length).map((e) => e.data));
+      if (left.length === seen.at(-1)) continue;
+      seen.push(left.length);
+      // The base (the second event) went while six events read with it stayed: they were
+      // stored whole in the transaction that deleted it.
+      if (left.length === 6)
+        expect((await rowsOf(acc.account.id)).map((r) => r.base_id)).toEqual(Array(6).fill(null));
+    }
+    expect(seen).toEqual([8, 7, 6, 5, 4, 3, 2, 1, 0]);
+    expect(await rowsOf(acc.account.id)).toEqual([]);
+    const parts = (
+      await env.DB.prepare(
+        "SELECT key FROM archives WHERE account_id = ? AND kind = 'events' AND state = 'done' ORDER BY part",
+      )
+        .bind(acc.account.id)
+        .all<{ key: string }>()
+    ).results;
+    const lines = [];
+    for (const p of parts) {
+      const object = await env.FILES.get(p.key);
+      const text = await new Response(object!.body.pipeThrough(new DecompressionStream("gzip"))).text();
+      lines.push(
+        ...text
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l)),
+      );
+    }
+    expect(lines.map((l) => l.id)).toEqual(stored.map((e) => e.id));
+    expect(lines.map((l) => l.payload)).toEqual(stored.map((e) => e.data));
   });
 
   it("keeps rows whole when they are written only for objects that exist (one may be left out)", async () => {

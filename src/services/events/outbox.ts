@@ -64,6 +64,9 @@ export function eventStatement(
     );
 }
 
+/** A base the events of several statements share: empty until the first of them stores it. */
+export type SharedBase = { base: { id: string; text: string } | null };
+
 /** D1 binds at most 100 parameters per statement; each event row takes four. */
 const MAX_PARAMS = 100;
 
@@ -80,6 +83,13 @@ const MAX_PARAMS = 100;
  * 2): the one with the largest id, stored whole, is the base of the others. A command's event
  * and its task's `task.state_changed`, or a run of commands on one task, then store the task
  * once. With `onlyIfExistsIn` each row stands alone: a base could be the row left out.
+ *
+ * With `shared`, the events of several statements of one transaction share a base: the first
+ * statement that finds `shared.base` empty stores its base whole and leaves it there, and the
+ * later ones pack every row against it. The caller vouches that a later statement writes its
+ * rows only when the base's statement wrote its own (a chunk of commands on one task: each
+ * command is guarded by the task's version after the one before). Such a base has a smaller id
+ * than the rows read with it; the archive keeps them readable (retention/sources.ts).
  */
 export function bulkEventStatements(
   db: D1Database,
@@ -90,6 +100,8 @@ export function bulkEventStatements(
     onlyIfExistsIn?: "tasks" | "orders" | "attachments";
     /** Write the events only if this SQL condition holds when the batch reaches them. */
     when?: { sql: string; params: unknown[] };
+    /** A base shared with the transaction's other statements (see above). */
+    shared?: SharedBase;
   } = {},
 ): D1PreparedStatement[] {
   const now = opts.now ?? Date.now();
@@ -116,12 +128,16 @@ export function bulkEventStatements(
     const texts = chunk.map((e) => JSON.stringify(e.data));
     // The largest id (uuidv7 is monotonic within an isolate, so the last; chosen, not assumed).
     const last = ids.reduce((max, id, j) => (id > ids[max] ? j : max), 0);
-    const shared = !opts.onlyIfExistsIn && chunk.length > 1;
+    const outer = opts.onlyIfExistsIn ? null : (opts.shared?.base ?? null);
+    const shared = !opts.onlyIfExistsIn && !outer && chunk.length > 1;
     const values = chunk.flatMap((e, j) => {
+      if (outer) return [ids[j], e.type, packJsonText(texts[j], outer.text), outer.id];
       if (!shared) return [ids[j], e.type, packJsonText(texts[j]), opts.onlyIfExistsIn ? e.objectId : null];
       if (j === last) return [ids[j], e.type, packJsonText(texts[j]), null];
       return [ids[j], e.type, packJsonText(texts[j], texts[last]), ids[last]];
     });
+    if (opts.shared && !opts.onlyIfExistsIn && !outer)
+      opts.shared.base = { id: ids[last], text: texts[last] };
     out.push(
       db
         .prepare(

@@ -3,9 +3,10 @@ import { needsBase, unpackJsonText } from "../../formats/packed-json";
 
 /**
  * Reading event payloads as stored. An event packed against a base (formats/packed-json.ts,
- * format 2) names its base in `base_id`: another event of the same write and account, with a
- * larger id, so retention (which takes events in id order) never removes a base before the
- * events that read with it. Every reader selects the base's payload beside the event's with
+ * format 2) names its base in `base_id`: another event of the same transaction and account,
+ * of the same statement with a larger id, or of a chunk of commands with a smaller one
+ * (events/outbox.ts); retention stores such an event whole again before it removes its base
+ * (retention/sources.ts). Every reader selects the base's payload beside the event's with
  * these pieces (`events e` in the FROM clause).
  */
 export const PAYLOAD_COLUMNS = `${onWire("e.payload")} AS payload, e.base_id, ${onWire("b.payload")} AS base_payload`;

@@ -2,10 +2,11 @@
  * The kinds of rows the archive takes (./windows.ts `RETAINED`), as archive sources: a part is
  * the rows of one account made on one day before the window's cutoff, by id (UUIDv7) order.
  */
-import { BASE_JOIN, payloadTexts, type StoredPayload } from "../events/payloads";
+import { packJsonText } from "../../formats/packed-json";
+import { BASE_JOIN, PAYLOAD_COLUMNS, payloadTexts, type StoredPayload } from "../events/payloads";
 import type { ArchiveSource } from "./archive";
 import { deleteByIds } from "./archive";
-import { cutoffOf, idFloor, type RetainedKind, SERVICE_SCOPE } from "./windows";
+import { cutoffOf, idFloor, idTime, type RetainedKind, SERVICE_SCOPE } from "./windows";
 
 /** Columns holding JSON text, written into the archive as JSON (not as a string of JSON). */
 const JSON_COLUMNS = new Set([
@@ -71,9 +72,43 @@ export function tableSource(k: RetainedKind, now: number): ArchiveSource {
     },
     async remove(env, accountId, lines) {
       const ids = lines.map((l) => l.id as string);
-      if (ids.length) await env.DB.batch(deleteByIds(env.DB, k.table, ids, scoped ? accountId : undefined));
+      if (!ids.length) return;
+      const restand = events ? await restandDependents(env, accountId, ids) : [];
+      await env.DB.batch([...restand, ...deleteByIds(env.DB, k.table, ids, scoped ? accountId : undefined)]);
     },
   };
+}
+
+/**
+ * How long after its base a dependent event can have been made: the events of a chunk of
+ * commands share the first command's stored task (events/outbox.ts `shared`), all written by
+ * one D1 batch of one request.
+ */
+const DEPENDENTS_WITHIN_MS = 60_000;
+
+/**
+ * Events that stay while the base they were packed against goes (a chunk's shared base has a
+ * smaller id than the events read with it, so a part or a batch may end between them): each
+ * is stored whole again, in the transaction that deletes its base, so no event is ever left
+ * without the text it reads with. The rows looked at are the account's events of the minute
+ * after the batch, by primary key.
+ */
+async function restandDependents(env: Env, accountId: string, ids: string[]) {
+  const last = [...ids].sort().at(-1)!; // ids are text: Math.max does not compare them
+  const { results } = await env.DB.prepare(
+    `SELECT e.id, ${PAYLOAD_COLUMNS} FROM events e ${BASE_JOIN}
+     WHERE e.account_id = ? AND e.id > ? AND e.id < ? AND e.base_id IN (SELECT value FROM json_each(?))`,
+  )
+    .bind(accountId, last, idFloor(idTime(last) + DEPENDENTS_WITHIN_MS), JSON.stringify(ids))
+    .all<StoredPayload>();
+  const texts = payloadTexts(results);
+  return results.map((r, i) =>
+    env.DB.prepare("UPDATE events SET payload = ?, base_id = NULL WHERE account_id = ? AND id = ?").bind(
+      packJsonText(texts[i]),
+      accountId,
+      r.id,
+    ),
+  );
 }
 
 /**

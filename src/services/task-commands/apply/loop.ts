@@ -17,6 +17,7 @@ import { userIdOf } from "../../../domain/metafields";
 import { decide } from "../../../domain/task-state-machine";
 import { enqueueGeocodeRetries } from "../../../queues/geocode/message";
 import { proofGuard, proofHolds, proofStatement, type TokenRow, type WriteProof } from "../../auth/tokens";
+import type { SharedBase } from "../../events/outbox";
 import { definitionOf, type MetafieldRow } from "../../metafields";
 import type { TaskRow } from "../../tasks/types";
 import { storedCommands } from "../store";
@@ -180,6 +181,9 @@ export async function applyToTask(
     // Plan a chunk on the predicted task.
     const plan: Planned[] = [];
     const statements: D1PreparedStatement[] = [];
+    // The chunk's events share one stored task: each command below is guarded by the version
+    // the ones before it leave, so its events exist only when theirs do (events/outbox.ts).
+    const shared: SharedBase = { base: null };
     let predicted = task;
     let k = next;
     for (; k < commands.length && plan.length < chunkSize; k++) {
@@ -217,7 +221,7 @@ export async function applyToTask(
           error: decision.error,
         });
         statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, decision.error, at));
-        statements.push(...outcomeEvents(db, opts.baseUrl, row, predicted, false, now, at));
+        statements.push(...outcomeEvents(db, opts.baseUrl, row, predicted, false, now, at, shared));
         continue;
       }
       const {
@@ -265,6 +269,8 @@ export async function applyToTask(
           ),
       );
       const applied = appliedGuard(taskId, cmd.id);
+      // When the limit refuses this command, only the base stored before it exists.
+      const sharedBefore: SharedBase = { base: shared.base };
       statements.push(outcomeStatement(db, actor, cmd, pending, "accepted", now, "", applied));
       const contactUpdate = contactAddressUpdate(db, actor, predicted, cmd, now, applied);
       if (contactUpdate) {
@@ -280,6 +286,7 @@ export async function applyToTask(
           after.state !== predicted.state,
           now,
           applied,
+          shared,
         ),
       );
       if (decision.usesTransitSlot && decision.assigneeId) {
@@ -296,6 +303,7 @@ export async function applyToTask(
             false,
             now,
             limited,
+            sharedBefore,
           ),
         );
       }

@@ -1,4 +1,4 @@
-import { bulkEventStatements, type EventItem } from "../../events/outbox";
+import { bulkEventStatements, type EventItem, type SharedBase } from "../../events/outbox";
 import { eventRender, serializeTask } from "../../tasks/serialize";
 import type { TaskRow } from "../../tasks/types";
 import { serializeCommand } from "../serialize";
@@ -153,7 +153,8 @@ export function rowOf(
 
 /**
  * Outbox rows for an outcome (contract §9): `task_command.accepted|rejected` carry the command
- * with its task inline; `task.state_changed` carries the task. Guarded like the command row.
+ * with its task inline; `task.state_changed` carries the task. Guarded like the command row;
+ * with `shared`, packed against a base the chunk's earlier commands stored (events/outbox.ts).
  */
 export function outcomeEvents(
   db: D1Database,
@@ -163,6 +164,7 @@ export function outcomeEvents(
   stateChanged: boolean,
   now: number,
   when?: Guard,
+  shared?: SharedBase,
 ): D1PreparedStatement[] {
   const r = eventRender(baseUrl);
   const taskData = serializeTask(r, task);
@@ -175,7 +177,7 @@ export function outcomeEvents(
     },
   ];
   if (stateChanged) items.push({ type: "task.state_changed", objectId: task.id, data: taskData });
-  return bulkEventStatements(db, command.account_id, items, { now, when });
+  return bulkEventStatements(db, command.account_id, items, { now, when, shared });
 }
 
 /**
