@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
 import type { TaskRow } from "../../src/services/tasks/types";
-import { etas } from "../../src/services/trackers/public";
+import { etas, LAST_LOCATION_SQL } from "../../src/services/trackers/public";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
 
 const publicGet = (url: string, init: RequestInit = {}) =>
@@ -114,5 +114,40 @@ describe("the public tracking page shows no more than its allowlist, and bounds 
     expect((again.get(last!.id) as { eta: number }).eta - (first.get(last!.id) as { eta: number }).eta).toBe(
       30_000,
     );
+  });
+  it("takes the worker's newest command with a location, through its index: no scan of the account's commands", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const now = Date.now();
+    const command = (time: number, location: string | null) =>
+      env.DB.prepare(
+        "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (?, ?, ?, ?, 'complete', ?, ?, 'accepted', ?, ?, ?)",
+      ).bind(
+        crypto.randomUUID(),
+        acc.account.id,
+        crypto.randomUUID(),
+        crypto.randomUUID(),
+        time,
+        worker.userId,
+        location,
+        now,
+        now,
+      );
+    const at = (lon: number) => JSON.stringify({ type: "Point", coordinates: [lon, 59.4] });
+    // Sent in another order than made: the newest by `time` counts, and one without a location does not.
+    await env.DB.batch([command(now - 1000, at(24.2)), command(now - 3000, at(24.1)), command(now, null)]);
+    const row = await env.DB.prepare(LAST_LOCATION_SQL)
+      .bind(worker.userId, acc.account.id)
+      .first<{ location: string }>();
+    expect(JSON.parse(row!.location).coordinates).toEqual([24.2, 59.4]);
+    const plan = (
+      await env.DB.prepare(`EXPLAIN QUERY PLAN ${LAST_LOCATION_SQL}`)
+        .bind(worker.userId, acc.account.id)
+        .all<{ detail: string }>()
+    ).results.map((r) => r.detail);
+    expect(plan.join("\n")).toMatch(
+      /SEARCH task_commands USING INDEX task_commands_user_location_idx \(user_id=\?\)/,
+    );
+    expect(plan.join("\n")).not.toMatch(/TEMP B-TREE|SCAN/);
   });
 });

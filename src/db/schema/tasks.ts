@@ -190,6 +190,11 @@ export const taskCommands = sqliteTable(
     // The cron's sweep of stale pending commands spans accounts; partial, so it holds only
     // the few rows still pending and costs writes nothing once a command is applied.
     index("task_commands_pending_idx").on(t.createdAt, t.id).where(sql`state = 'pending'`),
+    // A worker's last reported location, for the ETA of a public tracking page
+    // (trackers/public.ts): without it every page view read and sorted all of the account's
+    // commands. Partial: only the commands that carried a location (a phone's completion, not
+    // a dispatcher's assign), so most rows cost it nothing.
+    index("task_commands_user_location_idx").on(t.userId, t.time).where(sql`location IS NOT NULL`),
   ],
 );
 

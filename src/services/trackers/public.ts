@@ -42,6 +42,13 @@ export async function eta(env: Env, task: TaskRow, now: number): Promise<EtaResu
  * travel matrix per worker and start, however many of the worker's tasks the tracker shows
  * (a 500-task tracker costs a query per worker, not per task).
  */
+/** The location of a worker's newest command that carried one (task_commands_user_location_idx). */
+export const LAST_LOCATION_SQL = `SELECT location FROM task_commands
+  WHERE user_id = ? AND location IS NOT NULL AND account_id = ? ORDER BY time DESC LIMIT 1`;
+
+const lastLocation = (db: D1Database, accountId: string, userId: string) =>
+  db.prepare(LAST_LOCATION_SQL).bind(userId, accountId);
+
 export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map<string, EtaResult>> {
   const out = new Map<string, EtaResult>();
   const byWorker = new Map<string, TaskRow[]>();
@@ -61,11 +68,7 @@ export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map
            ORDER BY position IS NULL, position, created_at, id LIMIT ${MAX_ETA_STOPS}`,
         )
         .bind(accountId, worker),
-      db
-        .prepare(
-          "SELECT location FROM task_commands WHERE account_id = ? AND user_id = ? AND location IS NOT NULL ORDER BY time DESC LIMIT 1",
-        )
-        .bind(accountId, worker),
+      lastLocation(db, accountId, worker),
       db
         .prepare(
           "SELECT id, start_address FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",

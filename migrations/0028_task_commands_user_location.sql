@@ -1,0 +1,1 @@
+CREATE INDEX `task_commands_user_location_idx` ON `task_commands` (`user_id`,`time`) WHERE location IS NOT NULL;
