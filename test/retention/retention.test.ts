@@ -1,10 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { dispatchPendingEvents } from "../../src/services/events/dispatch";
+import { sweepRecurrences } from "../../src/services/recurrences";
 import { sweepRetention } from "../../src/services/retention/sweep";
 import { insertTask } from "../factories";
 import { uploadFile } from "../files/helpers";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { recurrenceBody } from "../recurrences/helpers";
 import { sampleTask } from "../tasks/helpers";
 
 const DAY = 86_400_000;
@@ -294,5 +296,45 @@ describe("retention windows and the archive (contract §23)", () => {
       });
       expectStatus(b, 400);
     }
+  });
+  it("a task a recurrence made takes its occurrence claim along; the recurrence's other claims stay", async () => {
+    const acc = await newAccount("Recurring retention");
+    const patch = await call(`/accounts/${acc.account.id}/`, {
+      method: "PATCH",
+      token: acc.admin.token,
+      body: { data_retention_days: 1 },
+    });
+    expectStatus(patch, 200);
+    const r = await call("/recurrences/", {
+      token: acc.admin.token,
+      body: recurrenceBody(acc, { rule: "FREQ=DAILY", start: "2030-06-01T09:00:00" }),
+    });
+    expectStatus(r, 201);
+    await sweepRecurrences(env, Date.parse("2030-06-01T00:00:00Z"));
+    const claims = async () =>
+      (
+        await env.DB.prepare(
+          "SELECT object_id FROM recurrence_occurrences WHERE recurrence_id = ? ORDER BY occurrence_at",
+        )
+          .bind(r.body.id)
+          .all<{ object_id: string }>()
+      ).results.map((c) => c.object_id);
+    const before = await claims();
+    expect(before.length).toBeGreaterThan(1);
+    const cancel = await call("/task_commands/", {
+      token: acc.admin.token,
+      body: {
+        task: new URL(`/tasks/${before[0]}/`, acc.account.url).href,
+        external_id: `x-${crypto.randomUUID()}`,
+        time: new Date().toISOString(),
+        action: "cancel",
+      },
+    });
+    expect(cancel.body.state).toBe("accepted");
+    await sweepRetention(env, Date.now() + 2 * DAY);
+    expectStatus(await call(`/tasks/${before[0]}/`, { token: acc.admin.token }), 404);
+    // Its claim went with it (the cron would otherwise never make that day again, and nothing
+    // would point at a task that is gone); the open tasks keep theirs.
+    expect(await claims()).toEqual(before.slice(1));
   });
 });

@@ -22,7 +22,13 @@ import type { TaskRow } from "../tasks/types";
 import { detectMimetype, SNIFF_BYTES, THUMBNAIL_TYPES } from "./mimetype";
 import { httpMetadataFor, type ResponseHeaders, readResponseHeaders } from "./response-headers";
 import { serializeAttachment } from "./serialize";
-import { type AttachmentKind, type AttachmentRow, COLLECTION_OF, type FileUploadRow } from "./types";
+import {
+  type AttachmentKind,
+  type AttachmentRow,
+  COLLECTION_OF,
+  EITHER_KIND,
+  type FileUploadRow,
+} from "./types";
 
 export const MSG = {
   noMatch: "Invalid hyperlink - No URL match.",
@@ -191,7 +197,9 @@ export async function createAttachment(
     db
       .prepare("SELECT * FROM file_uploads WHERE id = ? AND account_id = ?")
       .bind(uploadId ?? "", p.accountId),
-    db.prepare("SELECT kind FROM attachments WHERE file_upload_id = ? LIMIT 1").bind(uploadId ?? ""),
+    db
+      .prepare(`SELECT kind FROM attachments WHERE ${EITHER_KIND} AND file_upload_id = ? LIMIT 1`)
+      .bind(uploadId ?? ""),
     db.prepare("SELECT id FROM orders WHERE id = ? AND account_id = ?").bind(orderId ?? "", p.accountId),
   ]);
   const task = t.results[0] as TaskRow | undefined;
@@ -249,7 +257,7 @@ export async function createAttachment(
   const insert = db
     .prepare(
       `INSERT INTO attachments (${cols.join(", ")}) SELECT ${cols.map(() => "?").join(", ")} ` +
-        "WHERE NOT EXISTS (SELECT 1 FROM attachments WHERE file_upload_id = ?)",
+        `WHERE NOT EXISTS (SELECT 1 FROM attachments WHERE ${EITHER_KIND} AND file_upload_id = ?)`,
     )
     .bind(...cols.map((c) => row[c]), upload.id);
   const event = eventStatement(db, {

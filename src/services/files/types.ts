@@ -49,3 +49,11 @@ export type AttachmentRow = {
 
 /** Collection (URL path segment) of each kind. */
 export const COLLECTION_OF = { document: "documents", signature: "signatures" } as const;
+
+/**
+ * Both kinds, for a statement that wants either: `kind` leads the upload's unique index and
+ * follows the account in the others, and SQLite searches an index past its leading columns only
+ * when they are bound (no skip-scan without ANALYZE statistics), so naming both kinds turns a
+ * scan of the whole index into two searches.
+ */
+export const EITHER_KIND = "kind IN ('document', 'signature')";

@@ -7,6 +7,7 @@
  * claims of it go; routes and route optimizations never pointed at it (a task names its route,
  * and an optimization's result is history, written as URLs).
  */
+import { EITHER_KIND } from "../files/types";
 import type { ArchiveSource } from "./archive";
 import { deleteByIds } from "./archive";
 import { asLine } from "./sources";
@@ -54,16 +55,27 @@ export function taskSource(days: number, now: number): ArchiveSource {
     async lines(env, rows) {
       const db = env.DB;
       const tasks = rows as Row[];
+      if (!tasks.length) return [];
+      const accountId = tasks[0].account_id as string; // a part is one account's
       const ids = JSON.stringify(tasks.map((t) => t.id));
       const orderIds = JSON.stringify([...new Set(tasks.map((t) => t.order_id).filter(Boolean))]);
       const [commands, files, responses, sends, orders] = await db.batch([
         db
           .prepare(`SELECT * FROM task_commands WHERE ${inList("task_id")} ORDER BY created_at, id`)
           .bind(ids),
-        db.prepare(`SELECT * FROM attachments WHERE ${inList("task_id")} ORDER BY created_at, id`).bind(ids),
+        // The account named (and both kinds): the indexes these tables have lead with it.
         db
-          .prepare(`SELECT * FROM form_responses WHERE ${inList("task_id")} ORDER BY created_at, id`)
-          .bind(ids),
+          .prepare(
+            `SELECT * FROM attachments WHERE account_id = ? AND ${EITHER_KIND} AND ${inList("task_id")} ORDER BY created_at, id`,
+          )
+          .bind(accountId, ids),
+        db
+          .prepare(
+            // Named: for its sort alone the planner would walk every response of the account.
+            `SELECT * FROM form_responses INDEXED BY form_responses_account_task_idx
+             WHERE account_id = ? AND ${inList("task_id")} ORDER BY created_at, id`,
+          )
+          .bind(accountId, ids),
         db
           .prepare(`SELECT * FROM notification_sends WHERE ${inList("task_id")} ORDER BY created_at, id`)
           .bind(ids),
@@ -114,6 +126,13 @@ export function taskSource(days: number, now: number): ArchiveSource {
       if (!ids.length) return;
       const list = JSON.stringify(ids);
       const orders = lines.flatMap((l) => (l.order ? [(l.order as Row).id] : []));
+      const recurrences = [
+        ...new Set(
+          lines
+            .flatMap((l) => [l.task as Row, l.order as Row | undefined])
+            .flatMap((r) => (r && typeof r.recurrence_id === "string" ? [r.recurrence_id] : [])),
+        ),
+      ];
       const keys = lines.flatMap((l) =>
         [...(l.documents as Row[]), ...(l.signatures as Row[])].flatMap((f) =>
           [f.key, f.thumbnail_key].filter((k): k is string => typeof k === "string" && k !== ""),
@@ -127,7 +146,7 @@ export function taskSource(days: number, now: number): ArchiveSource {
           .prepare(`DELETE FROM task_commands WHERE account_id = ? AND ${inList("task_id")}`)
           .bind(accountId, list),
         db
-          .prepare(`DELETE FROM attachments WHERE account_id = ? AND ${inList("task_id")}`)
+          .prepare(`DELETE FROM attachments WHERE account_id = ? AND ${EITHER_KIND} AND ${inList("task_id")}`)
           .bind(accountId, list),
         db
           .prepare(`DELETE FROM form_responses WHERE account_id = ? AND ${inList("task_id")}`)
@@ -135,9 +154,12 @@ export function taskSource(days: number, now: number): ArchiveSource {
         db
           .prepare(`DELETE FROM notification_sends WHERE account_id = ? AND ${inList("task_id")}`)
           .bind(accountId, list),
+        // By the recurrences that made them: the table's one index leads with the recurrence.
         db
-          .prepare(`DELETE FROM recurrence_occurrences WHERE ${inList("object_id")}`)
-          .bind(JSON.stringify([...ids, ...orders])),
+          .prepare(
+            `DELETE FROM recurrence_occurrences WHERE ${inList("recurrence_id")} AND ${inList("object_id")}`,
+          )
+          .bind(JSON.stringify(recurrences), JSON.stringify([...ids, ...orders])),
         // Trackers keep showing the tasks that stay.
         db
           .prepare(

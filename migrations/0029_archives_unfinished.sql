@@ -1,0 +1,1 @@
+CREATE INDEX `archives_unfinished_idx` ON `archives` (`created_at`) WHERE state != 'done';
