@@ -1,0 +1,31 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { SPENT_RECORDS } from "../../src/services/retention/sweep";
+import { LAST_LOCATION_SQL } from "../../src/services/trackers/public";
+
+// Statements that run every minute (the cron) or on every public page view must not read a
+// whole table: D1 bills each row read, and these tables grow with every user, stream and
+// command. EXPLAIN QUERY PLAN on the exact SQL the service runs: `SEARCH ... USING INDEX` is a
+// range of an index; `SCAN <table>` would read the table through.
+
+async function plan(sql: string): Promise<string> {
+  const params = Array((sql.match(/\?1/) ? 1 : 0) || (sql.match(/\?/g) ?? []).length).fill(null);
+  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+    .bind(...params)
+    .all<{ detail: string }>();
+  return results.map((r) => r.detail).join("\n");
+}
+
+describe("statements the service runs all the time read through indexes", () => {
+  it.each(Object.entries(SPENT_RECORDS))("the cron's delete of spent %s", async (_name, sql) => {
+    const p = await plan(sql);
+    expect(p).toMatch(/SEARCH \w+ USING INDEX/);
+    expect(p).not.toMatch(/\bSCAN\b/);
+  });
+
+  it("a tracking page's last known location of the worker", async () => {
+    const p = await plan(LAST_LOCATION_SQL);
+    expect(p).toMatch(/SEARCH task_commands USING INDEX task_commands_user_location_idx \(user_id=\?\)/);
+    expect(p).not.toMatch(/\bSCAN\b|TEMP B-TREE/);
+  });
+});
