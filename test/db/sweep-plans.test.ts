@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { archiveReadSql } from "../../src/services/retention/sources";
 import { SPENT_RECORDS } from "../../src/services/retention/sweep";
+import { RETAINED } from "../../src/services/retention/windows";
 import { LAST_LOCATION_SQL } from "../../src/services/trackers/public";
 
 // Statements that run every minute (the cron) or on every public page view must not read a
@@ -22,6 +24,15 @@ describe("statements the service runs all the time read through indexes", () => 
     expect(p).toMatch(/SEARCH \w+ USING INDEX/);
     expect(p).not.toMatch(/\bSCAN\b/);
   });
+
+  it.each(RETAINED.filter((k) => k.keyed !== "webhook").map((k) => [k.kind, k] as const))(
+    "the archive's batch of %s: an index range in id order, nothing sorted",
+    async (_kind, k) => {
+      const p = await plan(archiveReadSql(k));
+      expect(p).toMatch(/SEARCH e USING (PRIMARY KEY|INDEX|COVERING INDEX)/);
+      expect(p).not.toMatch(/TEMP B-TREE|SCAN e\b/);
+    },
+  );
 
   it("a tracking page's last known location of the worker", async () => {
     const p = await plan(LAST_LOCATION_SQL);

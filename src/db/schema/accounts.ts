@@ -190,7 +190,11 @@ export const outboundEmails = sqliteTable(
     attachments: text("attachments").notNull().default("[]"),
     createdAt: integer("created_at").notNull(),
   },
-  (t) => [index("outbound_emails_account_idx").on(t.accountId, t.createdAt)],
+  (t) => [
+    index("outbound_emails_account_idx").on(t.accountId, t.createdAt),
+    // The archive reads an account's rows of a day in id order (retention/sources.ts).
+    index("outbound_emails_account_id_idx").on(t.accountId, t.id),
+  ],
 );
 
 /**

@@ -47,6 +47,9 @@ export const dataExports = sqliteTable(
   },
   (t) => [
     index("data_exports_account_kind_created_idx").on(t.accountId, t.kind, t.createdAt, t.id),
+    // The archive reads an account's rows of a day in id order (retention/sources.ts): without
+    // this it sorted all of the account's rows for every batch.
+    index("data_exports_account_id_idx").on(t.accountId, t.id),
     index("data_exports_lease_idx").on(t.leaseExpiresAt).where(sql`state IN ('queued', 'running')`),
     index("data_exports_file_expiry_idx").on(t.fileExpiresAt).where(sql`file_key IS NOT NULL`),
   ],
@@ -96,6 +99,9 @@ export const dataImports = sqliteTable(
   },
   (t) => [
     index("data_imports_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    // The archive reads an account's rows of a day in id order (retention/sources.ts): without
+    // this it sorted all of the account's rows for every batch.
+    index("data_imports_account_id_idx").on(t.accountId, t.id),
     index("data_imports_lease_idx").on(t.leaseExpiresAt).where(sql`state IN ('queued', 'running')`),
   ],
 );

@@ -267,6 +267,9 @@ export const routeOptimizations = sqliteTable(
   },
   (t) => [
     index("route_optimizations_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    // The archive reads an account's rows of a day in id order (retention/sources.ts): without
+    // this it sorted all of the account's rows for every batch.
+    index("route_optimizations_account_id_idx").on(t.accountId, t.id),
     index("route_optimizations_lease_idx").on(t.leaseExpiresAt).where(sql`state IN ('queued', 'running')`),
   ],
 );
@@ -316,6 +319,9 @@ export const sms = sqliteTable(
   },
   (t) => [
     index("sms_account_created_idx").on(t.accountId, t.createdAt, t.id),
+    // The archive reads an account's rows of a day in id order (retention/sources.ts): without
+    // this it sorted all of the account's rows for every batch.
+    index("sms_account_id_idx").on(t.accountId, t.id),
     index("sms_duplicate_idx").on(t.accountId, t.toNumber, t.createdAt),
     index("sms_provider_message_idx").on(t.providerMessageId),
   ],

@@ -38,6 +38,26 @@ export function asLine(row: Record<string, unknown>): Record<string, unknown> {
   return out;
 }
 
+/**
+ * A batch of a part: the account's rows (the service's, unscoped) of an id range, in id order,
+ * with `?` for the account, the range's ends and the limit. Every such table has an index on
+ * (account_id, id) or is clustered on it (events), so a batch reads its rows and no others.
+ */
+export function archiveReadSql(k: RetainedKind): string {
+  const where = [
+    ...(k.scope === "account" ? ["e.account_id = ?"] : []),
+    "e.id >= ?",
+    "e.id < ?",
+    ...(k.where ? [k.where] : []),
+  ];
+  // An event packed against a base is read with the base's payload (events/payloads.ts).
+  const from =
+    k.table === "events"
+      ? `SELECT e.*, b.payload AS base_payload FROM events e ${BASE_JOIN}`
+      : `SELECT e.* FROM ${k.table} e`;
+  return `${from} WHERE ${where.join(" AND ")} ORDER BY e.id LIMIT ?`;
+}
+
 export function tableSource(k: RetainedKind, now: number): ArchiveSource {
   if (k.keyed === "webhook") return deliverySource(k, now);
   const scoped = k.scope === "account";
@@ -46,17 +66,7 @@ export function tableSource(k: RetainedKind, now: number): ArchiveSource {
     kind: k.kind,
     async read(env, accountId, day, limit) {
       const upper = Math.min(day.end, cutoffOf(env, k, now));
-      const where = [
-        ...(scoped ? ["e.account_id = ?"] : []),
-        "e.id >= ?",
-        "e.id < ?",
-        ...(k.where ? [k.where] : []),
-      ];
-      // An event packed against a base is read with the base's payload (events/payloads.ts).
-      const from = events
-        ? `SELECT e.*, b.payload AS base_payload FROM events e ${BASE_JOIN}`
-        : `SELECT e.* FROM ${k.table} e`;
-      const { results } = await env.DB.prepare(`${from} WHERE ${where.join(" AND ")} ORDER BY e.id LIMIT ?`)
+      const { results } = await env.DB.prepare(archiveReadSql(k))
         .bind(...(scoped ? [accountId] : []), idFloor(day.start), idFloor(upper), limit)
         .all<{ id: string }>();
       return results;
