@@ -297,6 +297,7 @@ describe("retention windows and the archive (contract §23)", () => {
       expectStatus(b, 400);
     }
   });
+
   it("a task a recurrence made takes its occurrence claim along; the recurrence's other claims stay", async () => {
     const acc = await newAccount("Recurring retention");
     const patch = await call(`/accounts/${acc.account.id}/`, {

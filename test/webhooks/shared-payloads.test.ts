@@ -41,6 +41,29 @@ async function assignedTask() {
   return { acc, task, cmd: cmd.body };
 }
 
+/** The account's archived events: its finished parts, and their lines in order. */
+async function archivedEvents(accountId: string) {
+  const parts = (
+    await env.DB.prepare(
+      "SELECT key, rows FROM archives WHERE account_id = ? AND kind = 'events' AND state = 'done' ORDER BY part",
+    )
+      .bind(accountId)
+      .all<{ key: string; rows: number }>()
+  ).results;
+  const lines = [];
+  for (const p of parts) {
+    const object = await env.FILES.get(p.key);
+    const text = await new Response(object!.body.pipeThrough(new DecompressionStream("gzip"))).text();
+    lines.push(
+      ...text
+        .split("\n")
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    );
+  }
+  return { parts, lines };
+}
+
 /**
  * A worker's phone syncing `actions` on one task assigned to it, in one request (one chunk:
  * the transit command keeps them off the coalesced path). With `busy`, another task of the
@@ -158,25 +181,8 @@ describe("the events of one write share their stored task (contract §23)", () =
     for (let i = 0; i < 10 && (await rowsOf(acc.account.id)).length > 0; i++)
       await sweepRetention(one, later);
     expect(await rowsOf(acc.account.id)).toEqual([]);
-    const parts = (
-      await env.DB.prepare(
-        "SELECT key, rows FROM archives WHERE account_id = ? AND kind = 'events' AND state = 'done' ORDER BY part",
-      )
-        .bind(acc.account.id)
-        .all<{ key: string; rows: number }>()
-    ).results;
+    const { parts, lines } = await archivedEvents(acc.account.id);
     expect(parts.map((p) => p.rows)).toEqual([1, 1]);
-    const lines = [];
-    for (const p of parts) {
-      const object = await env.FILES.get(p.key);
-      const text = await new Response(object!.body.pipeThrough(new DecompressionStream("gzip"))).text();
-      lines.push(
-        ...text
-          .split("\n")
-          .filter(Boolean)
-          .map((l) => JSON.parse(l)),
-      );
-    }
     expect(lines.map((l) => l.id)).toEqual(stored.map((e) => e.id));
     expect(lines.map((l) => l.payload)).toEqual(stored.map((e) => e.data));
     for (const l of lines) expect(l).not.toHaveProperty("base_id");
@@ -257,24 +263,7 @@ describe("the events of one write share their stored task (contract §23)", () =
     }
     expect(seen).toEqual([8, 7, 6, 5, 4, 3, 2, 1, 0]);
     expect(await rowsOf(acc.account.id)).toEqual([]);
-    const parts = (
-      await env.DB.prepare(
-        "SELECT key FROM archives WHERE account_id = ? AND kind = 'events' AND state = 'done' ORDER BY part",
-      )
-        .bind(acc.account.id)
-        .all<{ key: string }>()
-    ).results;
-    const lines = [];
-    for (const p of parts) {
-      const object = await env.FILES.get(p.key);
-      const text = await new Response(object!.body.pipeThrough(new DecompressionStream("gzip"))).text();
-      lines.push(
-        ...text
-          .split("\n")
-          .filter(Boolean)
-          .map((l) => JSON.parse(l)),
-      );
-    }
+    const { lines } = await archivedEvents(acc.account.id);
     expect(lines.map((l) => l.id)).toEqual(stored.map((e) => e.id));
     expect(lines.map((l) => l.payload)).toEqual(stored.map((e) => e.data));
   });
