@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { archiveReadSql } from "../../src/services/retention/sources";
 import { SPENT_RECORDS } from "../../src/services/retention/sweep";
+import { RETAINING_ACCOUNTS_SQL } from "../../src/services/retention/tasks";
 import { RETAINED } from "../../src/services/retention/windows";
 import { LAST_LOCATION_SQL } from "../../src/services/trackers/public";
 
@@ -33,6 +34,11 @@ describe("statements the service runs all the time read through indexes", () => 
       expect(p).not.toMatch(/TEMP B-TREE|SCAN e\b/);
     },
   );
+
+  it("the cron's list of accounts that archive their finished tasks", async () => {
+    const p = await plan(RETAINING_ACCOUNTS_SQL);
+    expect(p).toMatch(/accounts USING COVERING INDEX accounts_retention_idx/);
+  });
 
   it("a tracking page's last known location of the worker", async () => {
     const p = await plan(LAST_LOCATION_SQL);

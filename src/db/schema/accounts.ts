@@ -4,41 +4,51 @@ import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqli
 // Timestamps are epoch milliseconds (integers): they index and compare cheaply, and the
 // serializer renders them in the caller's time zone.
 
-export const accounts = sqliteTable("accounts", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  apiVersion: text("api_version").notNull(),
-  featureAllowWorkerReordering: integer("feature_allow_worker_reordering", { mode: "boolean" })
-    .notNull()
-    .default(false),
-  transitActiveLimit: integer("transit_active_limit").default(1),
-  failedReasons: text("failed_reasons", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
-  reviewEmailsToAssignee: integer("review_emails_to_assignee", { mode: "boolean" }).notNull().default(false),
-  language: text("language").notNull().default("en"),
-  // Account configuration (contract §11).
-  timezone: text("timezone").notNull().default("UTC"),
-  featureSignerName: integer("feature_signer_name", { mode: "boolean" }).notNull().default(false),
-  mapProvider: text("map_provider").notNull().default("osm"),
-  googleMapsRegion: text("google_maps_region"),
-  optimizeEarliestStart: text("optimize_earliest_start").notNull().default("08:00:00"),
-  optimizeLatestEnd: text("optimize_latest_end").notNull().default("17:00:00"),
-  optimizeVisitDurationMargin: text("optimize_visit_duration_margin").notNull().default("00:00:00"),
-  podShowImages: integer("pod_show_images", { mode: "boolean" }).notNull().default(true),
-  podShowSignatures: integer("pod_show_signatures", { mode: "boolean" }).notNull().default(true),
-  podShowTaskEvents: integer("pod_show_task_events", { mode: "boolean" }).notNull().default(true),
-  podShowTaskEventCreators: integer("pod_show_task_event_creators", { mode: "boolean" })
-    .notNull()
-    .default(false),
-  podShowReference: integer("pod_show_reference", { mode: "boolean" }).notNull().default(true),
-  podShowDescription: integer("pod_show_description", { mode: "boolean" }).notNull().default(true),
-  trackerTaskPopupTemplate: text("tracker_task_popup_template").notNull().default(""),
-  /** Days a finished task stays before it is archived to R2 and removed (contract §23); null: kept. */
-  dataRetentionDays: integer("data_retention_days"),
-  /** Until when the account may have live streams open (set when one opens): writes poke its stream object. */
-  liveUntil: integer("live_until"),
-  createdAt: integer("created_at").notNull(),
-  updatedAt: integer("updated_at").notNull(),
-});
+export const accounts = sqliteTable(
+  "accounts",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    apiVersion: text("api_version").notNull(),
+    featureAllowWorkerReordering: integer("feature_allow_worker_reordering", { mode: "boolean" })
+      .notNull()
+      .default(false),
+    transitActiveLimit: integer("transit_active_limit").default(1),
+    failedReasons: text("failed_reasons", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    reviewEmailsToAssignee: integer("review_emails_to_assignee", { mode: "boolean" })
+      .notNull()
+      .default(false),
+    language: text("language").notNull().default("en"),
+    // Account configuration (contract §11).
+    timezone: text("timezone").notNull().default("UTC"),
+    featureSignerName: integer("feature_signer_name", { mode: "boolean" }).notNull().default(false),
+    mapProvider: text("map_provider").notNull().default("osm"),
+    googleMapsRegion: text("google_maps_region"),
+    optimizeEarliestStart: text("optimize_earliest_start").notNull().default("08:00:00"),
+    optimizeLatestEnd: text("optimize_latest_end").notNull().default("17:00:00"),
+    optimizeVisitDurationMargin: text("optimize_visit_duration_margin").notNull().default("00:00:00"),
+    podShowImages: integer("pod_show_images", { mode: "boolean" }).notNull().default(true),
+    podShowSignatures: integer("pod_show_signatures", { mode: "boolean" }).notNull().default(true),
+    podShowTaskEvents: integer("pod_show_task_events", { mode: "boolean" }).notNull().default(true),
+    podShowTaskEventCreators: integer("pod_show_task_event_creators", { mode: "boolean" })
+      .notNull()
+      .default(false),
+    podShowReference: integer("pod_show_reference", { mode: "boolean" }).notNull().default(true),
+    podShowDescription: integer("pod_show_description", { mode: "boolean" }).notNull().default(true),
+    trackerTaskPopupTemplate: text("tracker_task_popup_template").notNull().default(""),
+    /** Days a finished task stays before it is archived to R2 and removed (contract §23); null: kept. */
+    dataRetentionDays: integer("data_retention_days"),
+    /** Until when the account may have live streams open (set when one opens): writes poke its stream object. */
+    liveUntil: integer("live_until"),
+    createdAt: integer("created_at").notNull(),
+    updatedAt: integer("updated_at").notNull(),
+  },
+  // The cron's list of accounts that archive their finished tasks (retention/tasks.ts
+  // `retainingAccounts`), every minute: the few that set a window, not every account.
+  (t) => [
+    index("accounts_retention_idx").on(t.dataRetentionDays, t.id).where(sql`data_retention_days IS NOT NULL`),
+  ],
+);
 
 export const users = sqliteTable(
   "users",

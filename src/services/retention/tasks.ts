@@ -18,9 +18,13 @@ const DAY_MS = 86_400_000;
 type Row = Record<string, unknown> & { id: string };
 
 /** Accounts that keep finished tasks a bounded time, with that time. */
+/** The accounts that set `data_retention_days` (accounts_retention_idx holds only those). */
+export const RETAINING_ACCOUNTS_SQL =
+  "SELECT id, data_retention_days FROM accounts WHERE data_retention_days IS NOT NULL";
+
 export async function retainingAccounts(db: D1Database) {
   const { results } = await db
-    .prepare("SELECT id, data_retention_days FROM accounts WHERE data_retention_days IS NOT NULL")
+    .prepare(RETAINING_ACCOUNTS_SQL)
     .all<{ id: string; data_retention_days: number }>();
   return results;
 }

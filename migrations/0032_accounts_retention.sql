@@ -1,0 +1,1 @@
+CREATE INDEX `accounts_retention_idx` ON `accounts` (`data_retention_days`,`id`) WHERE data_retention_days IS NOT NULL;
