@@ -71,6 +71,14 @@ async function archivesOf(acc: TestAccount, query = "") {
   return r.body.results as any[];
 }
 
+/** Sets the account's `data_retention_days` (the PATCH's answer). */
+const retainFinishedTasks = (acc: TestAccount, days: number) =>
+  call(`/accounts/${acc.account.id}/`, {
+    method: "PATCH",
+    token: acc.admin.token,
+    body: { data_retention_days: days },
+  });
+
 const eventsOf = (acc: TestAccount) =>
   count("SELECT COUNT(*) AS n FROM events WHERE account_id = ?", acc.account.id);
 
@@ -221,11 +229,7 @@ describe("retention windows and the archive (contract §23)", () => {
   it("a finished task past data_retention_days goes with all that is its own, and nothing points at it", async () => {
     const acc = await newAccount("Retaining");
     const other = await newAccount("Keeping");
-    const r = await call(`/accounts/${acc.account.id}/`, {
-      method: "PATCH",
-      token: acc.admin.token,
-      body: { data_retention_days: 1 },
-    });
+    const r = await retainFinishedTasks(acc, 1);
     expectStatus(r, 200);
     expect(r.body.data_retention_days).toBe(1);
     const order = await call("/orders/", {
@@ -300,12 +304,7 @@ describe("retention windows and the archive (contract §23)", () => {
 
   it("a task a recurrence made takes its occurrence claim along; the recurrence's other claims stay", async () => {
     const acc = await newAccount("Recurring retention");
-    const patch = await call(`/accounts/${acc.account.id}/`, {
-      method: "PATCH",
-      token: acc.admin.token,
-      body: { data_retention_days: 1 },
-    });
-    expectStatus(patch, 200);
+    expectStatus(await retainFinishedTasks(acc, 1), 200);
     const r = await call("/recurrences/", {
       token: acc.admin.token,
       body: recurrenceBody(acc, { rule: "FREQ=DAILY", start: "2030-06-01T09:00:00" }),
