@@ -19,6 +19,9 @@ export default defineConfig(async () => {
           bindings: {
             TEST_MIGRATIONS: migrations,
             ALLOW_SIGNUP: "true",
+            // The two account shards of wrangler.jsonc (contract §24): sign-ups go to the one with
+            // the most room, so the suites put accounts on both.
+            SHARDS: "SHARD_0,SHARD_1",
             // Every answer says its sequential D1 round trips (test/db/sessions.test.ts counts them).
             EXPOSE_D1_ROUND_TRIPS: "true",
             // Suites fire many requests per token; the limiter's own test sets 20/s explicitly.

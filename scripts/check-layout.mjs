@@ -7,7 +7,9 @@
 //   - src/solver imports nothing outside itself, and src/solver-check nothing outside itself
 //     (the feasibility checker shares no code with the solver);
 //   - no import circle anywhere in src/;
-//   - no hand-written file over 600 lines (generated data excepted).
+//   - no hand-written file over 600 lines (generated data excepted);
+//   - only src/db/shards.ts reaches a shard binding (`SHARD_<n>`, the `SHARDS` setting): every
+//     request, object, consumer and cron run gets its account's database from that resolver.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -43,6 +45,9 @@ for (const file of files) {
   const lines = text.split("\n").length;
   if (lines > MAX_LINES && !GENERATED.some((re) => re.test(`/${rel}`)) && !rel.endsWith(".test.ts")) {
     problems.push(`${rel}: ${lines} lines (at most ${MAX_LINES})`);
+  }
+  if (rel !== "db/shards.ts" && /\bSHARD_[0-9]+\b|\benv\.SHARDS\b|\.SHARDS\b/.test(text)) {
+    problems.push(`${rel} reaches a shard binding; use the resolver (src/db/shards.ts)`);
   }
   const deps = new Set();
   for (const m of text.matchAll(IMPORT_RE)) {

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `npm run deploy -- <staging|production> [--plan]`: everything a deployment needs, in order,
 // each step idempotent (run it again after a failure, or to deploy a new version):
-//   1. the D1 database (its id written into wrangler.jsonc for that environment),
+//   1. the D1 databases, the directory and each shard (ids written into wrangler.jsonc for that environment),
 //   2. the R2 bucket, 3. the queues and their dead-letter queues,
-//   4. the remote D1 migrations,
+//   4. the remote D1 migrations, on every database,
 //   5. the Worker, with source maps and any secret it does not have yet (generated here;
 //      existing secrets are never replaced).
 // `--plan` prints the commands without running them (CI runs it to check the configuration).
@@ -63,18 +63,28 @@ const EXISTS = /already exists|already taken|already own|code: 10004|code: 11009
 console.log(`\n== ${config.name} (${env})\n`);
 spawnSync("npx", ["wrangler", "whoami"], { stdio: planOnly ? "ignore" : "inherit" });
 
-// 1. D1
-const db = config.d1_databases[0];
-wrangler(["d1", "create", db.database_name], { allowFailure: EXISTS });
-if (!planOnly) {
-  const info = JSON.parse(wrangler(["d1", "info", db.database_name, "--json"]).stdout);
-  if (info.uuid && info.uuid !== db.database_id) {
-    experimental_patchConfig(
-      CONFIG,
-      { env: { [env]: { d1_databases: [{ binding: db.binding, database_id: info.uuid }] } } },
-      true,
-    );
-    console.log(`  wrote database_id ${info.uuid} into ${CONFIG} (env.${env}); commit it`);
+// 1. D1: the directory (DB) and every account shard (SHARD_<n>) the configuration declares
+// (contract §24; how many: the shard bindings in wrangler.jsonc, listed in the SHARDS var).
+const databases = config.d1_databases;
+for (const db of databases) {
+  wrangler(["d1", "create", db.database_name], { allowFailure: EXISTS });
+  if (!planOnly) {
+    const info = JSON.parse(wrangler(["d1", "info", db.database_name, "--json"]).stdout);
+    if (info.uuid && info.uuid !== db.database_id) {
+      db.database_id = info.uuid;
+      experimental_patchConfig(
+        CONFIG,
+        {
+          env: {
+            [env]: {
+              d1_databases: databases.map((d) => ({ binding: d.binding, database_id: d.database_id })),
+            },
+          },
+        },
+        true,
+      );
+      console.log(`  wrote database_id ${info.uuid} of ${db.binding} into ${CONFIG} (env.${env}); commit it`);
+    }
   }
 }
 
@@ -91,7 +101,10 @@ const queues = new Set([
 for (const q of queues) wrangler(["queues", "create", q], { allowFailure: EXISTS });
 
 // 4. Migrations
-wrangler(["d1", "migrations", "apply", db.binding, "--remote", "--env", env], { input: "y\n" });
+// 4. Migrations, on the directory and on every shard (one schema for all: src/db/shards.ts)
+for (const db of databases) {
+  wrangler(["d1", "migrations", "apply", db.binding, "--remote", "--env", env], { input: "y\n" });
+}
 
 // 5. Secrets the Worker lacks, uploaded with the deploy (never replacing an existing one).
 let existing = [];

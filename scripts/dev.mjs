@@ -6,6 +6,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { unstable_readConfig } from "wrangler";
 
 // `npm run dev -- --port 9000 --ip 0.0.0.0` (or PORT=9000): the options wrangler receives once.
 const args = process.argv.slice(2);
@@ -48,11 +49,14 @@ const devVars = Object.fromEntries(
     .map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim()]),
 );
 
-const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", "DB", "--local"], {
-  stdio: "inherit",
-  env: { ...process.env, CI: "true" },
-});
-if (migrate.status !== 0) process.exit(migrate.status ?? 1);
+// The directory and every account shard (contract §24) carry the same schema.
+for (const binding of d1Bindings()) {
+  const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", binding, "--local"], {
+    stdio: "inherit",
+    env: { ...process.env, CI: "true" },
+  });
+  if (migrate.status !== 0) process.exit(migrate.status ?? 1);
+}
 
 const dev = spawn("npx", ["wrangler", "dev", "--port", port, "--ip", ip, ...args], {
   stdio: "inherit",
@@ -96,3 +100,8 @@ async function seed() {
   );
 }
 seed();
+
+/** The D1 bindings of wrangler.jsonc: DB (the directory) and the shards. */
+function d1Bindings() {
+  return unstable_readConfig({ config: "wrangler.jsonc" }).d1_databases.map((d) => d.binding);
+}

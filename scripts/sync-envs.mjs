@@ -2,7 +2,7 @@
 // `npm run config:envs`: rewrites the `env` section of wrangler.jsonc from the top level, so the
 // deployed environments declare every var, binding and queue consumer local development has
 // (wrangler inherits none of these). Kept per environment: its Worker, database, bucket and
-// queue names, its database id, and the vars listed in KEEP (set them in the file).
+// queue names, its database ids, and the vars listed in KEEP (set them in the file).
 import { readFileSync, writeFileSync } from "node:fs";
 import { unstable_readConfig } from "wrangler";
 
@@ -29,11 +29,17 @@ for (const [name, e] of Object.entries(ENVS)) {
     KEEP.filter((k) => current?.vars?.[k] !== undefined).map((k) => [k, current.vars[k]]),
   );
   const q = (queue) => queue && `${queue}${e.suffix}`;
-  const dbId = current?.d1_databases?.[0]?.database_id ?? top.d1_databases[0].database_id;
+  // The directory (DB) is named as the environment's database; each shard after it, with its
+  // number. Ids written by `npm run deploy` stay.
+  const d1 = top.d1_databases.map((d) => ({
+    ...d,
+    database_name: d.binding === "DB" ? e.db : `${e.db}-${d.binding.toLowerCase().replace("_", "-")}`,
+    database_id: current?.d1_databases?.find((c) => c.binding === d.binding)?.database_id ?? d.database_id,
+  }));
   out[name] = {
     name: e.worker,
     vars: { ...top.vars, QUEUE_SUFFIX: e.suffix, STORAGE_BUCKET: e.bucket, ...kept },
-    d1_databases: [{ ...top.d1_databases[0], database_name: e.db, database_id: dbId }],
+    d1_databases: d1,
     r2_buckets: [{ binding: top.r2_buckets[0].binding, bucket_name: e.bucket }],
     durable_objects: { bindings: top.durable_objects.bindings },
     ...(top.send_email?.length ? { send_email: top.send_email } : {}),

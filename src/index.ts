@@ -1,4 +1,5 @@
 import { createApp } from "./app";
+import { onEveryDatabase } from "./db/shards";
 import { logLine } from "./http/log";
 import { DEAD_LETTER_SOURCES, handleDeadLetterBatch } from "./queues/dead-letters/handler";
 import { handleExportBatch } from "./queues/exports/handler";
@@ -77,16 +78,18 @@ export default {
   async scheduled(controller, env, ctx) {
     const started = Date.now();
     ctx.waitUntil(
+      // Each sweep runs on every database that holds accounts (the directory's own and each
+      // shard, contract §24), its figures added up.
       Promise.allSettled([
-        sweepWebhooks(env),
-        rearmOverdueSchedules(env),
-        sweepPendingCommands(env),
-        sweepNotifications(env),
-        sweepRecurrences(env),
-        sweepJobLeases(env),
-        sweepExpiredExportFiles(env),
+        onEveryDatabase(env, sweepWebhooks),
+        onEveryDatabase(env, rearmOverdueSchedules),
+        onEveryDatabase(env, sweepPendingCommands),
+        onEveryDatabase(env, sweepNotifications),
+        onEveryDatabase(env, sweepRecurrences),
+        onEveryDatabase(env, sweepJobLeases),
+        onEveryDatabase(env, sweepExpiredExportFiles),
         // The cron's own time: tests and the bench move the clock through it.
-        sweepRetention(env, controller.scheduledTime),
+        onEveryDatabase(env, (db) => sweepRetention(db, controller.scheduledTime)),
       ]).then(([sweep, rearm, pending, notifications, recurring, jobs, expired, retention]) => {
         const all = [sweep, rearm, pending, notifications, recurring, jobs, expired, retention];
         for (const r of all) {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { uuidv7 } from "../src/lib/ids";
 import { BASE } from "./helpers";
+import { stored } from "./stored";
 
 /**
  * Puts a task in a given state directly in D1, for tests of what happens NEXT (commands,
@@ -17,10 +18,11 @@ export async function insertTask(
 ) {
   const id = uuidv7();
   const now = Date.now();
-  await env.DB.prepare(
-    `INSERT INTO tasks (id, account_id, state, category, description, address, contact, assignee_id, scheduled_time, position, created_at, updated_at)
+  await stored
+    .prepare(
+      `INSERT INTO tasks (id, account_id, state, category, description, address, contact, assignee_id, scheduled_time, position, created_at, updated_at)
      VALUES (?, ?, ?, 'drop_off', 'test task', '{"raw_address":"Tallinn"}', '{}', ?, ?, ?, ?, ?)`,
-  )
+    )
     .bind(
       id,
       accountId,
@@ -36,5 +38,5 @@ export async function insertTask(
 }
 
 export async function taskRow(id: string) {
-  return env.DB.prepare("SELECT * FROM tasks WHERE id = ?").bind(id).first<any>();
+  return stored.prepare("SELECT * FROM tasks WHERE id = ?").bind(id).first<any>();
 }

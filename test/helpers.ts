@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Principal } from "../src/services/auth/principal";
 import { BASE_JOIN, PAYLOAD_COLUMNS, type StoredPayload, withTexts } from "../src/services/events/payloads";
+import { stored } from "./stored";
 
 export const BASE = "https://api.test";
 
@@ -141,10 +142,11 @@ export type StoredEvent = {
 export async function storedEvents(
   q: { accountId?: string; objectId?: string } = {},
 ): Promise<StoredEvent[]> {
-  const { results } = await env.DB.prepare(
-    `SELECT e.id, e.account_id, e.type, e.created_at, e.dispatched_at, ${PAYLOAD_COLUMNS}
+  const { results } = await stored
+    .prepare(
+      `SELECT e.id, e.account_id, e.type, e.created_at, e.dispatched_at, ${PAYLOAD_COLUMNS}
      FROM events e ${BASE_JOIN} ${q.accountId ? "WHERE e.account_id = ?" : ""} ORDER BY e.id`,
-  )
+    )
     .bind(...(q.accountId ? [q.accountId] : []))
     .all<Omit<StoredEvent, "data"> & StoredPayload>();
   return withTexts(results)

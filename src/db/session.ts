@@ -1,3 +1,4 @@
+import { inAccount } from "./shards";
 /**
  * A request's D1 session (contract §24; D1's Sessions API, "Global read replication" in
  * Cloudflare's D1 docs): reads may be served by a nearby replica, writes go to the primary,
@@ -58,6 +59,11 @@ export class MeteredSession {
       typeof base.withSession === "function"
         ? base.withSession(constraintOrBookmark)
         : (base as unknown as D1DatabaseSession);
+  }
+
+  /** The database this session runs on. */
+  get database(): D1Database {
+    return this.base;
   }
 
   /** The latest bookmark of this request: its own queries' and its Durable Objects' writes. */
@@ -219,14 +225,16 @@ export function inSession(env: Env, constraintOrBookmark: string): { env: Env; d
 }
 
 /**
- * A Durable Object's call run in its own session at the primary: `work` gets the env to use,
+ * A Durable Object's call run in its own session at the primary of the account's database
+ * (db/shards.ts): `work` gets the env to use,
  * the result goes back with the session's report for the caller to `absorb`.
  */
 export async function reported<T>(
   env: Env,
+  accountId: string,
   work: (env: Env) => Promise<T>,
 ): Promise<{ value: T; d1: D1Report }> {
-  const s = inSession(env, "first-primary");
+  const s = inSession(await inAccount(env, accountId), "first-primary");
   const value = await work(s.env);
   return { value, d1: s.db.report() };
 }

@@ -23,6 +23,12 @@ export type AppVariables = {
    * principal is null until then, and guards refuse to read it.
    */
   pendingAuth: PendingAuth | null;
+  /**
+   * The request's D1 sessions (db/session.ts): the one it started in (the directory), then the
+   * account's database once the token names it (http/account-scope.ts). The last one's bookmark
+   * is the answer's; their round trips add up.
+   */
+  d1: { constraint: string; base: Env; sessions: import("../db/session").MeteredSession[] };
   /** The rate-limit count, started early (see middleware.ts); null when not counted. */
   rateLimitHit: Promise<import("./rate-limit").RateLimitResult> | null;
 };

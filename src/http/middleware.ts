@@ -4,8 +4,10 @@ import { cors as honoCors } from "hono/cors";
 import { matchedRoutes } from "hono/route";
 import { getPath } from "hono/utils/url";
 import { inSession, isBookmark, type MeteredSession, sessionOf } from "../db/session";
+import { directoryOf, shardNames } from "../db/shards";
 import type { Principal } from "../domain/principal";
-import { checkToken, type TokenCheck, type TokenRow } from "../services/auth/tokens";
+import { checkToken, type TokenCheck, type TokenRow, tokenAccount } from "../services/auth/tokens";
+import { scopeToAccount } from "./account-scope";
 import type { AppEnv } from "./context";
 import { ApiError, badRequest, notFound, renderError } from "./errors";
 import { mayDefer, settleLeftover } from "./first-batch";
@@ -39,7 +41,11 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   // Every request runs in a D1 session (contract §24): reads near the caller, its writes and
   // what it reads after them in order, and a bookmark back for the next request to read from.
   const sent = c.req.header("X-D1-Bookmark")?.trim() || null;
-  const session = inSession(c.env, sent && isBookmark(sent) ? sent : "first-unconstrained");
+  const constraint = sent && isBookmark(sent) ? sent : "first-unconstrained";
+  const d1 = { constraint, base: c.env, sessions: [] as MeteredSession[] };
+  const session = inSession(c.env, constraint);
+  d1.sessions.push(session.db);
+  c.set("d1", d1);
   c.env = session.env;
   if (sent && !isBookmark(sent)) {
     c.res = renderError(badRequest("X-D1-Bookmark is not a bookmark this service sent."), c);
@@ -55,9 +61,10 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const version = (c.get("version") ?? parseVersion(CURRENT_VERSION)!).text;
   c.res.headers.set("X-Request-Id", requestId);
   c.res.headers.set("X-API-Version", version);
-  const bookmark = session.db.bookmark();
+  const bookmark = d1.sessions[d1.sessions.length - 1].bookmark();
+  const trips = d1.sessions.reduce((n, s) => n + s.trips, 0);
   if (bookmark) c.res.headers.set("X-D1-Bookmark", bookmark);
-  if (c.env.EXPOSE_D1_ROUND_TRIPS === "true") c.res.headers.set("X-D1-Round-Trips", String(session.db.trips));
+  if (c.env.EXPOSE_D1_ROUND_TRIPS === "true") c.res.headers.set("X-D1-Round-Trips", String(trips));
   const principal = c.get("principal");
   logLine({
     type: "request",
@@ -67,7 +74,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
     status: c.res.status,
     duration_ms: Date.now() - started,
     version,
-    d1_round_trips: session.db.trips,
+    d1_round_trips: trips,
     account: principal?.accountId ?? null,
     user: principal?.userId ?? null,
     // A hijack token's requests are the user's, and name the admin acting (contract §14).
@@ -175,7 +182,10 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   );
   const signIn = c.req.method === "POST" && SIGN_IN_PATHS.has(getPath(c.req.raw));
   const checking = checkToken(c.env, c.req.header("Authorization"));
-  const check = signIn ? await checking.catch(() => null) : await checking;
+  const presented = signIn ? await checking.catch(() => null) : await checking;
+  // The token names the account; its request runs on that account's database (contract §24).
+  // A sign-in runs on the directory, which holds every user and token.
+  const check = presented && !signIn ? await onAccountDatabase(c, presented) : presented;
   if (check && mayDefer(c, check)) {
     c.set("pendingAuth", { check, declared });
     await next();
@@ -193,6 +203,19 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("version", resolveVersion(declared, principal?.account.apiVersion));
   await next();
 };
+
+/**
+ * The token's check, on the database of the account it acts in: the JWT's `acc` or what this
+ * isolate settled the token into before, else the directory's word (one lookup per token and
+ * isolate). With no shard configured every account lives in the directory: nothing to look up.
+ */
+async function onAccountDatabase(c: Parameters<MiddlewareHandler<AppEnv>>[0], check: TokenCheck) {
+  const base = c.get("d1").base;
+  if (shardNames(base).length === 0) return check;
+  const accountId = check.claim?.accountId ?? (await tokenAccount(directoryOf(base), check.key));
+  if (!accountId || !(await scopeToAccount(c, accountId))) return check;
+  return check.on(c.env.DB);
+}
 
 /**
  * A read (GET or HEAD, not a WebSocket upgrade) with a token this isolate has settled before,

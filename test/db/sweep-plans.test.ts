@@ -5,6 +5,7 @@ import { SPENT_RECORDS } from "../../src/services/retention/sweep";
 import { RETAINING_ACCOUNTS_SQL } from "../../src/services/retention/tasks";
 import { RETAINED } from "../../src/services/retention/windows";
 import { LAST_LOCATION_SQL } from "../../src/services/trackers/public";
+import { stored } from "../stored";
 
 // Statements that run every minute (the cron) or on every public page view must not read a
 // whole table: D1 bills each row read, and these tables grow with every user, stream and
@@ -13,7 +14,8 @@ import { LAST_LOCATION_SQL } from "../../src/services/trackers/public";
 
 async function plan(sql: string): Promise<string> {
   const params = Array((sql.match(/\?1/) ? 1 : 0) || (sql.match(/\?/g) ?? []).length).fill(null);
-  const { results } = await env.DB.prepare(`EXPLAIN QUERY PLAN ${sql}`)
+  const { results } = await stored
+    .prepare(`EXPLAIN QUERY PLAN ${sql}`)
     .bind(...params)
     .all<{ detail: string }>();
   return results.map((r) => r.detail).join("\n");

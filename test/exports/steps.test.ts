@@ -5,6 +5,7 @@ import { jobPrincipal } from "../../src/services/auth/job-principal";
 import { createExport } from "../../src/services/exports";
 import { failExport, JobError, runExportStep } from "../../src/services/exports/run";
 import { BASE, call, expectStatus, newAccount } from "../helpers";
+import { scopedTo, stored, withDb } from "../stored";
 import { CapturingQueue, envWith, insertTasks } from "./support";
 
 /**
@@ -15,8 +16,8 @@ async function start(rows: number, size: number, vars: Record<string, string>) {
   const acc = await newAccount();
   const ids = await insertTasks(acc.account.id, rows, size);
   const queue = new CapturingQueue();
-  const e = envWith(vars, queue);
-  const p = await jobPrincipal(env.DB, acc.account.id, acc.admin.userId);
+  const e = await scopedTo(acc.account.id, envWith(vars, queue));
+  const p = await jobPrincipal(stored, acc.account.id, acc.admin.userId);
   const row = await createExport(
     e,
     p,
@@ -31,7 +32,8 @@ async function start(rows: number, size: number, vars: Record<string, string>) {
 }
 
 const state = (id: string) =>
-  env.DB.prepare("SELECT state, step, row_count, parts, upload_id FROM data_exports WHERE id = ?")
+  stored
+    .prepare("SELECT state, step, row_count, parts, upload_id FROM data_exports WHERE id = ?")
     .bind(id)
     .first<{ state: string; step: number; row_count: number; parts: string; upload_id: string | null }>();
 
@@ -70,9 +72,9 @@ describe("export steps (contract §21)", () => {
     const { ids, queue, e, row } = await start(25, 50, { EXPORT_PAGE_SIZE: "4", EXPORT_PAGES_PER_STEP: "2" });
     // Crash: the second step's commit fails once, after its rows were encoded and carried.
     let failures = 1;
-    const crashing = {
-      ...e,
-      DB: new Proxy(env.DB, {
+    const crashing = withDb(
+      e,
+      new Proxy(e.DB, {
         get(target, prop) {
           if (prop !== "prepare")
             return Reflect.get(target, prop).bind?.(target) ?? Reflect.get(target, prop);
@@ -84,7 +86,7 @@ describe("export steps (contract §21)", () => {
           };
         },
       }),
-    } as Env;
+    );
     const first = queue.sent.shift()!;
     await runExportStep(e, first);
     const second = queue.sent.shift()!;
@@ -109,16 +111,16 @@ describe("export steps (contract §21)", () => {
       EXPORT_PAGES_PER_STEP: "1",
     });
     await runExportStep(e, queue.sent.shift()!);
-    await env.DB.prepare("UPDATE account_roles SET is_active = 0 WHERE account_id = ? AND user_id = ?")
+    await stored
+      .prepare("UPDATE account_roles SET is_active = 0 WHERE account_id = ? AND user_id = ?")
       .bind(acc.account.id, acc.admin.userId)
       .run();
     const msg = queue.sent.shift()!;
     const err = await runExportStep(e, msg).catch((x) => x);
     expect(err).toBeInstanceOf(JobError);
     await failExport(e, msg, err.message);
-    const failed = await env.DB.prepare(
-      "SELECT state, error_message, row_count FROM data_exports WHERE id = ?",
-    )
+    const failed = await stored
+      .prepare("SELECT state, error_message, row_count FROM data_exports WHERE id = ?")
       .bind(row.id)
       .first<any>();
     expect(failed).toMatchObject({

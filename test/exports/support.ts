@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import type { ExportMessage } from "../../src/queues/exports/message";
 import { call, expectStatus, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 
 /** Polls an export (or import) until it is final. */
 export async function finished(acc: TestAccount, url: string) {
@@ -53,12 +54,14 @@ export async function insertTasks(accountId: string, n: number, size: number) {
     const id = crypto.randomUUID();
     ids.push(id);
     statements.push(
-      env.DB.prepare(
-        `INSERT INTO tasks (id, account_id, state, category, description, address, contact, created_at, updated_at)
+      stored
+        .prepare(
+          `INSERT INTO tasks (id, account_id, state, category, description, address, contact, created_at, updated_at)
          VALUES (?, ?, 'unassigned', 'drop_off', ?, '{"raw_address":"Tallinn"}', '{}', ?, ?)`,
-      ).bind(id, accountId, `${i}:`.padEnd(size, "x"), base + i, base + i),
+        )
+        .bind(id, accountId, `${i}:`.padEnd(size, "x"), base + i, base + i),
     );
   }
-  for (let i = 0; i < statements.length; i += 200) await env.DB.batch(statements.slice(i, i + 200));
+  for (let i = 0; i < statements.length; i += 200) await stored.batch(statements.slice(i, i + 200));
   return ids;
 }

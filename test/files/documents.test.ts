@@ -7,6 +7,7 @@ import { uuidv7 } from "../../src/lib/ids";
 import { insertTask } from "../factories";
 import { addUser, call, expectStatus, newAccount, storedEvents } from "../helpers";
 import { bytesEqual, pseudoRandomBytes } from "../storage/helpers";
+import { stored } from "../stored";
 import {
   eventually,
   expectS3Error,
@@ -349,7 +350,8 @@ describe("documents: list, detail, PATCH, DELETE, batch_delete, visibility, even
     const { admin, account } = await newAccount();
     const orderId = uuidv7();
     const now = Date.now();
-    await env.DB.prepare("INSERT INTO orders (id, account_id, created_at, updated_at) VALUES (?, ?, ?, ?)")
+    await stored
+      .prepare("INSERT INTO orders (id, account_id, created_at, updated_at) VALUES (?, ?, ?, ?)")
       .bind(orderId, account.id, now, now)
       .run();
     const t1 = await insertTask(account.id);

@@ -4,6 +4,7 @@ import { unpackJson } from "../../src/formats/packed-json";
 import { dispatchPendingEvents } from "../../src/services/events/dispatch";
 import { insertTask } from "../factories";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
+import { stored } from "../stored";
 import { createHook, envWith, fakeQueue } from "../webhooks/support";
 import { inspectionForm, newField, respond } from "./helpers";
 
@@ -93,9 +94,8 @@ describe("completing a form response (contract §15)", () => {
         complete(acc.admin.token, response.id),
       ]);
       expect(replies.map((r) => r.status).sort()).toEqual([200, 400]);
-      const { n } = (await env.DB.prepare(
-        "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND type = 'form_response.completed'",
-      )
+      const { n } = (await stored
+        .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND type = 'form_response.completed'")
         .bind(acc.account.id)
         .first<{ n: number }>())!;
       expect(n).toBe(1);
@@ -170,9 +170,10 @@ describe("completing a form response (contract §15)", () => {
     await dispatchPendingEvents(envWith({ WEBHOOKS_QUEUE: fakeQueue().queue }));
     const delivered = async (hookId: string) =>
       (
-        await env.DB.prepare(
-          "SELECT e.type, e.payload FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = ? AND e.type = 'form_response.completed'",
-        )
+        await stored
+          .prepare(
+            "SELECT e.type, e.payload FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = ? AND e.type = 'form_response.completed'",
+          )
           .bind(hookId)
           .all<{ type: string; payload: string }>()
       ).results;

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { addUser, call, expectStatus, newAccount, signIn, uniqueEmail } from "../helpers";
+import { stored } from "../stored";
 
 describe("sign-up and authentication", () => {
   it("signs up, authenticates with a JWT (2.10.0+) and calls an authenticated endpoint", async () => {
@@ -56,7 +57,8 @@ describe("sign-up and authentication", () => {
 
   it("stores passwords as PBKDF2-SHA256 hashes, never in clear", async () => {
     const { admin } = await newAccount();
-    const row = await env.DB.prepare("SELECT password_hash FROM users WHERE id = ?")
+    const row = await stored
+      .prepare("SELECT password_hash FROM users WHERE id = ?")
       .bind(admin.userId)
       .first<{ password_hash: string }>();
     expect(row!.password_hash).toMatch(/^pbkdf2_sha256\$100000\$[\w-]+\$[\w-]+$/);
@@ -125,7 +127,8 @@ describe("sign-up and authentication", () => {
       body: { username: admin.email, password: "not the password" },
     });
     expectStatus(wrong, 400);
-    const counted = await env.DB.prepare("SELECT failures FROM sign_in_failures WHERE key = ?")
+    const counted = await stored
+      .prepare("SELECT failures FROM sign_in_failures WHERE key = ?")
       .bind(`user:${admin.email}`)
       .first<{ failures: number }>();
     expect(counted?.failures).toBe(1);
@@ -251,9 +254,8 @@ describe("sign-up and authentication", () => {
       version: "2.9.0",
       body: { username: admin.email, password: admin.password },
     });
-    const { results } = await env.DB.prepare(
-      "SELECT token_hash FROM auth_tokens WHERE user_id = ? AND kind = 'access'",
-    )
+    const { results } = await stored
+      .prepare("SELECT token_hash FROM auth_tokens WHERE user_id = ? AND kind = 'access'")
       .bind(admin.userId)
       .all<{ token_hash: string }>();
     expect(results).toHaveLength(1);

@@ -6,14 +6,15 @@ import { createImport } from "../../src/services/imports";
 import { FileProblem, failImport, runImportStep } from "../../src/services/imports/apply";
 import { CapturingQueue, envWith } from "../exports/support";
 import { BASE, call, newAccount, type TestAccount } from "../helpers";
+import { scopedTo, stored, withDb } from "../stored";
 import { csv, listAll, upload } from "./support";
 
 /** An import whose steps the test delivers itself (the queue is replaced). */
 async function start(acc: TestAccount, kind: "tasks" | "orders", text: string, vars: Record<string, string>) {
   const fu = await upload(acc, text);
   const queue = new CapturingQueue();
-  const e = envWith(vars, queue);
-  const p = await jobPrincipal(env.DB, acc.account.id, acc.admin.userId);
+  const e = await scopedTo(acc.account.id, envWith(vars, queue));
+  const p = await jobPrincipal(stored, acc.account.id, acc.admin.userId);
   const row = await createImport(e, p, { kind, file: fu.url }, { zone: null, baseUrl: BASE });
   return { queue, e, row, next: () => queue.sent.shift() as unknown as ImportMessage };
 }
@@ -36,9 +37,9 @@ describe("import steps (contract §21)", () => {
     expect(await read(acc, row.id)).toMatchObject({ processed_rows: 3, created: 3 });
     // The next chunk's rows are applied, then the commit fails.
     let failures = 1;
-    const crashing = {
-      ...e,
-      DB: new Proxy(env.DB, {
+    const crashing = withDb(
+      e,
+      new Proxy(e.DB, {
         get(target, prop) {
           if (prop !== "prepare") {
             const v = Reflect.get(target, prop);
@@ -50,7 +51,7 @@ describe("import steps (contract §21)", () => {
           };
         },
       }),
-    } as Env;
+    );
     const msg = next();
     await expect(runImportStep(crashing, msg)).rejects.toThrow("crash");
     expect(await listAll(acc, `/tasks/?task_import=${row.id}`)).toHaveLength(6);
@@ -75,9 +76,10 @@ describe("import steps (contract §21)", () => {
     const msg = next();
     // Apply the first chunk, then roll the import's progress back as if the commit was lost.
     await runImportStep(e, msg);
-    await env.DB.prepare(
-      "UPDATE data_imports SET cursor = 0, processed_rows = 0, created = 0, updated = 0 WHERE id = ?",
-    )
+    await stored
+      .prepare(
+        "UPDATE data_imports SET cursor = 0, processed_rows = 0, created = 0, updated = 0 WHERE id = ?",
+      )
       .bind(row.id)
       .run();
     next(); // the continuation of the lost commit never went out
@@ -110,7 +112,8 @@ describe("import steps (contract §21)", () => {
       created: 0,
     });
     expect(await listAll(acc, "/tasks/")).toHaveLength(0);
-    const staged = await env.DB.prepare("SELECT COUNT(*) AS n FROM import_rows WHERE import_id = ?")
+    const staged = await stored
+      .prepare("SELECT COUNT(*) AS n FROM import_rows WHERE import_id = ?")
       .bind(row.id)
       .first<{ n: number }>();
     expect(staged!.n).toBe(0);

@@ -13,6 +13,7 @@ import { sweepJobLeases } from "../../src/services/jobs/sweep";
 import { CapturingQueue, envWith, finished, insertTasks } from "../exports/support";
 import { BASE, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { csv, listAll, upload } from "../imports/support";
+import { scopedTo, stored } from "../stored";
 
 afterEach(() => vi.useRealTimers());
 
@@ -22,8 +23,11 @@ const LAPSED = (DEFAULT_JOB_LEASE_SECONDS + 1) * 1000;
 async function lostExport(acc: TestAccount, rows: number) {
   const ids = await insertTasks(acc.account.id, rows, 20);
   const queue = new CapturingQueue();
-  const e = envWith({ EXPORT_PAGE_SIZE: "4", EXPORT_PAGES_PER_STEP: "1" }, queue);
-  const p = await jobPrincipal(env.DB, acc.account.id, acc.admin.userId);
+  const e = await scopedTo(
+    acc.account.id,
+    envWith({ EXPORT_PAGE_SIZE: "4", EXPORT_PAGES_PER_STEP: "1" }, queue),
+  );
+  const p = await jobPrincipal(stored, acc.account.id, acc.admin.userId);
   const row = await createExport(
     e,
     p,
@@ -39,8 +43,11 @@ async function lostImport(acc: TestAccount, n: number) {
   for (let i = 0; i < n; i++) rows.push(["drop_off", "Tallinn", `t${i}`]);
   const fu = await upload(acc, csv(rows));
   const queue = new CapturingQueue();
-  const e = envWith({ IMPORT_CHUNK_SIZE: "3", IMPORT_CHUNKS_PER_STEP: "1" }, queue);
-  const p = await jobPrincipal(env.DB, acc.account.id, acc.admin.userId);
+  const e = await scopedTo(
+    acc.account.id,
+    envWith({ IMPORT_CHUNK_SIZE: "3", IMPORT_CHUNKS_PER_STEP: "1" }, queue),
+  );
+  const p = await jobPrincipal(stored, acc.account.id, acc.admin.userId);
   const row = await createImport(e, p, { kind: "tasks", file: fu.url }, { zone: null, baseUrl: BASE });
   return { queue, e, row, next: () => queue.sent.shift() as unknown as ImportMessage };
 }
@@ -109,10 +116,11 @@ describe("job leases: a job whose message or consumer is lost finishes or fails,
     const acc = await newAccount();
     const id = crypto.randomUUID();
     const now = Date.now();
-    await env.DB.prepare(
-      `INSERT INTO route_optimizations (id, account_id, state, route_ids, task_ids, created_at, updated_at, lease_expires_at, lease_attempts, base_url)
+    await stored
+      .prepare(
+        `INSERT INTO route_optimizations (id, account_id, state, route_ids, task_ids, created_at, updated_at, lease_expires_at, lease_attempts, base_url)
        VALUES (?, ?, 'queued', '[]', '[]', ?, ?, ?, 3, ?)`,
-    )
+      )
       .bind(id, acc.account.id, now, now, now, BASE)
       .run();
     expect(await sweepJobLeases(env, now + 1)).toMatchObject({ failed: 1 });

@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 import { sampleTask } from "../tasks/helpers";
 
 afterEach(() => vi.useRealTimers());
@@ -117,7 +118,7 @@ describe("the live event stream (contract §25)", () => {
     expect(Number.isNaN(Date.parse(before.body.awake_since))).toBe(false);
     const a = await open(await ticket(acc.admin.token));
     const flag = async () =>
-      (await env.DB.prepare("SELECT live_until FROM accounts WHERE id = ?").bind(acc.account.id).first<any>())
+      (await stored.prepare("SELECT live_until FROM accounts WHERE id = ?").bind(acc.account.id).first<any>())
         .live_until;
     const first = await flag();
     expect(first).toBeGreaterThan(Date.now());

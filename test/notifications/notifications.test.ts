@@ -9,6 +9,7 @@ import { insertTask } from "../factories";
 import { eventually } from "../files/helpers";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { pdfPages } from "../pdf";
+import { stored } from "../stored";
 
 const TO = "+358401234567";
 const TO2 = "+358409999999";
@@ -26,7 +27,8 @@ async function command(acc: TestAccount, task: string, action: string, extra: Re
 }
 
 const sends = (taskId: string) =>
-  env.DB.prepare("SELECT * FROM notification_sends WHERE task_id = ? ORDER BY recipient")
+  stored
+    .prepare("SELECT * FROM notification_sends WHERE task_id = ? ORDER BY recipient")
     .bind(taskId)
     .all<any>()
     .then((r) => r.results);
@@ -196,15 +198,18 @@ describe("notifications are sent when a task reaches the event (contract §18)",
     await template(acc, { event: "task_assigned", channel: "sms", body: "Track: {{tracker_url}}" });
     const task = await insertTask(acc.account.id);
     const phones = ["+358401111111", "+358402222222", "+358403333333", "+358404444444"];
-    await env.DB.prepare("UPDATE tasks SET contact = ? WHERE id = ?")
+    await stored
+      .prepare("UPDATE tasks SET contact = ? WHERE id = ?")
       .bind(JSON.stringify({ name: "D", phones }), task.id)
       .run();
-    await env.DB.prepare("UPDATE tasks SET state = 'assigned', assignee_id = ? WHERE id = ?")
+    await stored
+      .prepare("UPDATE tasks SET state = 'assigned', assignee_id = ? WHERE id = ?")
       .bind(acc.admin.userId, task.id)
       .run();
     // Fenced by hand (no queue message), then all four rendered concurrently.
     const fence = Date.now();
-    await env.DB.prepare("UPDATE notification_sends SET enqueued_at = ? WHERE task_id = ?")
+    await stored
+      .prepare("UPDATE notification_sends SET enqueued_at = ? WHERE task_id = ?")
       .bind(fence, task.id)
       .run();
     const rows = await sends(task.id);
@@ -212,7 +217,8 @@ describe("notifications are sent when a task reaches the event (contract §18)",
     await Promise.all(
       rows.map((r) => deliverNotification(env, { sendId: r.id, fence, baseUrl: "https://api.test" })),
     );
-    const trackers = await env.DB.prepare("SELECT COUNT(*) AS n FROM trackers WHERE account_id = ?")
+    const trackers = await stored
+      .prepare("SELECT COUNT(*) AS n FROM trackers WHERE account_id = ?")
       .bind(acc.account.id)
       .first<{ n: number }>();
     expect(trackers!.n).toBe(1);
@@ -225,11 +231,12 @@ describe("notifications are sent when a task reaches the event (contract §18)",
     const acc = await newAccount();
     await template(acc, { event: "task_transit", channel: "sms", body: "On the way" });
     const task = await insertTask(acc.account.id, { state: "assigned", assigneeId: acc.admin.userId });
-    await env.DB.prepare("UPDATE tasks SET contact = ? WHERE id = ?")
+    await stored
+      .prepare("UPDATE tasks SET contact = ? WHERE id = ?")
       .bind(JSON.stringify({ name: "B", phones: [TO] }), task.id)
       .run();
     // A write the relay after requests never sees (straight to D1): the trigger plans it anyway.
-    await env.DB.prepare("UPDATE tasks SET state = 'transit' WHERE id = ?").bind(task.id).run();
+    await stored.prepare("UPDATE tasks SET state = 'transit' WHERE id = ?").bind(task.id).run();
     const [planned] = await sends(task.id);
     expect(planned).toMatchObject({ state: "pending", channel: "sms", recipient: TO, event: "task_transit" });
     const counts = await Promise.all([
@@ -339,11 +346,13 @@ describe("notifications are sent when a task reaches the event (contract §18)",
       body: "We could not come.",
     });
     const task = await insertTask(acc.account.id, { state: "active", assigneeId: acc.admin.userId });
-    await env.DB.prepare("UPDATE tasks SET contact = ?, state = 'failed' WHERE id = ?")
+    await stored
+      .prepare("UPDATE tasks SET contact = ?, state = 'failed' WHERE id = ?")
       .bind(JSON.stringify({ name: "C", emails: ["c@example.test"] }), task.id)
       .run();
     // Fenced by hand instead of relayed, so no queue message races the calls below.
-    await env.DB.prepare("UPDATE notification_sends SET enqueued_at = ? WHERE task_id = ?")
+    await stored
+      .prepare("UPDATE notification_sends SET enqueued_at = ? WHERE task_id = ?")
       .bind(Date.now(), task.id)
       .run();
     const row = (await sends(task.id))[0];

@@ -3,11 +3,13 @@ import { describe, expect, it } from "vitest";
 import { buildMime } from "../../src/services/messaging/email/workers";
 import { eventually } from "../files/helpers";
 import { call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 
 const sends = (taskId: string) =>
-  env.DB.prepare(
-    "SELECT recipient, channel, state, error_message FROM notification_sends WHERE task_id = ? ORDER BY recipient",
-  )
+  stored
+    .prepare(
+      "SELECT recipient, channel, state, error_message FROM notification_sends WHERE task_id = ? ORDER BY recipient",
+    )
     .bind(taskId)
     .all<any>()
     .then((r) => r.results);

@@ -9,6 +9,7 @@ import {
   storedEvents,
   type TestAccount,
 } from "../helpers";
+import { stored } from "../stored";
 import { api } from "../tasks/helpers";
 
 const NOT_EXIST = ["Invalid hyperlink - Object does not exist."];
@@ -33,14 +34,16 @@ const orderBody = (acc: TestAccount, extra: Record<string, unknown> = {}) => ({
 });
 
 async function count(sql: string, ...params: unknown[]) {
-  return (await env.DB.prepare(sql)
+  return (await stored
+    .prepare(sql)
     .bind(...params)
     .first<{ n: number }>())!.n;
 }
 const tasksOf = (orderId: string) =>
-  env.DB.prepare(
-    "SELECT id, state, order_index, description, assignee_id FROM tasks WHERE order_id = ? ORDER BY order_index",
-  )
+  stored
+    .prepare(
+      "SELECT id, state, order_index, description, assignee_id FROM tasks WHERE order_id = ? ORDER BY order_index",
+    )
     .bind(orderId)
     .all<{
       id: string;
@@ -124,7 +127,7 @@ describe("POST /orders/ (interface §4.8)", () => {
     expectStatus(first, 201);
     const ids = first.body.tasks.map((u: string) => u.split("/").at(-2));
     // Task 3 has started: the upsert must not cancel it.
-    await env.DB.prepare("UPDATE tasks SET state = 'transit' WHERE id = ?").bind(ids[3]).run();
+    await stored.prepare("UPDATE tasks SET state = 'transit' WHERE id = ?").bind(ids[3]).run();
     const shrink = await api("/orders/", {
       token: acc.admin.token,
       body: { ...body, tasks_data: [taskData(0)] },
@@ -363,10 +366,11 @@ describe("GET, PATCH, DELETE /orders/", () => {
 
     const docId = crypto.randomUUID();
     const now = Date.now();
-    await env.DB.prepare(
-      `INSERT INTO attachments (id, kind, account_id, task_id, order_id, file_name, key, description, created_at, updated_at)
+    await stored
+      .prepare(
+        `INSERT INTO attachments (id, kind, account_id, task_id, order_id, file_name, key, description, created_at, updated_at)
        VALUES (?, 'document', ?, NULL, ?, 'proof of delivery.pdf', ?, 'POD', ?, ?)`,
-    )
+      )
       .bind(docId, acc.account.id, a.body.id, `documents/${docId}/proof of delivery.pdf`, now, now)
       .run();
     const plain = await api(a.body.url, { token: acc.admin.token });

@@ -6,6 +6,7 @@ import type { GeocodeMessage } from "../../src/queues/geocode/message";
 import { GeocodingUnavailableError, geocoderFromEnv } from "../../src/services/addresses/geocoding";
 import { createTask } from "../../src/services/tasks";
 import { adminPrincipal, call, newAccount } from "../helpers";
+import { scopedTo } from "../stored";
 import { sampleTask } from "../tasks/helpers";
 
 // Nominatim's search and reverse API as served by the local stand-in (test/providers/server.mjs).
@@ -36,7 +37,7 @@ describe("Nominatim provider against a server speaking Nominatim's API", () => {
     const acc = await newAccount();
     const sent: GeocodeMessage[] = [];
     const row = await createTask(
-      env,
+      await scopedTo(acc.account.id),
       adminPrincipal(acc),
       sampleTask(acc, { address: { raw_address: "10 Downing Street, London" } }) as never,
       { zone: null, baseUrl: "https://api.test" },

@@ -3,6 +3,7 @@ import { describe, expect, inject, it } from "vitest";
 import { SmsUnavailableError, smsSenderFromEnv, TwilioSmsSender } from "../../src/services/messaging/sms";
 import { sendQueuedSms } from "../../src/services/sms";
 import { call, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 
 // Twilio's Messages API as served by the local stand-in (test/providers/server.mjs): the real
 // provider over real HTTP, its Basic auth, its form fields, its errors and signed callbacks.
@@ -27,15 +28,16 @@ function twilio(token = env.TWILIO_AUTH_TOKEN!) {
 /** A queued SMS row, as POST /sms/ leaves it (inserted directly so the local queue consumer does not send it first). */
 async function queued(acc: TestAccount, to: string, message: string) {
   const id = crypto.randomUUID();
-  await env.DB.prepare(
-    "INSERT INTO sms (id, account_id, to_number, message, state, provider, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', 'twilio', ?, ?)",
-  )
+  await stored
+    .prepare(
+      "INSERT INTO sms (id, account_id, to_number, message, state, provider, created_at, updated_at) VALUES (?, ?, ?, ?, 'queued', 'twilio', ?, ?)",
+    )
     .bind(id, acc.account.id, to, message, Date.now(), Date.now())
     .run();
   return { accountId: acc.account.id, smsId: id, baseUrl: "https://api.test" };
 }
 
-const row = (id: string) => env.DB.prepare("SELECT * FROM sms WHERE id = ?").bind(id).first<any>();
+const row = (id: string) => stored.prepare("SELECT * FROM sms WHERE id = ?").bind(id).first<any>();
 
 describe("Twilio provider against a server speaking Twilio's Messages API", () => {
   it("sends once with To, From, Body and StatusCallback; the signed delivery receipt marks it delivered", async () => {

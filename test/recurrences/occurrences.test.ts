@@ -7,6 +7,7 @@ import {
   type RecurrenceRow,
 } from "../../src/services/recurrences/occurrences";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 import { recurrenceBody, taskTemplate } from "./helpers";
 
 // Occurrences (contract §20): the shortcut's first occurrence, the cron's sweep over the
@@ -17,9 +18,8 @@ const at = (iso: string) => Date.parse(iso);
 
 /** The tasks a recurrence made, read through the API, by occurrence time. */
 async function madeTasks(acc: TestAccount, recurrenceId: string) {
-  const { results } = await env.DB.prepare(
-    "SELECT id FROM tasks WHERE account_id = ? AND recurrence_id = ? ORDER BY calendar_time",
-  )
+  const { results } = await stored
+    .prepare("SELECT id FROM tasks WHERE account_id = ? AND recurrence_id = ? ORDER BY calendar_time")
     .bind(acc.account.id, recurrenceId)
     .all<{ id: string }>();
   const tasks = [];
@@ -99,25 +99,24 @@ describe("recurrence occurrences (contract §20)", () => {
     });
     const recurrenceId = r.body.recurrence.split("/").at(-2);
     await sweepRecurrences(env, at("2030-05-01T00:00:00Z"));
-    const { results } = await env.DB.prepare(
-      "SELECT id, reference FROM orders WHERE account_id = ? AND recurrence_id = ?",
-    )
+    const { results } = await stored
+      .prepare("SELECT id, reference FROM orders WHERE account_id = ? AND recurrence_id = ?")
       .bind(acc.account.id, recurrenceId)
       .all<{ id: string; reference: string }>();
     // 1 May (made at once) to 7 May: seven orders of two tasks each.
     expect(results).toHaveLength(7);
-    const times = await env.DB.prepare(
-      "SELECT calendar_time FROM orders WHERE account_id = ? AND recurrence_id = ? ORDER BY calendar_time",
-    )
+    const times = await stored
+      .prepare(
+        "SELECT calendar_time FROM orders WHERE account_id = ? AND recurrence_id = ? ORDER BY calendar_time",
+      )
       .bind(acc.account.id, recurrenceId)
       .all<{ calendar_time: string }>();
     expect(times.results.map((o) => JSON.parse(o.calendar_time))).toEqual(
       [1, 2, 3, 4, 5, 6, 7].map((d) => `2030-05-0${d}T08:00:00+00:00`),
     );
     expect(new Set(results.map((o) => o.reference))).toEqual(new Set(["standing order"]));
-    const tasks = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM tasks WHERE account_id = ? AND recurrence_id = ?",
-    )
+    const tasks = await stored
+      .prepare("SELECT COUNT(*) AS n FROM tasks WHERE account_id = ? AND recurrence_id = ?")
       .bind(acc.account.id, recurrenceId)
       .first<{ n: number }>();
     expect(tasks!.n).toBe(14);
@@ -156,9 +155,8 @@ describe("recurrence occurrences (contract §20)", () => {
     expect(tasks.map((t) => t.calendar_time)).toEqual(
       [1, 2, 3, 4, 5, 6, 7].map((d) => `2030-06-0${d}T09:00:00+03:00`),
     );
-    const claims = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM recurrence_occurrences WHERE recurrence_id = ?",
-    )
+    const claims = await stored
+      .prepare("SELECT COUNT(*) AS n FROM recurrence_occurrences WHERE recurrence_id = ?")
       .bind(r.body.id)
       .first<{ n: number }>();
     expect(claims!.n).toBe(7);
@@ -234,7 +232,8 @@ describe("recurrence occurrences (contract §20)", () => {
       token: acc.admin.token,
       body: recurrenceBody(acc, { rule: "FREQ=DAILY", start: "2030-09-01T09:00:00", timezone: "UTC" }),
     });
-    const row = await env.DB.prepare("SELECT * FROM recurrences WHERE id = ?")
+    const row = await stored
+      .prepare("SELECT * FROM recurrences WHERE id = ?")
       .bind(r.body.id)
       .first<RecurrenceRow>();
     expectStatus(await call(`/recurrences/${r.body.id}/`, { method: "DELETE", token: acc.admin.token }), 204);

@@ -7,12 +7,14 @@ import { insertTask } from "../factories";
 import { uploadFile } from "../files/helpers";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { recurrenceBody } from "../recurrences/helpers";
+import { stored } from "../stored";
 import { sampleTask } from "../tasks/helpers";
 
 const DAY = 86_400_000;
 
 const count = async (sql: string, ...params: unknown[]) =>
-  (await env.DB.prepare(sql)
+  (await stored
+    .prepare(sql)
     .bind(...params)
     .first<{ n: number }>())!.n;
 
@@ -59,7 +61,8 @@ async function fetchBytes(url: string) {
 async function archivesOfLater(acc: TestAccount) {
   return async () =>
     (
-      await env.DB.prepare("SELECT * FROM archives WHERE account_id = ? AND kind = 'sms' AND state = 'done'")
+      await stored
+        .prepare("SELECT * FROM archives WHERE account_id = ? AND kind = 'sms' AND state = 'done'")
         .bind(acc.account.id)
         .all<{ rows: number }>()
     ).results;
@@ -90,17 +93,19 @@ describe("retention windows and the archive (contract §23)", () => {
       201,
     );
     const before = (
-      await env.DB.prepare("SELECT id FROM events WHERE account_id = ? ORDER BY id")
+      await stored
+        .prepare("SELECT id FROM events WHERE account_id = ? ORDER BY id")
         .bind(acc.account.id)
         .all<{ id: string }>()
     ).results.map((e) => e.id);
     expect(before.length).toBeGreaterThanOrEqual(3);
     // The relay has made the webhook's deliveries (keyed by webhook and event, migration 0025).
     const hookDeliveries = () =>
-      env.DB.prepare(
-        `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+      stored
+        .prepare(
+          `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
          WHERE w.account_id = ? ORDER BY d.event_id`,
-      )
+        )
         .bind(acc.account.id)
         .all<{ event_id: string; webhook_id: string; state: string }>();
     await dispatchPendingEvents(env);
@@ -153,7 +158,8 @@ describe("retention windows and the archive (contract §23)", () => {
     const acc = await busyAccount("Crashy");
     for (let i = 0; i < 4; i++) await call("/tasks/", { token: acc.admin.token, body: sampleTask(acc) });
     const ids = (
-      await env.DB.prepare("SELECT id FROM events WHERE account_id = ? ORDER BY id")
+      await stored
+        .prepare("SELECT id FROM events WHERE account_id = ? ORDER BY id")
         .bind(acc.account.id)
         .all<{ id: string }>()
     ).results.map((e) => e.id);
@@ -313,9 +319,10 @@ describe("retention windows and the archive (contract §23)", () => {
     await sweepRecurrences(env, Date.parse("2030-06-01T00:00:00Z"));
     const claims = async () =>
       (
-        await env.DB.prepare(
-          "SELECT object_id FROM recurrence_occurrences WHERE recurrence_id = ? ORDER BY occurrence_at",
-        )
+        await stored
+          .prepare(
+            "SELECT object_id FROM recurrence_occurrences WHERE recurrence_id = ? ORDER BY occurrence_at",
+          )
           .bind(r.body.id)
           .all<{ object_id: string }>()
       ).results.map((c) => c.object_id);

@@ -7,6 +7,7 @@ import { maxLocations, optimizationBytes } from "../../src/services/route-optimi
 import { runOptimization } from "../../src/services/route-optimizations/run";
 import { addUser, BASE, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { expectNoOverlap, pdfPages } from "../pdf";
+import { stored } from "../stored";
 
 // Points around Tallinn (lon, lat): a depot and stops a few kilometres apart.
 const DEPOT: [number, number] = [24.75, 59.44];
@@ -141,7 +142,8 @@ describe("/route_optimizations/ (contract §16)", () => {
       optimizationId: r.body.id,
       baseUrl: "https://api.test",
     });
-    await env.DB.prepare("UPDATE route_optimizations SET state = 'running' WHERE id = ?")
+    await stored
+      .prepare("UPDATE route_optimizations SET state = 'running' WHERE id = ?")
       .bind(r.body.id)
       .run();
     await runOptimization(env, {

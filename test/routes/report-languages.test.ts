@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { uuidv7 } from "../../src/lib/ids";
 import { call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { expectNoOverlap, pdfPages } from "../pdf";
+import { stored } from "../stored";
 
 const BASE = "https://api.test";
 const STOPS = 70;
@@ -29,9 +30,11 @@ async function storedReport(acc: TestAccount, language: string) {
     location: { type: "Point", coordinates: [19.4, 51.8] },
   });
   const statements = [
-    env.DB.prepare(
-      "INSERT INTO routes (id, account_id, name, state, start_address, end_address, created_at, updated_at) VALUES (?, ?, ?, 'draft', ?, ?, ?, ?)",
-    ).bind(routeId, acc.account.id, "Maršruts Šiauliai–Łódź (Пётр)", depot, depot, now, now),
+    stored
+      .prepare(
+        "INSERT INTO routes (id, account_id, name, state, start_address, end_address, created_at, updated_at) VALUES (?, ?, ?, 'draft', ?, ?, ?, ?)",
+      )
+      .bind(routeId, acc.account.id, "Maršruts Šiauliai–Łódź (Пётр)", depot, depot, now, now),
   ];
   const taskIds: string[] = [];
   for (let i = 0; i < STOPS; i++) {
@@ -52,24 +55,28 @@ async function storedReport(acc: TestAccount, language: string) {
         ? ""
         : `Kuldīgas novada pašvaldības aģentūras noliktava, vārti Nr. ${i + 1}, zvanīt iepriekš ${"ļoti ".repeat(6)}`;
     statements.push(
-      env.DB.prepare(
-        "INSERT INTO orders (id, account_id, reference, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-      ).bind(orderId, acc.account.id, `ŠIA-${1000 + i}`, now, now),
-      env.DB.prepare(
-        `INSERT INTO tasks (id, account_id, state, category, description, address, contact, order_id, route_id, position, created_at, updated_at)
+      stored
+        .prepare(
+          "INSERT INTO orders (id, account_id, reference, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(orderId, acc.account.id, `ŠIA-${1000 + i}`, now, now),
+      stored
+        .prepare(
+          `INSERT INTO tasks (id, account_id, state, category, description, address, contact, order_id, route_id, position, created_at, updated_at)
          VALUES (?, ?, 'assigned', 'drop_off', ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).bind(
-        id,
-        acc.account.id,
-        description,
-        JSON.stringify(address),
-        JSON.stringify(contact),
-        orderId,
-        routeId,
-        i,
-        now,
-        now,
-      ),
+        )
+        .bind(
+          id,
+          acc.account.id,
+          description,
+          JSON.stringify(address),
+          JSON.stringify(contact),
+          orderId,
+          routeId,
+          i,
+          now,
+          now,
+        ),
     );
   }
   const t0 = Date.parse("2030-06-03T05:00:00Z");
@@ -83,10 +90,12 @@ async function storedReport(acc: TestAccount, language: string) {
   }));
   const unassignedId = uuidv7();
   statements.push(
-    env.DB.prepare(
-      `INSERT INTO tasks (id, account_id, state, category, description, address, contact, created_at, updated_at)
+    stored
+      .prepare(
+        `INSERT INTO tasks (id, account_id, state, category, description, address, contact, created_at, updated_at)
        VALUES (?, ?, 'unassigned', 'drop_off', 'Šiauliai sandėlis', '{"raw_address":"Šiauliai, Vilniaus g. 1"}', '{}', ?, ?)`,
-    ).bind(unassignedId, acc.account.id, now, now),
+      )
+      .bind(unassignedId, acc.account.id, now, now),
   );
   const result = {
     routes: [{ route: `${BASE}/routes/${routeId}/`, stops, distance_m: 90_000, duration_s: 7 * 3600 + 125 }],
@@ -96,19 +105,21 @@ async function storedReport(acc: TestAccount, language: string) {
   };
   const optimizationId = uuidv7();
   statements.push(
-    env.DB.prepare(
-      "INSERT INTO route_optimizations (id, account_id, state, route_ids, task_ids, result, created_at, updated_at) VALUES (?, ?, 'completed', ?, ?, ?, ?, ?)",
-    ).bind(
-      optimizationId,
-      acc.account.id,
-      JSON.stringify([routeId]),
-      JSON.stringify(taskIds),
-      JSON.stringify(result),
-      now,
-      now,
-    ),
+    stored
+      .prepare(
+        "INSERT INTO route_optimizations (id, account_id, state, route_ids, task_ids, result, created_at, updated_at) VALUES (?, ?, 'completed', ?, ?, ?, ?, ?)",
+      )
+      .bind(
+        optimizationId,
+        acc.account.id,
+        JSON.stringify([routeId]),
+        JSON.stringify(taskIds),
+        JSON.stringify(result),
+        now,
+        now,
+      ),
   );
-  await env.DB.batch(statements);
+  await stored.batch(statements);
   return optimizationId;
 }
 

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, expectStatus, newAccount, signIn } from "../helpers";
+import { stored } from "../stored";
 import { sampleTask } from "../tasks/helpers";
 import { bodyFor, populated } from "./populate";
 
@@ -62,7 +63,8 @@ describe("another account's objects and users (cross-account matrix)", () => {
     const { worker, urls, ids } = await populated();
     const b = await newAccount("Attacker");
     const t = b.admin.token;
-    const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM tasks WHERE account_id = ?")
+    const before = await stored
+      .prepare("SELECT COUNT(*) AS n FROM tasks WHERE account_id = ?")
       .bind(b.account.id)
       .first<any>();
     const task = await call("/tasks/", { token: t, body: sampleTask(b, { assignee: worker.user }) });
@@ -88,7 +90,8 @@ describe("another account's objects and users (cross-account matrix)", () => {
     expectStatus(doc, 400);
     const role = await call("/account_roles/", { token: t, body: { user: worker.user, role: "worker" } });
     expectStatus(role, 400);
-    const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM tasks WHERE account_id = ?")
+    const after = await stored
+      .prepare("SELECT COUNT(*) AS n FROM tasks WHERE account_id = ?")
       .bind(b.account.id)
       .first<any>();
     expect(after.n).toBe(before.n);

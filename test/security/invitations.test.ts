@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addUser, call, expectStatus, newAccount, signIn, uniqueEmail } from "../helpers";
+import { stored } from "../stored";
 
 /** The activation token of the newest activation e-mail to `to`, read through GET /outbox/. */
 async function activationToken(adminToken: string, to: string): Promise<string> {
@@ -67,9 +68,8 @@ describe("invitations (a user in several accounts)", () => {
       200,
     );
     // The invitation was an e-mail through the one outbound interface.
-    const mail = await env.DB.prepare(
-      "SELECT * FROM outbound_emails WHERE to_address = ? AND kind = 'invitation'",
-    )
+    const mail = await stored
+      .prepare("SELECT * FROM outbound_emails WHERE to_address = ? AND kind = 'invitation'")
       .bind(b.admin.email)
       .first<any>();
     expect(mail.text).toContain(`/account_roles/${role.id}/accept/`);
@@ -141,7 +141,8 @@ describe("invitations (a user in several accounts)", () => {
     expect(me.body.role).toBe("worker");
     expectStatus(await call(`/users/${created.body.id}/`, { token: a.admin.token }), 200);
     // Stored hashed, never in clear.
-    const row = await env.DB.prepare("SELECT token_hash, used_at FROM user_tokens WHERE user_id = ?")
+    const row = await stored
+      .prepare("SELECT token_hash, used_at FROM user_tokens WHERE user_id = ?")
       .bind(created.body.id)
       .first<any>();
     expect(row.token_hash).not.toBe(token);
@@ -153,7 +154,8 @@ describe("invitations (a user in several accounts)", () => {
     const email = uniqueEmail("late");
     const created = await call("/users/", { token: a.admin.token, body: { email, role: "worker" } });
     const token = await activationToken(a.admin.token, email);
-    await env.DB.prepare("UPDATE user_tokens SET expires_at = ? WHERE user_id = ?")
+    await stored
+      .prepare("UPDATE user_tokens SET expires_at = ? WHERE user_id = ?")
       .bind(Date.now() - 1, created.body.id)
       .run();
     expectStatus(await call("/users/activate/", { body: { token, password: "chosen password 1" } }), 400);

@@ -1,10 +1,12 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 import { sampleTask } from "../tasks/helpers";
 
 const count = async (sql: string, ...params: unknown[]) =>
-  (await env.DB.prepare(sql)
+  (await stored
+    .prepare(sql)
     .bind(...params)
     .first<{ n: number }>())!.n;
 

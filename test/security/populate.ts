@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { newFileUpload, uploadFile } from "../files/helpers";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 import { sampleTask } from "../tasks/helpers";
 
 /** Account A with one object of every kind, made through the API. */
@@ -95,12 +96,12 @@ export async function populate(a: TestAccount) {
   expectStatus(recurrence, 201);
   const sessions = await call("/session_tokens/", { token: t });
   const roles = await call("/account_roles/", { token: t });
-  const event = await env.DB.prepare("SELECT id FROM events WHERE account_id = ? LIMIT 1")
+  const event = await stored
+    .prepare("SELECT id FROM events WHERE account_id = ? LIMIT 1")
     .bind(a.account.id)
     .first<{ id: string }>();
-  const delivery = await env.DB.prepare(
-    "SELECT event_id AS id FROM webhook_deliveries WHERE webhook_id = ? LIMIT 1",
-  )
+  const delivery = await stored
+    .prepare("SELECT event_id AS id FROM webhook_deliveries WHERE webhook_id = ? LIMIT 1")
     .bind(hook.body.id)
     .first<{ id: string }>();
   const ids: Record<string, string> = {

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addUser, call, expectStatus, newAccount, uniqueEmail } from "../helpers";
+import { stored } from "../stored";
 
 const ip = () => `198.51.100.${Math.floor(Math.random() * 250)}-${crypto.randomUUID()}`;
 
@@ -49,7 +50,8 @@ describe("sign-in failure limits", () => {
       expectStatus(last, 429);
       retryAfter.push(Number(last.headers.get("Retry-After")));
       // The block ends (as if its time had passed); the next failures block again, longer.
-      await env.DB.prepare("UPDATE sign_in_failures SET blocked_until = ? WHERE key = ?")
+      await stored
+        .prepare("UPDATE sign_in_failures SET blocked_until = ? WHERE key = ?")
         .bind(Date.now() - 1, `user:${username}`)
         .run();
     }

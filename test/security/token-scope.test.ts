@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 import { bodyFor, populate } from "./populate";
 
 /**
@@ -48,10 +49,12 @@ async function twoAccountUser() {
  * out; B's exports and imports are finished before the first snapshot.
  */
 async function snapshotOf(accountId: string, exceptUser: string): Promise<Record<string, string>> {
-  const { results: tables } = await env.DB.prepare(
-    `SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND m.name NOT LIKE '\\_%' ESCAPE '\\' AND m.name NOT LIKE 'sqlite%'
+  const { results: tables } = await stored
+    .prepare(
+      `SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND m.name NOT LIKE '\\_%' ESCAPE '\\' AND m.name NOT LIKE 'sqlite%'
        AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'account_id') ORDER BY m.name`,
-  ).all<{ name: string }>();
+    )
+    .all<{ name: string }>();
   const volatile = new Set(["webhook_deliveries", "webhooks"]);
   const out: Record<string, string> = {};
   for (const { name } of tables) {
@@ -60,15 +63,14 @@ async function snapshotOf(accountId: string, exceptUser: string): Promise<Record
     const mine = name === "auth_tokens" ? " AND user_id != ?" : "";
     // events is a WITHOUT ROWID table (migration 0025), ordered by its key.
     const order = name === "events" ? "id" : "rowid";
-    const { results } = await env.DB.prepare(
-      `SELECT * FROM "${name}" WHERE account_id = ?${mine} ORDER BY ${order}`,
-    )
+    const { results } = await stored
+      .prepare(`SELECT * FROM "${name}" WHERE account_id = ?${mine} ORDER BY ${order}`)
       .bind(accountId, ...(mine ? [exceptUser] : []))
       .all<Record<string, unknown>>();
     out[name] = JSON.stringify(results.map(({ dispatched_at: _, ...row }) => row));
   }
   const one = async (sql: string) =>
-    JSON.stringify((await env.DB.prepare(sql).bind(accountId).all()).results);
+    JSON.stringify((await stored.prepare(sql).bind(accountId).all()).results);
   out.accounts = await one("SELECT * FROM accounts WHERE id = ?");
   out.users = await one(
     "SELECT * FROM users WHERE id IN (SELECT user_id FROM account_roles WHERE account_id = ?) ORDER BY id",
@@ -79,11 +81,12 @@ async function snapshotOf(accountId: string, exceptUser: string): Promise<Record
 /** B's queued exports, imports and SMS run to their end, so only the walk can change B afterwards. */
 async function settled(accountId: string) {
   for (let i = 0; i < 100; i++) {
-    const busy = await env.DB.prepare(
-      `SELECT (SELECT COUNT(*) FROM data_exports WHERE account_id = ?1 AND state IN ('queued', 'running'))
+    const busy = await stored
+      .prepare(
+        `SELECT (SELECT COUNT(*) FROM data_exports WHERE account_id = ?1 AND state IN ('queued', 'running'))
             + (SELECT COUNT(*) FROM data_imports WHERE account_id = ?1 AND state IN ('queued', 'running'))
             + (SELECT COUNT(*) FROM sms WHERE account_id = ?1 AND state = 'queued') AS n`,
-    )
+      )
       .bind(accountId)
       .first<{ n: number }>();
     if (!busy?.n) return;

@@ -11,6 +11,7 @@ import {
 import { applySingle } from "../../src/services/task-commands";
 import { insertTask } from "../factories";
 import { addUser, call, expectStatus, newAccount, signIn } from "../helpers";
+import { stored } from "../stored";
 
 // A single command carries its token's check to the batch its task's object makes (a
 // WriteProof, http/first-batch.ts): the batch reads the token's row first and guards every
@@ -26,7 +27,8 @@ const command = (taskUrl: string, externalId = ext()) => ({
   task_data: { position: 7 },
 });
 const storedCommand = (externalId: string) =>
-  env.DB.prepare("SELECT state FROM task_commands WHERE external_id = ?")
+  stored
+    .prepare("SELECT state FROM task_commands WHERE external_id = ?")
     .bind(externalId)
     .first<{ state: string }>();
 const opts = { timeZone: null, isArray: false, baseUrl: "https://api.test" };
@@ -121,7 +123,8 @@ describe("a single command's token check, carried by its write", () => {
     const r = await call("/task_commands/", { token: acc.admin.token, body: c });
     expectStatus(r, 201);
     expect(r.body.state).toBe("accepted");
-    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_commands WHERE external_id = ?")
+    const rows = await stored
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE external_id = ?")
       .bind(c.external_id)
       .first<{ n: number }>();
     expect(rows?.n).toBe(1);
@@ -158,20 +161,20 @@ describe("a single command's token check, carried by its write", () => {
     const known = await proofOf(session.token);
     const verdicts = async (now: number) => {
       const guard = proofGuard(known.proof, now);
-      const [read, check] = await env.DB.batch([
-        proofStatement(env.DB, known.proof),
-        env.DB.prepare(`SELECT ${guard.sql} AS ok`).bind(...guard.params),
+      const [read, check] = await stored.batch([
+        proofStatement(stored, known.proof),
+        stored.prepare(`SELECT ${guard.sql} AS ok`).bind(...guard.params),
       ]);
       const row = (read.results[0] as TokenRow | undefined) ?? null;
       return { sql: Boolean((check.results[0] as { ok: number }).ok), js: proofHolds(row, known.proof, now) };
     };
-    const row = fieldsOf((await proofStatement(env.DB, known.proof).first<TokenRow>())!);
+    const row = fieldsOf((await proofStatement(stored, known.proof).first<TokenRow>())!);
     expect(await verdicts(Date.now())).toEqual({ sql: true, js: true });
     // The session's own expiry, with the row unchanged: both refuse from that instant on.
     expect(await verdicts(row.expires_at!)).toEqual({ sql: false, js: false });
     expect(await verdicts(row.expires_at! - 1)).toEqual({ sql: true, js: true });
     // Any change to the row (here its revocation): both refuse.
-    await env.DB.prepare("UPDATE auth_tokens SET revoked_at = ? WHERE id = ?").bind(Date.now(), row.id).run();
+    await stored.prepare("UPDATE auth_tokens SET revoked_at = ? WHERE id = ?").bind(Date.now(), row.id).run();
     expect(await verdicts(Date.now())).toEqual({ sql: false, js: false });
   });
 });

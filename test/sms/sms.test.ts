@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { SmsUnavailableError, TwilioSmsSender, twilioSignature } from "../../src/services/messaging/sms";
 import { sendQueuedSms } from "../../src/services/sms";
 import { call, expectStatus, newAccount } from "../helpers";
+import { stored } from "../stored";
 
 const TO = "+358401234567";
 
@@ -79,9 +80,10 @@ describe("/sms/ (contract §18)", () => {
     await settled(acc.admin.token, r.body.id);
     // A fresh row in `queued`, sent by hand with a failing, then a working, provider.
     const id = crypto.randomUUID();
-    await env.DB.prepare(
-      "INSERT INTO sms (id, account_id, to_number, message, state, provider, created_at, updated_at) VALUES (?, ?, ?, 'm', 'queued', 'local', ?, ?)",
-    )
+    await stored
+      .prepare(
+        "INSERT INTO sms (id, account_id, to_number, message, state, provider, created_at, updated_at) VALUES (?, ?, ?, 'm', 'queued', 'local', ?, ?)",
+      )
       .bind(id, acc.account.id, TO, Date.now(), Date.now())
       .run();
     let sends = 0;
@@ -104,17 +106,19 @@ describe("/sms/ (contract §18)", () => {
     expect(await sendQueuedSms(env, msg, up)).toBe("done");
     expect(await sendQueuedSms(env, msg, up)).toBe("done");
     expect(sends).toBe(2);
-    const row = await env.DB.prepare("SELECT state, provider_message_id FROM sms WHERE id = ?")
+    const row = await stored
+      .prepare("SELECT state, provider_message_id FROM sms WHERE id = ?")
       .bind(id)
       .first<any>();
     expect(row).toEqual({ state: "sent", provider_message_id: "p-1" });
     // Claimed by a delivery that then died: closed as failed once stale, never sent again.
-    await env.DB.prepare("UPDATE sms SET state = 'sending', updated_at = ? WHERE id = ?")
+    await stored
+      .prepare("UPDATE sms SET state = 'sending', updated_at = ? WHERE id = ?")
       .bind(Date.now() - 120_000, id)
       .run();
     expect(await sendQueuedSms(env, msg, up)).toBe("done");
     expect(sends).toBe(2);
-    expect((await env.DB.prepare("SELECT state FROM sms WHERE id = ?").bind(id).first<any>()).state).toBe(
+    expect((await stored.prepare("SELECT state FROM sms WHERE id = ?").bind(id).first<any>()).state).toBe(
       "failed",
     );
   });
@@ -157,9 +161,10 @@ describe("Twilio (its REST API and signed status callbacks)", () => {
   it("accepts a status callback with Twilio's signature, refuses a forged one", async () => {
     const acc = await newAccount();
     const id = crypto.randomUUID();
-    await env.DB.prepare(
-      "INSERT INTO sms (id, account_id, to_number, message, state, provider, provider_message_id, created_at, updated_at) VALUES (?, ?, ?, 'm', 'sent', 'twilio', 'SM-cb', ?, ?)",
-    )
+    await stored
+      .prepare(
+        "INSERT INTO sms (id, account_id, to_number, message, state, provider, provider_message_id, created_at, updated_at) VALUES (?, ?, ?, 'm', 'sent', 'twilio', 'SM-cb', ?, ?)",
+      )
       .bind(id, acc.account.id, TO, Date.now(), Date.now())
       .run();
     const url = "https://api.test/sms/status/";
@@ -184,7 +189,7 @@ describe("Twilio (its REST API and signed status callbacks)", () => {
     const good = await twilioSignature(env.TWILIO_AUTH_TOKEN!, url, params);
     expect((await post("forged")).status).toBe(401);
     expect((await post(good)).status).toBe(204);
-    expect((await env.DB.prepare("SELECT state FROM sms WHERE id = ?").bind(id).first<any>()).state).toBe(
+    expect((await stored.prepare("SELECT state FROM sms WHERE id = ?").bind(id).first<any>()).state).toBe(
       "delivered",
     );
   });

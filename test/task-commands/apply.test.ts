@@ -6,6 +6,7 @@ import { applyToTask } from "../../src/services/task-commands/apply";
 import type { Actor, CommandInput } from "../../src/services/task-commands/types";
 import { insertTask, taskRow } from "../factories";
 import { newAccount } from "../helpers";
+import { stored } from "../stored";
 
 const actorOf = (accountId: string, userId: string): Actor => ({
   userId,
@@ -48,13 +49,13 @@ describe("applyToTask (inside the task's object)", () => {
     expect(r.outcomes[2].row.error_message).toBe('Cannot update a task in state "cancelled".');
     const row = await taskRow(task.id);
     expect(row).toMatchObject({ state: "cancelled", position: 4, version: 3, last_command_id: cmds[1].id });
-    const stored = await env.DB.prepare(
-      "SELECT external_id, state FROM task_commands WHERE task_id = ? ORDER BY id",
-    )
+    const commands = await stored
+      .prepare("SELECT external_id, state FROM task_commands WHERE task_id = ? ORDER BY id")
       .bind(task.id)
       .all();
-    expect(stored.results.map((c: any) => c.state)).toEqual(["accepted", "accepted", "rejected"]);
-    const events = await env.DB.prepare("SELECT type FROM events WHERE account_id = ? ORDER BY id")
+    expect(commands.results.map((c: any) => c.state)).toEqual(["accepted", "accepted", "rejected"]);
+    const events = await stored
+      .prepare("SELECT type FROM events WHERE account_id = ? ORDER BY id")
       .bind(acc.account.id)
       .all();
     expect(events.results.map((e: any) => e.type)).toEqual([
@@ -70,7 +71,8 @@ describe("applyToTask (inside the task's object)", () => {
     const task = await insertTask(acc.account.id, { state: "unassigned" });
     const hint = await taskRow(task.id);
     // Another writer (an order upsert, a geocoding result) changes the task behind the object.
-    await env.DB.prepare("UPDATE tasks SET state = 'cancelled', version = version + 1 WHERE id = ?")
+    await stored
+      .prepare("UPDATE tasks SET state = 'cancelled', version = version + 1 WHERE id = ?")
       .bind(task.id)
       .run();
     const cmds = [command(task.id, "update", { position: 1 }), command(task.id, "update", { position: 2 })];
@@ -81,7 +83,8 @@ describe("applyToTask (inside the task's object)", () => {
     // Decided on the stored state (cancelled), not on the stale hint (unassigned).
     expect(r.outcomes.map((o) => o.row.state)).toEqual(["rejected", "rejected"]);
     expect(await taskRow(task.id)).toMatchObject({ state: "cancelled", version: 2, position: null });
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
+    const count = await stored
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
       .bind(task.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(2);

@@ -12,6 +12,7 @@ import { handleCommandBatch } from "../../src/queues/task-commands/handler";
 import { rearmOverdueSchedules } from "../../src/services/task-commands";
 import { insertTask, taskRow } from "../factories";
 import { addUser, call, defineMetafields, expectStatus, newAccount, storedEvents } from "../helpers";
+import { stored } from "../stored";
 
 let n = 0;
 const ext = () => `ext-${Date.now()}-${n++}-${crypto.randomUUID().slice(0, 6)}`;
@@ -266,7 +267,8 @@ describe("validation", () => {
       expect(r.body).toEqual({ task: ["Invalid hyperlink - Object does not exist."] });
     }
     expect((await taskRow(foreign.id)).state).toBe("unassigned");
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_commands WHERE account_id = ?")
+    const count = await stored
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE account_id = ?")
       .bind(acc.account.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(0);
@@ -285,7 +287,8 @@ describe("validation", () => {
     const r = await call("/task_commands/", { token: acc.admin.token, body });
     expectStatus(r, 400);
     expect(JSON.stringify(r.body)).toContain("500");
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
+    const count = await stored
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
       .bind(task.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(0);
@@ -341,7 +344,8 @@ describe("idempotency", () => {
     expect(served.length).toBeGreaterThan(0);
     expect(new Set(served.map((r) => r.body.id)).size).toBe(1);
     expect(served.filter((r) => r.status === 201).length).toBe(1);
-    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_commands WHERE external_id = ?")
+    const rows = await stored
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE external_id = ?")
       .bind(body.external_id)
       .first<{ n: number }>();
     expect(rows!.n).toBe(1);
@@ -366,9 +370,8 @@ describe("transit/active limit", () => {
     expect(
       r.body.filter((c: any) => c.state === "rejected").every((c: any) => /limit/i.test(c.error_message)),
     ).toBe(true);
-    const { results } = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM tasks WHERE account_id = ? AND state IN ('transit','active')",
-    )
+    const { results } = await stored
+      .prepare("SELECT COUNT(*) AS n FROM tasks WHERE account_id = ? AND state IN ('transit','active')")
       .bind(acc.account.id)
       .all<{ n: number }>();
     expect(results[0].n).toBe(1);
@@ -462,7 +465,8 @@ describe("batches", () => {
         { task: task.url, external_id: ext(), time: now(), action: "cancel" },
       ],
     });
-    const { results } = await env.DB.prepare("SELECT type FROM events WHERE account_id = ? ORDER BY id")
+    const { results } = await stored
+      .prepare("SELECT type FROM events WHERE account_id = ? ORDER BY id")
       .bind(acc.account.id)
       .all<{ type: string }>();
     expect(results.map((e) => e.type)).toEqual([
@@ -505,10 +509,11 @@ describe("asynchronous mode", () => {
     const task = await insertTask(acc.account.id, { state: "unassigned" });
     const me = await call("/users/me/", { token: acc.admin.token });
     const e = ext();
-    await env.DB.prepare(
-      `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, task_data, notes, user_id, state, created_at, updated_at)
+    await stored
+      .prepare(
+        `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, task_data, notes, user_id, state, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'update', ?, '{"position":5}', '', ?, 'pending', ?, ?)`,
-    )
+      )
       .bind(crypto.randomUUID(), acc.account.id, task.id, e, Date.now(), me.body.id, Date.now(), Date.now())
       .run();
     const body = {
@@ -558,7 +563,8 @@ describe("Durable Object eviction", () => {
     const retry = await call("/task_commands/", { token: acc.admin.token, body });
     expect([200, 201]).toContain(retry.status);
     expect(retry.body.map((c: any) => c.state).every((s: string) => s === "accepted")).toBe(true);
-    const count = await env.DB.prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
+    const count = await stored
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
       .bind(task.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(60);

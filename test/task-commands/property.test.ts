@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { insertTask, taskRow } from "../factories";
 import { call, defineMetafields, expectStatus, newAccount } from "../helpers";
+import { stored } from "../stored";
 
 // A model written from the contract's table (§5), independent of src/domain: the admin
 // assigns tasks to itself, so it is the assignee for accept/unaccept/reject too.
@@ -101,9 +102,10 @@ describe("task commands: property", () => {
           const row = await taskRow(task.id);
           expect(row.state).toBe(expected.state);
           expect(row.assignee_id !== null).toBe(expected.assigned);
-          const count = await env.DB.prepare(
-            "SELECT COUNT(*) AS n, SUM(state IN ('accepted','rejected')) AS done FROM task_commands WHERE task_id = ?",
-          )
+          const count = await stored
+            .prepare(
+              "SELECT COUNT(*) AS n, SUM(state IN ('accepted','rejected')) AS done FROM task_commands WHERE task_id = ?",
+            )
             .bind(task.id)
             .first<{ n: number; done: number }>();
           expect(count).toEqual({ n: actions.length, done: actions.length });

@@ -5,6 +5,7 @@ import { handleCommandBatch } from "../../src/queues/task-commands/handler";
 import { sweepPendingCommands } from "../../src/services/task-commands/recovery";
 import { insertTask, taskRow } from "../factories";
 import { call, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 
 let n = 0;
 const ext = () => `rec-${Date.now()}-${n++}-${crypto.randomUUID().slice(0, 6)}`;
@@ -13,19 +14,19 @@ const ext = () => `rec-${Date.now()}-${n++}-${crypto.randomUUID().slice(0, 6)}`;
 async function pendingRow(acc: TestAccount, taskId: string, action: string, taskData = "{}") {
   const e = ext();
   const t = Date.now();
-  await env.DB.prepare(
-    `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, task_data, notes, user_id, state, created_at, updated_at)
+  await stored
+    .prepare(
+      `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, task_data, notes, user_id, state, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, 'pending', ?, ?)`,
-  )
+    )
     .bind(crypto.randomUUID(), acc.account.id, taskId, e, action, t, taskData, acc.admin.userId, t, t)
     .run();
   return e;
 }
 
 const stateOf = async (acc: TestAccount, e: string) =>
-  (await env.DB.prepare(
-    "SELECT state, error_message FROM task_commands WHERE account_id = ? AND external_id = ?",
-  )
+  (await stored
+    .prepare("SELECT state, error_message FROM task_commands WHERE account_id = ? AND external_id = ?")
     .bind(acc.account.id, e)
     .first<{ state: string; error_message: string }>())!;
 
@@ -127,7 +128,8 @@ describe("pending asynchronous commands always reach a final state", () => {
     await handleDeadLetterBatch(batch as any, env);
     expect((await stateOf(acc, ok)).state).toBe("accepted");
     expect((await stateOf(acc, gone)).state).toBe("rejected");
-    const { results } = await env.DB.prepare("SELECT queue, reason, body FROM dead_letters WHERE body LIKE ?")
+    const { results } = await stored
+      .prepare("SELECT queue, reason, body FROM dead_letters WHERE body LIKE ?")
       .bind(`%${acc.account.id}%`)
       .all<any>();
     expect(results).toHaveLength(2);
@@ -140,7 +142,8 @@ describe("pending asynchronous commands always reach a final state", () => {
     const acc = await newAccount();
     const task = await insertTask(acc.account.id);
     const e = await pendingRow(acc, task.id, "cancel");
-    await env.DB.prepare("UPDATE account_roles SET is_active = 0 WHERE user_id = ?")
+    await stored
+      .prepare("UPDATE account_roles SET is_active = 0 WHERE user_id = ?")
       .bind(acc.admin.userId)
       .run();
     await sweepPendingCommands(env, { olderThanMs: 0 });

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { taskStub } from "../../src/durable-objects/task/client";
 import { addUser, defineMetafields, expectStatus, newAccount, storedEvents } from "../helpers";
+import { stored } from "../stored";
 import { api, createTask, sampleTask } from "./helpers";
 
 const NOT_EXIST = ["Invalid hyperlink - Object does not exist."];
@@ -268,7 +269,8 @@ describe("POST /tasks/ (interface §4.4)", () => {
     });
     expectStatus(malformed, 400);
     expect(malformed.body).toEqual({ order: ["Invalid hyperlink - No URL match."] });
-    const { results } = await env.DB.prepare("SELECT id FROM tasks WHERE account_id = ?")
+    const { results } = await stored
+      .prepare("SELECT id FROM tasks WHERE account_id = ?")
       .bind(mine.account.id)
       .all();
     expect(results).toHaveLength(0);

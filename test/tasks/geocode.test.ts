@@ -7,6 +7,7 @@ import { type Geocoder, GeocodingUnavailableError } from "../../src/services/add
 import { createContactAddress } from "../../src/services/contact-addresses";
 import { createTask } from "../../src/services/tasks";
 import { adminPrincipal, expectStatus, newAccount, storedEvents } from "../helpers";
+import { scopedTo } from "../stored";
 import { api, sampleTask } from "./helpers";
 
 const BASE = "https://api.test";
@@ -59,7 +60,7 @@ describe("geocoding failures never lose a task", () => {
     const acc = await newAccount();
     const q = recorder();
     const row = await createTask(
-      env,
+      await scopedTo(acc.account.id),
       adminPrincipal(acc),
       sampleTask(acc) as never,
       { zone: null, baseUrl: BASE },
@@ -102,7 +103,7 @@ describe("geocoding failures never lose a task", () => {
     const acc = await newAccount();
     const q = recorder();
     const row = await createTask(
-      env,
+      await scopedTo(acc.account.id),
       adminPrincipal(acc),
       sampleTask(acc) as never,
       { zone: null, baseUrl: BASE },
@@ -120,7 +121,7 @@ describe("geocoding failures never lose a task", () => {
     const acc = await newAccount();
     const q = recorder();
     const ca = await createContactAddress(
-      env,
+      await scopedTo(acc.account.id),
       adminPrincipal(acc),
       { address: { raw_address: "Tartu, Estonia" } },
       { geocoder: down, geocodeQueue: q.queue },
@@ -139,7 +140,7 @@ describe("geocoding failures never lose a task", () => {
     const acc = await newAccount();
     const q = recorder();
     const row = await createTask(
-      env,
+      await scopedTo(acc.account.id),
       adminPrincipal(acc),
       sampleTask(acc) as never,
       { zone: null, baseUrl: BASE },

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addUser, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 import { api, createTask, ids, listAll } from "./helpers";
 
 const q = (params: Record<string, string>) => new URLSearchParams(params).toString();
@@ -44,7 +45,7 @@ async function setup() {
   const t4 = (await api(order.body.tasks[0], { token: acc.admin.token })).body;
   const t5 = await createTask(acc, { complete_after: null, complete_before: null });
   const importId = crypto.randomUUID();
-  await env.DB.prepare("UPDATE tasks SET task_import_id = ? WHERE id = ?").bind(importId, t5.id).run();
+  await stored.prepare("UPDATE tasks SET task_import_id = ? WHERE id = ?").bind(importId, t5.id).run();
   return { acc, w1, ca: ca.body, order: order.body, t1, t2, t3, t4, t5, importId };
 }
 
@@ -111,7 +112,7 @@ describe("GET /tasks/ filters (interface §4.6)", () => {
     expect(await found(acc, { updated_at__gt: patched.body.updated_at })).toEqual([]);
     // Everything was written just now: within UPDATED_AT_SETTLE_SECONDS (5 s) nothing is settled.
     expect(await found(acc, { updated_at_delay_latest: "true" })).toEqual([]);
-    await env.DB.prepare("UPDATE tasks SET updated_at = updated_at - 10000 WHERE id = ?").bind(t5.id).run();
+    await stored.prepare("UPDATE tasks SET updated_at = updated_at - 10000 WHERE id = ?").bind(t5.id).run();
     expect(await found(acc, { updated_at_delay_latest: "true" })).toEqual([t5.id]);
     expect((await found(acc, { updated_at_delay_latest: "false" })).length).toBe(5);
   });

@@ -1,10 +1,11 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addUser, defineMetafields, expectStatus, newAccount, storedEvents } from "../helpers";
+import { stored } from "../stored";
 import { api, createTask, sampleTask } from "./helpers";
 
 const version = async (id: string) =>
-  (await env.DB.prepare("SELECT version FROM tasks WHERE id = ?").bind(id).first<{ version: number }>())!
+  (await stored.prepare("SELECT version FROM tasks WHERE id = ?").bind(id).first<{ version: number }>())!
     .version;
 
 const eventTypes = async (id: string) => (await storedEvents({ objectId: id })).map((e) => e.type);
@@ -113,7 +114,7 @@ describe("PATCH /tasks/{id}/ (interface §4.5)", () => {
     const acc = await newAccount();
     const t = await createTask(acc);
     // Another writer (an order upsert, the geocode queue) moves the version meanwhile.
-    await env.DB.prepare("UPDATE tasks SET version = version + 5 WHERE id = ?").bind(t.id).run();
+    await stored.prepare("UPDATE tasks SET version = version + 5 WHERE id = ?").bind(t.id).run();
     const r = await api(t.url, { method: "PATCH", token: acc.admin.token, body: { description: "after" } });
     expectStatus(r, 200);
     expect(await version(t.id)).toBe(7);

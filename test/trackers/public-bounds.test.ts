@@ -3,6 +3,7 @@ import { describe, expect, inject, it } from "vitest";
 import type { TaskRow } from "../../src/services/tasks/types";
 import { etas, LAST_LOCATION_SQL } from "../../src/services/trackers/public";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
+import { scopedTo, stored } from "../stored";
 
 const publicGet = (url: string, init: RequestInit = {}) =>
   exports.default.fetch(
@@ -63,31 +64,37 @@ describe("the public tracking page shows no more than its allowlist, and bounds 
     const worker = await addUser(acc, "worker");
     const server = inject("providers").url;
     const tag = crypto.randomUUID();
-    const e = { ...env, ROUTING_URL: `${server}/osrm/${tag}` } as Env;
+    const e = await scopedTo(acc.account.id, { ...env, ROUTING_URL: `${server}/osrm/${tag}` } as Env);
     const now = Date.now();
     const statements = [];
     for (let i = 0; i < 251; i++) {
       const lon = 24.6 + (i % 50) * 0.004;
       const lat = 59.4 + Math.floor(i / 50) * 0.004;
       statements.push(
-        env.DB.prepare(
-          `INSERT INTO tasks (id, account_id, state, category, description, address, contact, assignee_id, position, created_at, updated_at)
+        stored
+          .prepare(
+            `INSERT INTO tasks (id, account_id, state, category, description, address, contact, assignee_id, position, created_at, updated_at)
            VALUES (?, ?, 'assigned', 'drop_off', '', ?, '{}', ?, ?, ?, ?)`,
-        ).bind(
-          crypto.randomUUID(),
-          acc.account.id,
-          JSON.stringify({ raw_address: `Stop ${i}`, location: { type: "Point", coordinates: [lon, lat] } }),
-          worker.userId,
-          i,
-          now,
-          now,
-        ),
+          )
+          .bind(
+            crypto.randomUUID(),
+            acc.account.id,
+            JSON.stringify({
+              raw_address: `Stop ${i}`,
+              location: { type: "Point", coordinates: [lon, lat] },
+            }),
+            worker.userId,
+            i,
+            now,
+            now,
+          ),
       );
     }
-    await env.DB.batch(statements);
-    await env.DB.prepare(
-      "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (?, ?, ?, ?, 'accept', ?, ?, 'accepted', ?, ?, ?)",
-    )
+    await stored.batch(statements);
+    await stored
+      .prepare(
+        "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (?, ?, ?, ?, 'accept', ?, ?, 'accepted', ?, ?, ?)",
+      )
       .bind(
         crypto.randomUUID(),
         acc.account.id,
@@ -100,7 +107,8 @@ describe("the public tracking page shows no more than its allowlist, and bounds 
         now,
       )
       .run();
-    const last = await env.DB.prepare("SELECT * FROM tasks WHERE account_id = ? AND position = 250")
+    const last = await stored
+      .prepare("SELECT * FROM tasks WHERE account_id = ? AND position = 250")
       .bind(acc.account.id)
       .first<TaskRow>();
     const stats = async () =>
@@ -120,23 +128,26 @@ describe("the public tracking page shows no more than its allowlist, and bounds 
     const worker = await addUser(acc, "worker");
     const now = Date.now();
     const command = (time: number, location: string | null) =>
-      env.DB.prepare(
-        "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (?, ?, ?, ?, 'complete', ?, ?, 'accepted', ?, ?, ?)",
-      ).bind(
-        crypto.randomUUID(),
-        acc.account.id,
-        crypto.randomUUID(),
-        crypto.randomUUID(),
-        time,
-        worker.userId,
-        location,
-        now,
-        now,
-      );
+      stored
+        .prepare(
+          "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (?, ?, ?, ?, 'complete', ?, ?, 'accepted', ?, ?, ?)",
+        )
+        .bind(
+          crypto.randomUUID(),
+          acc.account.id,
+          crypto.randomUUID(),
+          crypto.randomUUID(),
+          time,
+          worker.userId,
+          location,
+          now,
+          now,
+        );
     const at = (lon: number) => JSON.stringify({ type: "Point", coordinates: [lon, 59.4] });
     // Sent in another order than made: the newest by `time` counts, and one without a location does not.
-    await env.DB.batch([command(now - 1000, at(24.2)), command(now - 3000, at(24.1)), command(now, null)]);
-    const row = await env.DB.prepare(LAST_LOCATION_SQL)
+    await stored.batch([command(now - 1000, at(24.2)), command(now - 3000, at(24.1)), command(now, null)]);
+    const row = await stored
+      .prepare(LAST_LOCATION_SQL)
       .bind(worker.userId, acc.account.id)
       .first<{ location: string }>();
     expect(JSON.parse(row!.location).coordinates).toEqual([24.2, 59.4]);

@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { DETOUR, greatCircleMetres, type Point } from "../../src/services/routing";
 import { addUser, call, defineMetafields, expectStatus, newAccount, type TestAccount } from "../helpers";
+import { stored } from "../stored";
 
 const SECRET = "SECRET-do-not-show";
 const publicGet = (url: string, headers: Record<string, string> = {}) =>
@@ -252,7 +253,8 @@ describe("/trackers/ (contract §17)", () => {
     expect(html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
     expect(html).not.toContain("<script>");
     expect(html).not.toContain(SECRET);
-    await env.DB.prepare("UPDATE trackers SET expires_at = ? WHERE id = ?")
+    await stored
+      .prepare("UPDATE trackers SET expires_at = ? WHERE id = ?")
       .bind(Date.now() - 1, t.body.id)
       .run();
     const expired = await publicGet(t.body.public_url);

@@ -11,6 +11,7 @@ import {
 import { eventStatement } from "../../src/services/events/outbox";
 import { insertTask } from "../factories";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
+import { stored } from "../stored";
 import {
   createHook,
   deliveryRow,
@@ -32,9 +33,10 @@ afterEach(() => receiver.restore());
 
 const deliveriesOf = async (hookId: string) =>
   (
-    await env.DB.prepare(
-      "SELECT d.*, e.type AS event_type FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id WHERE webhook_id = ? ORDER BY d.created_at, d.event_id",
-    )
+    await stored
+      .prepare(
+        "SELECT d.*, e.type AS event_type FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id WHERE webhook_id = ? ORDER BY d.created_at, d.event_id",
+      )
       .bind(hookId)
       .all<any>()
   ).results;
@@ -150,26 +152,26 @@ describe("the relay (outbox → deliveries → queue)", () => {
     const other = await newAccount();
     const otherHook = await createHook(other);
     const stmts = [
-      eventStatement(env.DB, {
+      eventStatement(stored, {
         accountId: acc.account.id,
         type: "order.created",
         objectId: null,
         data: { o: 1 },
       }),
-      eventStatement(env.DB, {
+      eventStatement(stored, {
         accountId: acc.account.id,
         type: "task.deleted",
         objectId: null,
         data: { t: 1 },
       }),
-      eventStatement(env.DB, {
+      eventStatement(stored, {
         accountId: acc.account.id,
         type: "form_response.completed",
         objectId: null,
         data: { f: 1 },
       }),
     ];
-    await env.DB.batch(stmts);
+    await stored.batch(stmts);
     const q1 = fakeQueue();
     const q2 = fakeQueue();
     await Promise.all([
@@ -190,9 +192,8 @@ describe("the relay (outbox → deliveries → queue)", () => {
     expect(new Set(queued).size).toBe(queued.length);
     const pending = [all, orders, forms].flatMap((h) => h.id);
     for (const id of pending) for (const d of await deliveriesOf(id)) expect(d.state).not.toBe("held");
-    const undispatched = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND dispatched_at IS NULL",
-    )
+    const undispatched = await stored
+      .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND dispatched_at IS NULL")
       .bind(acc.account.id)
       .first<{ n: number }>();
     expect(undispatched!.n).toBe(0);
@@ -200,7 +201,7 @@ describe("the relay (outbox → deliveries → queue)", () => {
 
   it("does not replay events older than the webhook", async () => {
     const acc = await newAccount();
-    await eventStatement(env.DB, {
+    await eventStatement(stored, {
       accountId: acc.account.id,
       type: "task.created",
       objectId: null,
@@ -243,7 +244,7 @@ describe("the relay (outbox → deliveries → queue)", () => {
   it("the scheduled handler (cron) drains the outbox", async () => {
     const acc = await newAccount();
     const hook = await createHook(acc);
-    await eventStatement(env.DB, {
+    await eventStatement(stored, {
       accountId: acc.account.id,
       type: "order.updated",
       objectId: null,
@@ -295,10 +296,11 @@ describe("delivery log and redeliver", () => {
     const second = await createHook(acc);
     // Today's: the event's id, at both webhooks the event goes to (the Standard Webhooks message id).
     const fresh = await seedDelivery(acc.account.id, hook.id);
-    await env.DB.prepare(
-      `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, last_error, created_at, updated_at)
+    await stored
+      .prepare(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, last_error, created_at, updated_at)
        VALUES (?, ?, 'succeeded', 1, '', ?, ?)`,
-    )
+      )
       .bind(second.id, fresh.eventId, Date.now(), Date.now())
       .run();
     expect(fresh.deliveryId).toBe(fresh.eventId);

@@ -2,18 +2,18 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { eventStatement } from "../../src/services/events/outbox";
 import { call, expectStatus, newAccount } from "../helpers";
+import { stored } from "../stored";
 
 /** Events a minute old (past the settle delay), in order. */
 async function seedEvents(accountId: string, types: string[]) {
   const base = Date.now() - 60_000;
-  await env.DB.batch(
+  await stored.batch(
     types.map((type, i) =>
-      eventStatement(env.DB, { accountId, type: type as any, objectId: null, data: { i }, now: base + i }),
+      eventStatement(stored, { accountId, type: type as any, objectId: null, data: { i }, now: base + i }),
     ),
   );
-  const { results } = await env.DB.prepare(
-    "SELECT id, type, created_at FROM events WHERE account_id = ? ORDER BY id",
-  )
+  const { results } = await stored
+    .prepare("SELECT id, type, created_at FROM events WHERE account_id = ? ORDER BY id")
     .bind(accountId)
     .all<{ id: string; type: string; created_at: number }>();
   return results;
@@ -80,7 +80,7 @@ describe("GET /events/", () => {
 
   it("lists an event once it has settled (so a late commit is never skipped)", async () => {
     const acc = await newAccount();
-    await eventStatement(env.DB, {
+    await eventStatement(stored, {
       accountId: acc.account.id,
       type: "task.created",
       objectId: null,

@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { insertTask } from "../factories";
 import { call, expectStatus, newAccount, storedEvents } from "../helpers";
+import { stored } from "../stored";
 
 const cancel = (url: string) => ({
   task: url,
@@ -15,9 +16,8 @@ describe("the outbox", () => {
     const acc = await newAccount();
     const a = await insertTask(acc.account.id);
     expectStatus(await call("/task_commands/", { token: acc.admin.token, body: cancel(a.url) }), 201);
-    const before = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND dispatched_at IS NULL",
-    )
+    const before = await stored
+      .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND dispatched_at IS NULL")
       .bind(acc.account.id)
       .first<{ n: number }>();
     expect(before!.n).toBe(0);
@@ -35,7 +35,7 @@ describe("the outbox", () => {
     });
     expectStatus(paused, 200);
     const b = await insertTask(acc.account.id);
-    await env.DB.prepare("UPDATE tasks SET state = 'unassigned' WHERE id = ?").bind(b.id).run();
+    await stored.prepare("UPDATE tasks SET state = 'unassigned' WHERE id = ?").bind(b.id).run();
     const r = await call("/task_commands/", { token: acc.admin.token, body: cancel(b.url) });
     expect(r.body.state).toBe("accepted");
     const results = (await storedEvents({ accountId: acc.account.id })).filter((e) =>
@@ -45,9 +45,10 @@ describe("the outbox", () => {
     // The relay (run after the write) turned both into held deliveries for the webhook.
     let held = 0;
     for (let i = 0; i < 50 && held < 2; i++) {
-      const row = await env.DB.prepare(
-        "SELECT COUNT(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.account_id = ? AND d.state = 'held'",
-      )
+      const row = await stored
+        .prepare(
+          "SELECT COUNT(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.account_id = ? AND d.state = 'held'",
+        )
         .bind(acc.account.id)
         .first<{ n: number }>();
       held = row!.n;

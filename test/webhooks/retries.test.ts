@@ -2,6 +2,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PRIVATE_URL_MESSAGE } from "../../src/services/webhooks/ssrf";
 import { call, expectStatus, newAccount } from "../helpers";
+import { scopedTo, stored, withDb } from "../stored";
 import {
   createHook,
   deliveryRow,
@@ -162,7 +163,8 @@ describe("retries", () => {
     expect(near(row.next_attempt_at, Date.now() + 20 * 3600_000)).toBe(true);
     expect(q.sent[0].delaySeconds).toBe(43_200);
     // The message comes back after 12 h, 8 h early: it goes back for the rest, nothing is sent.
-    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ?")
+    await stored
+      .prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ?")
       .bind(Date.now() + 8 * 3600_000, s.deliveryId)
       .run();
     const due = (await deliveryRow(s.deliveryId)).next_attempt_at;
@@ -255,8 +257,10 @@ describe("failure and resumption", () => {
     const hook = await createHook(acc);
     const s = await seedDelivery(acc.account.id, hook.id);
     // The receiver answers 204, then the consumer dies before it can record the outcome.
-    const crashing = envWith({
-      DB: new Proxy(env.DB, {
+    const scoped = await scopedTo(acc.account.id);
+    const crashing = withDb(
+      scoped,
+      new Proxy(scoped.DB, {
         get(target, key) {
           if (key === "prepare") {
             return (sql: string) => {
@@ -268,7 +272,7 @@ describe("failure and resumption", () => {
           return typeof v === "function" ? v.bind(target) : v;
         },
       }),
-    });
+    );
     const first = await drive(crashing, [s.message]);
     expect(first.explicitAcks).toEqual([]);
     expect(first.retryMessages.map((m) => m.msgId)).toEqual(first.ids);

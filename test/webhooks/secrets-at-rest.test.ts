@@ -3,13 +3,14 @@ import { describe, expect, it } from "vitest";
 import { openSecret, sealSecret } from "../../src/services/webhooks/secret-box";
 import { isPrivateHost, webhookUrlError } from "../../src/services/webhooks/ssrf";
 import { call, expectStatus, newAccount } from "../helpers";
+import { stored } from "../stored";
 
 describe("webhook secrets are encrypted at rest", () => {
   it("stores the secret sealed with the first key, never in clear", async () => {
     const acc = await newAccount();
     const r = await call("/webhooks/", { token: acc.admin.token, body: { url: "https://example.com/hook" } });
     expectStatus(r, 201);
-    const row = await env.DB.prepare("SELECT secret FROM webhooks WHERE id = ?").bind(r.body.id).first<any>();
+    const row = await stored.prepare("SELECT secret FROM webhooks WHERE id = ?").bind(r.body.id).first<any>();
     expect(row.secret.startsWith("enc:v1:whk-2:")).toBe(true);
     expect(row.secret).not.toContain(r.body.secret.slice(6));
     expect(await openSecret(env, r.body.id, row.secret)).toBe(r.body.secret);

@@ -6,6 +6,7 @@ import { sweepRetention } from "../../src/services/retention/sweep";
 import { processDelivery } from "../../src/services/webhooks/deliver";
 import { insertTask } from "../factories";
 import { addUser, call, expectStatus, newAccount, storedEvents } from "../helpers";
+import { stored } from "../stored";
 
 const DAY = 86_400_000;
 
@@ -13,7 +14,8 @@ type Row = { id: string; type: string; base_id: string | null; payload: Uint8Arr
 
 async function rowsOf(accountId: string): Promise<Row[]> {
   return (
-    await env.DB.prepare("SELECT id, type, base_id, payload FROM events WHERE account_id = ? ORDER BY id")
+    await stored
+      .prepare("SELECT id, type, base_id, payload FROM events WHERE account_id = ? ORDER BY id")
       .bind(accountId)
       .all<Row>()
   ).results;
@@ -44,9 +46,10 @@ async function assignedTask() {
 /** The account's archived events: its finished parts, and their lines in order. */
 async function archivedEvents(accountId: string) {
   const parts = (
-    await env.DB.prepare(
-      "SELECT key, rows FROM archives WHERE account_id = ? AND kind = 'events' AND state = 'done' ORDER BY part",
-    )
+    await stored
+      .prepare(
+        "SELECT key, rows FROM archives WHERE account_id = ? AND kind = 'events' AND state = 'done' ORDER BY part",
+      )
       .bind(accountId)
       .all<{ key: string; rows: number }>()
   ).results;
@@ -110,9 +113,8 @@ describe("the events of one write share their stored task (contract §23)", () =
     expect(dependent.base_id).toBe(base.id);
     expect(formatOf(dependent.payload)).toBe(2);
     // `object_id` is no longer written (readers take the object from the payload).
-    const named = await env.DB.prepare(
-      "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND object_id IS NOT NULL",
-    )
+    const named = await stored
+      .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND object_id IS NOT NULL")
       .bind(acc.account.id)
       .first<{ n: number }>();
     expect(named!.n).toBe(0);
@@ -126,7 +128,8 @@ describe("the events of one write share their stored task (contract §23)", () =
     expect(sizeOf(dependent.payload)).toBeLessThan(whole - sizeOf(base.payload) / 2);
 
     // GET /events/ one per page (the base on the next page), and GET /events/{id}/.
-    await env.DB.prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = ?")
+    await stored
+      .prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = ?")
       .bind(acc.account.id)
       .run();
     const first = await call("/events/?page_size=1", { token: acc.admin.token });
@@ -152,10 +155,11 @@ describe("the events of one write share their stored task (contract §23)", () =
     });
     expectStatus(hook, 201);
     const due = Date.now();
-    await env.DB.prepare(
-      `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, created_at, updated_at)
+    await stored
+      .prepare(
+        `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, created_at, updated_at)
        VALUES (?, ?, 'pending', 0, ?, ?, ?)`,
-    )
+      )
       .bind(hook.body.id, dependent.id, due, due, due)
       .run();
     let body = "";
@@ -205,14 +209,15 @@ describe("the events of one write share their stored task (contract §23)", () =
       expect(formatOf(r.payload)).toBe(2);
     }
     // What readers get is each event as rendered: the task as each command left it.
-    const stored = await storedEvents({ accountId: acc.account.id });
-    const states = stored.filter((e) => e.type === "task.state_changed").map((e) => e.data.state);
+    const events = await storedEvents({ accountId: acc.account.id });
+    const states = events.filter((e) => e.type === "task.state_changed").map((e) => e.data.state);
     expect(states).toEqual(["accepted", "transit", "active", "completed"]);
-    stored.forEach((e, i) => {
-      if (e.type === "task_command.accepted") expect(e.data.task).toEqual(stored[i + 1].data);
+    events.forEach((e, i) => {
+      if (e.type === "task_command.accepted") expect(e.data.task).toEqual(events[i + 1].data);
     });
-    expect(stored.at(-1)!.data).toMatchObject({ id: task.id, state: "completed", assignee: worker.user });
-    await env.DB.prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = ?")
+    expect(events.at(-1)!.data).toMatchObject({ id: task.id, state: "completed", assignee: worker.user });
+    await stored
+      .prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = ?")
       .bind(acc.account.id)
       .run();
     const listed = await call("/events/?page_size=3", { token: acc.admin.token });
@@ -223,9 +228,9 @@ describe("the events of one write share their stored task (contract §23)", () =
       all.push(...page.body.results);
       next = page.body.next;
     }
-    expect(all.map((e: any) => e.data)).toEqual(stored.map((e) => e.data));
+    expect(all.map((e: any) => e.data)).toEqual(events.map((e) => e.data));
     const last = await call(`/events/${rows.at(-1)!.id}/`, { token: acc.admin.token });
-    expect(last.body.data).toEqual(stored.at(-1)!.data);
+    expect(last.body.data).toEqual(events.at(-1)!.data);
   });
 
   it("reads a command the transit limit refused in a chunk with the base its chunk stored before it", async () => {
@@ -272,9 +277,9 @@ describe("the events of one write share their stored task (contract §23)", () =
     const acc = await newAccount();
     const task = await insertTask(acc.account.id);
     const missing = crypto.randomUUID();
-    await env.DB.batch(
+    await stored.batch(
       bulkEventStatements(
-        env.DB,
+        stored,
         acc.account.id,
         [
           { type: "task.updated", objectId: task.id, data: { id: task.id, n: 1 } },

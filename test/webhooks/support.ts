@@ -5,6 +5,7 @@ import { uuidv7 } from "../../src/lib/ids";
 import { handleWebhookBatch } from "../../src/queues/webhooks/handler";
 import type { DeliveryMessage } from "../../src/queues/webhooks/message";
 import { call, expectStatus, type TestAccount } from "../helpers";
+import { dbOf, stored } from "../stored";
 
 /** A public-looking receiver address, unique per test so background deliveries never mix. */
 export const hookUrl = () => `https://hooks.example.com/${crypto.randomUUID()}`;
@@ -81,10 +82,11 @@ export async function createHook(acc: TestAccount, body: Record<string, unknown>
 export async function insertHook(accountId: string, url: string, state = "active") {
   const id = uuidv7();
   const now = Date.now();
-  await env.DB.prepare(
-    `INSERT INTO webhooks (id, account_id, url, events, state, fail_message, form_response_events, secret, created_at, updated_at)
+  await stored
+    .prepare(
+      `INSERT INTO webhooks (id, account_id, url, events, state, fail_message, form_response_events, secret, created_at, updated_at)
      VALUES (?, ?, ?, '[]', ?, '', 0, ?, ?, ?)`,
-  )
+    )
     .bind(id, accountId, url, state, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", now, now)
     .run();
   return id;
@@ -105,14 +107,19 @@ export async function seedDelivery(
   const deliveryId = opts.legacyId ?? eventId;
   const due = opts.due ?? now;
   const state = opts.state ?? "pending";
-  await env.DB.batch([
-    env.DB.prepare(
-      "INSERT INTO events (id, account_id, type, payload, created_at, dispatched_at) VALUES (?, ?, ?, ?, ?, ?)",
-    ).bind(eventId, accountId, opts.type ?? "task.created", JSON.stringify(opts.data ?? { n: 1 }), now, now),
-    env.DB.prepare(
-      `INSERT INTO webhook_deliveries (legacy_id, webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
+  const db = await dbOf(accountId);
+  await db.batch([
+    db
+      .prepare(
+        "INSERT INTO events (id, account_id, type, payload, created_at, dispatched_at) VALUES (?, ?, ?, ?, ?, ?)",
+      )
+      .bind(eventId, accountId, opts.type ?? "task.created", JSON.stringify(opts.data ?? { n: 1 }), now, now),
+    db
+      .prepare(
+        `INSERT INTO webhook_deliveries (legacy_id, webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
        VALUES (?, ?, ?, ?, 0, ?, '', ?, ?)`,
-    ).bind(opts.legacyId ?? null, webhookId, eventId, state, state === "pending" ? due : null, now, now),
+      )
+      .bind(opts.legacyId ?? null, webhookId, eventId, state, state === "pending" ? due : null, now, now),
   ]);
   const message: DeliveryMessage = opts.legacyId
     ? { deliveryId: opts.legacyId, due }
@@ -122,21 +129,23 @@ export async function seedDelivery(
 
 /** A delivery's row by the id the API gives it (its event's id, or a legacy id). */
 export const deliveryRow = (id: string) =>
-  env.DB.prepare("SELECT * FROM webhook_deliveries WHERE event_id = ?1 OR legacy_id = ?1")
+  stored
+    .prepare("SELECT * FROM webhook_deliveries WHERE event_id = ?1 OR legacy_id = ?1")
     .bind(id)
     .first<any>();
 
 /** The id a queue message names its delivery by (the event's id, or a legacy id). */
 export const messageDeliveryId = (m: DeliveryMessage) => ("deliveryId" in m ? m.deliveryId : m.eventId);
 export const webhookRow = (id: string) =>
-  env.DB.prepare("SELECT * FROM webhooks WHERE id = ?").bind(id).first<any>();
+  stored.prepare("SELECT * FROM webhooks WHERE id = ?").bind(id).first<any>();
 
 /** Lets a delivery's wait elapse: its next attempt is due now, as when the queue delivers it on time. */
 export async function elapse(msg: DeliveryMessage): Promise<DeliveryMessage> {
   const due = Date.now();
-  await env.DB.prepare(
-    "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE (event_id = ?2 OR legacy_id = ?2) AND next_attempt_at = ?3",
-  )
+  await stored
+    .prepare(
+      "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE (event_id = ?2 OR legacy_id = ?2) AND next_attempt_at = ?3",
+    )
     .bind(due, messageDeliveryId(msg), msg.due)
     .run();
   return { ...msg, due };

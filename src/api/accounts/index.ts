@@ -12,7 +12,8 @@ import {
 } from "../../http/openapi";
 import { pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
-import { getAccountFor, listAccountsFor, signUp, updateAccount } from "../../services/accounts";
+import { getAccountFor, listAccountsFor, updateAccount } from "../../services/accounts";
+import { signUp } from "../../services/accounts/signup";
 import { AccountPatchSchema, AccountSchema, SignUpSchema, serializeAccount } from "./schema";
 
 const tags = ["Accounts"];

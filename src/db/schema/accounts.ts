@@ -40,6 +40,13 @@ export const accounts = sqliteTable(
     dataRetentionDays: integer("data_retention_days"),
     /** Until when the account may have live streams open (set when one opens): writes poke its stream object. */
     liveUntil: integer("live_until"),
+    /**
+     * The shard binding that holds the account's data (contract §24, src/db/shards.ts); null: the
+     * directory's own database, where every account lived before shards.
+     */
+    shard: text("shard"),
+    /** While `npm run accounts:move` copies the account: its writes answer 503 until then (epoch ms). */
+    movingUntil: integer("moving_until"),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { accountDatabase } from "../../db/shards";
 import { taskIdsOf, visibleTo } from "../../domain/live";
 import { eventPageSql, type StoredPayload, withTexts } from "../../services/events/payloads";
 
@@ -219,9 +220,8 @@ export class AccountStreamDO extends DurableObject<Env> {
   }
 
   private async newestId(accountId: string): Promise<string | null> {
-    const row = await this.env.DB.prepare(
-      "SELECT id FROM events WHERE account_id = ? ORDER BY id DESC LIMIT 1",
-    )
+    const row = await (await accountDatabase(this.env, accountId))
+      .prepare("SELECT id FROM events WHERE account_id = ? ORDER BY id DESC LIMIT 1")
       .bind(accountId)
       .first<{ id: string }>();
     return row?.id ?? null;
@@ -245,10 +245,10 @@ export class AccountStreamDO extends DurableObject<Env> {
     let sent = 0;
     let cursor = lower;
     let newest = hwm ?? from;
+    const db = await accountDatabase(this.env, accountId);
     for (;;) {
-      const { results: stored } = await this.env.DB.prepare(
-        eventPageSql(["id", "type", "created_at"], "e.account_id = ? AND e.id > ?", "ASC"),
-      )
+      const { results: stored } = await db
+        .prepare(eventPageSql(["id", "type", "created_at"], "e.account_id = ? AND e.id > ?", "ASC"))
         .bind(accountId, cursor, PAGE)
         .all<Omit<EventRow, "text"> & StoredPayload>();
       if (!stored.length) break;

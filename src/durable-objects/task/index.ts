@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { reported } from "../../db/session";
+import { inAccount } from "../../db/shards";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
 import type { WriteProof } from "../../services/auth/tokens";
 import {
@@ -49,7 +50,7 @@ export class TaskDO extends DurableObject<Env> {
    */
   async applyCommands(args: CommandArgs & { task?: TaskRow }) {
     return this.oneAtATime(() =>
-      reported(this.env, async (env) => {
+      reported(this.env, args.actor.accountId, async (env) => {
         const ofActor = (row: TaskRow | null | undefined) =>
           row?.account_id === args.actor.accountId ? row : undefined;
         return this.after(
@@ -77,7 +78,7 @@ export class TaskDO extends DurableObject<Env> {
     proof?: WriteProof;
   }) {
     return this.oneAtATime(() =>
-      reported(this.env, async (env) => {
+      reported(this.env, args.actor.accountId, async (env) => {
         const r = await applyOne(env, args.actor, args.taskId, args.command, {
           baseUrl: args.baseUrl,
           task: this.task,
@@ -97,7 +98,7 @@ export class TaskDO extends DurableObject<Env> {
   /** Moves stored `pending` commands to their outcome (asynchronous mode, from the queue). */
   async applyPending(args: CommandArgs) {
     return this.oneAtATime(() =>
-      reported(this.env, async (env) =>
+      reported(this.env, args.actor.accountId, async (env) =>
         this.after(
           args,
           await applyToTask(env, args.actor, args.taskId, args.commands, { ...args, pending: true }),
@@ -130,13 +131,17 @@ export class TaskDO extends DurableObject<Env> {
   /** PATCH / PUT of this task (services/tasks/write.ts). */
   async update(args: UpdateTaskArgs) {
     this.task = undefined;
-    return this.oneAtATime(() => reported(this.env, (env) => updateTaskInPlace(env, args)));
+    return this.oneAtATime(() =>
+      reported(this.env, args.principal.accountId, (env) => updateTaskInPlace(env, args)),
+    );
   }
 
   /** DELETE of this task (services/tasks/write.ts). */
   async destroy(args: DeleteTaskArgs) {
     this.task = undefined;
-    return this.oneAtATime(() => reported(this.env, (env) => deleteTaskInPlace(env, args)));
+    return this.oneAtATime(() =>
+      reported(this.env, args.principal.accountId, (env) => deleteTaskInPlace(env, args)),
+    );
   }
 
   /** Arms (or re-arms, or with `at: null` disarms) the move of a `scheduled` task at its time. */
@@ -168,11 +173,12 @@ export class TaskDO extends DurableObject<Env> {
   async alarm(): Promise<void> {
     const rec = await this.ctx.storage.get<ScheduleRecord>("schedule");
     if (!rec) return;
+    const env = await inAccount(this.env, rec.accountId);
     const result = await this.oneAtATime(() =>
-      applyScheduledMove(this.env, rec.accountId, rec.taskId, rec.baseUrl),
+      applyScheduledMove(env, rec.accountId, rec.taskId, rec.baseUrl),
     );
     if (result === "not_due" || result === "changed") {
-      const row = await this.env.DB.prepare("SELECT scheduled_time FROM tasks WHERE id = ?")
+      const row = await env.DB.prepare("SELECT scheduled_time FROM tasks WHERE id = ?")
         .bind(rec.taskId)
         .first<{ scheduled_time: number }>();
       if (row?.scheduled_time)

@@ -1,3 +1,4 @@
+import { inAccount } from "../../db/shards";
 import { uuidv7 } from "../../lib/ids";
 import type { PendingMessage } from "../../services/task-commands";
 import { applyPendingRows, rejectPending } from "../../services/task-commands/recovery";
@@ -54,7 +55,10 @@ export async function handleDeadLetterBatch(batch: MessageBatch<unknown>, env: E
     try {
       const reason =
         source === "fd-task-commands"
-          ? await finishCommands(env, m.body as PendingMessage)
+          ? await finishCommands(
+              await inAccount(env, (m.body as PendingMessage).actor.accountId),
+              m.body as PendingMessage,
+            )
           : `retries exhausted on ${source}`;
       const body = JSON.stringify(m.body ?? null).slice(0, BODY_LIMIT);
       await env.DB.prepare(

@@ -1,3 +1,4 @@
+import { inAccount } from "../../db/shards";
 import { failExport, JobError, runExportStep } from "../../services/exports/run";
 import type { ExportMessage } from "./message";
 
@@ -12,7 +13,7 @@ const LAST_ATTEMPT = 5;
 export async function handleExportBatch(batch: MessageBatch<ExportMessage>, env: Env): Promise<void> {
   for (const message of batch.messages) {
     try {
-      await runExportStep(env, message.body);
+      await runExportStep(await inAccount(env, message.body.accountId), message.body);
       message.ack();
     } catch (err) {
       console.error(JSON.stringify({ level: "error", queue: "exports", error: String(err) }));
@@ -25,7 +26,7 @@ export async function handleExportBatch(batch: MessageBatch<ExportMessage>, env:
         err instanceof JobError
           ? err.message
           : `The export stopped on an internal error after ${message.attempts} attempts (logged with its id).`;
-      await failExport(env, message.body, reason);
+      await failExport(await inAccount(env, message.body.accountId), message.body, reason);
       message.ack();
     }
   }

@@ -1,3 +1,4 @@
+import { messageEnv } from "../../db/shards";
 import { thumbnailKey } from "../../s3/keys";
 import { THUMBNAIL_TYPES } from "../../services/files/mimetype";
 import { makeThumbnail, THUMBNAIL_MAX_SOURCE_BYTES } from "../../services/files/thumbnails";
@@ -14,6 +15,10 @@ const log = (level: "info" | "error", msg: string, extra: Record<string, unknown
  * meanwhile, the thumbnail just written is removed again.
  */
 export async function processThumbnail(env: Env, attachmentId: string): Promise<void> {
+  // The message names the attachment, not its account: its row is where the account lives.
+  env = await messageEnv(env, (db) =>
+    db.prepare("SELECT 1 FROM attachments WHERE id = ?").bind(attachmentId).first(),
+  );
   const row = await env.DB.prepare("SELECT * FROM attachments WHERE id = ?")
     .bind(attachmentId)
     .first<AttachmentRow>();

@@ -1,3 +1,4 @@
+import { inAccount } from "../../db/shards";
 import { needsGeocoding } from "../../services/addresses/geocode-session";
 import {
   type Geocoder,
@@ -28,9 +29,10 @@ import type { GeocodeMessage } from "./message";
  */
 export async function handleGeocodeBatch(
   batch: MessageBatch<GeocodeMessage>,
-  env: Env,
+  base: Env,
   deps: { geocoder?: Geocoder } = {},
 ): Promise<void> {
+  const env = base;
   let geocoder: Geocoder | null = null;
   try {
     geocoder = deps.geocoder ?? geocoderFromEnv(env);
@@ -43,6 +45,8 @@ export async function handleGeocodeBatch(
       continue;
     }
     try {
+      // The message's account, on its own database (contract §24).
+      const env = await inAccount(base, message.body.accountId);
       const outcome = message.body.taskId
         ? await geocodeTask(env, geocoder, message.body)
         : message.body.contactAddressId

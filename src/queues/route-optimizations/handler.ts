@@ -1,3 +1,4 @@
+import { inAccount } from "../../db/shards";
 import { failOptimization, runOptimization } from "../../services/route-optimizations/run";
 import { RoutingUnavailableError } from "../../services/routing";
 import type { OptimizationMessage } from "./message";
@@ -16,7 +17,7 @@ export async function handleOptimizationBatch(
 ): Promise<void> {
   for (const message of batch.messages) {
     try {
-      await runOptimization(env, message.body);
+      await runOptimization(await inAccount(env, message.body.accountId), message.body);
       message.ack();
     } catch (err) {
       const temporary = err instanceof RoutingUnavailableError;
@@ -25,7 +26,11 @@ export async function handleOptimizationBatch(
         message.retry({ delaySeconds: 30 * 2 ** (message.attempts - 1) });
         continue;
       }
-      await failOptimization(env, message.body, err instanceof Error ? err.message : String(err));
+      await failOptimization(
+        await inAccount(env, message.body.accountId),
+        message.body,
+        err instanceof Error ? err.message : String(err),
+      );
       message.ack();
     }
   }

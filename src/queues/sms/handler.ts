@@ -1,3 +1,4 @@
+import { inAccount } from "../../db/shards";
 import { sendQueuedSms } from "../../services/sms";
 import type { SmsMessage } from "./message";
 
@@ -5,7 +6,7 @@ import type { SmsMessage } from "./message";
 export async function handleSmsBatch(batch: MessageBatch<SmsMessage>, env: Env): Promise<void> {
   for (const message of batch.messages) {
     try {
-      const outcome = await sendQueuedSms(env, message.body);
+      const outcome = await sendQueuedSms(await inAccount(env, message.body.accountId), message.body);
       if (outcome === "retry")
         message.retry({ delaySeconds: Math.min(3600, 30 * 2 ** (message.attempts - 1)) });
       else message.ack();

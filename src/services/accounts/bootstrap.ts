@@ -1,3 +1,4 @@
+import { copyRows, databaseNamed, directoryOf, inAccount, shardForNewAccount } from "../../db/shards";
 import { permissionDenied } from "../../http/errors";
 import { CURRENT_VERSION } from "../../http/versions";
 import { sha256Hex, timingSafeEqual } from "../../lib/crypto";
@@ -33,29 +34,54 @@ export async function bootstrapFirstAdmin(
   const userId = uuidv7(now);
   const passwordHash = await hashPassword(input.password);
   const created = "EXISTS (SELECT 1 FROM accounts WHERE id = ?)";
-  const [account] = await env.DB.batch([
-    env.DB.prepare(
-      `INSERT INTO accounts (id, name, api_version, created_at, updated_at)
-       SELECT ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM accounts)`,
-    ).bind(accountId, input.name, CURRENT_VERSION, now, now),
-    env.DB.prepare(
-      `INSERT INTO users (id, email, name, password_hash, default_account_id, created_at, updated_at)
+  const shard = await shardForNewAccount(env);
+  const directory = directoryOf(env);
+  const [account] = await directory.batch([
+    directory
+      .prepare(
+        `INSERT INTO accounts (id, name, api_version, shard, created_at, updated_at)
+       SELECT ?, ?, ?, ?, ?, ? WHERE NOT EXISTS (SELECT 1 FROM accounts)`,
+      )
+      .bind(accountId, input.name, CURRENT_VERSION, shard, now, now),
+    directory
+      .prepare(
+        `INSERT INTO users (id, email, name, password_hash, default_account_id, created_at, updated_at)
        SELECT ?, ?, ?, ?, ?, ?, ? WHERE ${created}`,
-    ).bind(
-      userId,
-      input.email.trim().toLowerCase(),
-      input.name,
-      passwordHash,
-      accountId,
-      now,
-      now,
-      accountId,
-    ),
-    env.DB.prepare(
-      `INSERT INTO account_roles (id, account_id, user_id, role, created_at, updated_at)
+      )
+      .bind(
+        userId,
+        input.email.trim().toLowerCase(),
+        input.name,
+        passwordHash,
+        accountId,
+        now,
+        now,
+        accountId,
+      ),
+    directory
+      .prepare(
+        `INSERT INTO account_roles (id, account_id, user_id, role, created_at, updated_at)
        SELECT ?, ?, ?, 'admin', ?, ? WHERE ${created}`,
-    ).bind(uuidv7(now), accountId, userId, now, now, accountId),
+      )
+      .bind(uuidv7(now), accountId, userId, now, now, accountId),
   ]);
   if (account.meta.changes !== 1) throw permissionDenied("This deployment already has an account.");
-  return { account: (await getAccountRow(env, accountId))!, userId };
+  // The account's rows in its shard too (contract §24). Should that fail, the directory's go
+  // again, so the deployment is still empty and bootstrap can be run once more.
+  if (shard !== null) {
+    const db = databaseNamed(env, shard);
+    try {
+      await copyRows(directory, db, "accounts", "id = ?", [accountId]);
+      await copyRows(directory, db, "users", "id = ?", [userId]);
+      await copyRows(directory, db, "account_roles", "account_id = ?", [accountId]);
+    } catch (err) {
+      await directory.batch([
+        directory.prepare("DELETE FROM account_roles WHERE account_id = ?").bind(accountId),
+        directory.prepare("DELETE FROM users WHERE id = ?").bind(userId),
+        directory.prepare("DELETE FROM accounts WHERE id = ?").bind(accountId),
+      ]);
+      throw err;
+    }
+  }
+  return { account: (await getAccountRow(await inAccount(env, accountId), accountId))!, userId };
 }

@@ -1,4 +1,13 @@
 import type { RoleName, RoleState } from "../../db/schema";
+import {
+  accountDatabase,
+  databaseNamed,
+  directoryOf,
+  inAccount,
+  replicate,
+  shardForNewAccount,
+  spreadUser,
+} from "../../db/shards";
 import { fieldError, notFound, permissionDenied } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { CURRENT_VERSION } from "../../http/versions";
@@ -67,60 +76,15 @@ export type AccountRoleRow = {
   updated_at: number;
 };
 
-const normEmail = (e: string) => e.trim().toLowerCase();
+export const normEmail = (e: string) => e.trim().toLowerCase();
 
-function isUniqueViolation(err: unknown): boolean {
+export function isUniqueViolation(err: unknown): boolean {
   return /UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err));
 }
 
-/** Sign-up (contract §2): the account, its first user and the admin role in one D1 batch. */
-export async function signUp(
-  env: Env,
-  input: { name: string; email: string; password: string },
-  baseUrl = "",
-) {
-  const now = Date.now();
-  const accountId = uuidv7(now);
-  const userId = uuidv7(now);
-  const passwordHash = await hashPassword(input.password);
-  try {
-    await env.DB.batch([
-      env.DB.prepare(
-        "INSERT INTO accounts (id, name, api_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-      ).bind(accountId, input.name, CURRENT_VERSION, now, now),
-      env.DB.prepare(
-        "INSERT INTO users (id, email, name, password_hash, default_account_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-      ).bind(userId, normEmail(input.email), input.name, passwordHash, accountId, now, now),
-      env.DB.prepare(
-        "INSERT INTO account_roles (id, account_id, user_id, role, created_at, updated_at) VALUES (?, ?, ?, 'admin', ?, ?)",
-      ).bind(uuidv7(now), accountId, userId, now, now),
-    ]);
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-    // A registered e-mail: answer as for a new one (no e-mail oracle, contract §2). The account
-    // is made with a pending admin role for the registered user, who is told by e-mail and
-    // may accept it; the password sent here is ignored.
-    const existing = await findUserByEmail(env, input.email);
-    if (!existing) throw err;
-    await env.DB.batch([
-      env.DB.prepare(
-        "INSERT INTO accounts (id, name, api_version, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
-      ).bind(accountId, input.name, CURRENT_VERSION, now, now),
-      env.DB.prepare(
-        "INSERT INTO account_roles (id, account_id, user_id, role, state, created_at, updated_at) VALUES (?, ?, ?, 'admin', 'pending', ?, ?)",
-      ).bind(uuidv7(now), accountId, existing.id, now, now),
-    ]);
-    const role = await env.DB.prepare("SELECT * FROM account_roles WHERE account_id = ? AND user_id = ?")
-      .bind(accountId, existing.id)
-      .first<AccountRoleRow>();
-    await sendInvitation(env, baseUrl, role!, input.name);
-    return { account: (await getAccountRow(env, accountId))!, userId: existing.id };
-  }
-  return { account: (await getAccountRow(env, accountId))!, userId };
-}
-
-async function findUserByEmail(env: Env, email: string) {
-  return env.DB.prepare("SELECT id, email FROM users WHERE email = ?")
+export async function findUserByEmail(env: Env, email: string) {
+  return directoryOf(env)
+    .prepare("SELECT id, email FROM users WHERE email = ?")
     .bind(normEmail(email))
     .first<{ id: string; email: string }>();
 }
@@ -150,9 +114,11 @@ export async function listAccountsFor(env: Env, p: Principal) {
 
 /** Accounts in which a user holds an accepted, active role: what `/session_tokens/authorize/` may exchange for. */
 export async function memberAccount(env: Env, userId: string, id: string) {
-  const row = await env.DB.prepare(
-    "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 AND r.state = 'active' WHERE a.id = ?",
-  )
+  // The user's roles in every account: the directory's (contract §24).
+  const row = await directoryOf(env)
+    .prepare(
+      "SELECT a.* FROM accounts a JOIN account_roles r ON r.account_id = a.id AND r.user_id = ? AND r.is_active = 1 AND r.state = 'active' WHERE a.id = ?",
+    )
     .bind(userId, id)
     .first<AccountRow>();
   if (!row) throw notFound();
@@ -175,9 +141,9 @@ export async function updateAccount(env: Env, p: Principal, id: string, patch: A
   if (sets.length) {
     sets.push("updated_at = ?");
     params.push(Date.now(), id);
-    await env.DB.prepare(`UPDATE accounts SET ${sets.join(", ")} WHERE id = ?`)
-      .bind(...params)
-      .run();
+    await replicate(env, { accountIds: [id] }, (db) => [
+      db.prepare(`UPDATE accounts SET ${sets.join(", ")} WHERE id = ?`).bind(...params),
+    ]);
   }
   return (await getAccountRow(env, id))!;
 }
@@ -268,14 +234,25 @@ export async function inviteByEmail(env: Env, p: Principal, input: Invite, baseU
     const hash = input.password ? await hashPassword(input.password) : null;
     const state = hash ? "active" : "pending";
     try {
-      await env.DB.batch([
-        env.DB.prepare(
-          "INSERT INTO users (id, email, name, password_hash, is_active, default_account_id, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?)",
-        ).bind(userId, email, input.name ?? "", hash, p.accountId, now, now),
-        env.DB.prepare(
-          "INSERT INTO account_roles (id, account_id, user_id, role, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        ).bind(uuidv7(now), p.accountId, userId, input.role, state, now, now),
-      ]);
+      const roleId = uuidv7(now);
+      // The directory first: an e-mail address is unique across every account.
+      await replicate(
+        env,
+        { accountIds: [p.accountId] },
+        (db) => [
+          db
+            .prepare(
+              "INSERT INTO users (id, email, name, password_hash, is_active, default_account_id, created_at, updated_at) VALUES (?, ?, ?, ?, 1, ?, ?, ?)",
+            )
+            .bind(userId, email, input.name ?? "", hash, p.accountId, now, now),
+          db
+            .prepare(
+              "INSERT INTO account_roles (id, account_id, user_id, role, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(roleId, p.accountId, userId, input.role, state, now, now),
+        ],
+        { directoryFirst: true },
+      );
       if (!hash) {
         const token = await issueUserToken(env, {
           kind: "activation",
@@ -296,15 +273,19 @@ export async function inviteByEmail(env: Env, p: Principal, input: Invite, baseU
   const before = await roleOf(env, p.accountId, existing.id);
   if (before) throw fieldError("email", "This user already has a role in this account.");
   try {
-    await env.DB.prepare(
-      "INSERT INTO account_roles (id, account_id, user_id, role, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?)",
-    )
+    // The directory first (it has the user); the account's shard gets the role with the
+    // user's other rows, which it may not have had (contract §24).
+    await directoryOf(env)
+      .prepare(
+        "INSERT INTO account_roles (id, account_id, user_id, role, state, created_at, updated_at) VALUES (?, ?, ?, ?, 'pending', ?, ?)",
+      )
       .bind(uuidv7(now), p.accountId, existing.id, input.role, now, now)
       .run();
   } catch (err) {
     if (isUniqueViolation(err)) throw fieldError("email", "This user already has a role in this account.");
     throw err;
   }
+  await spreadUser(env, existing.id);
   const role = (await roleOf(env, p.accountId, existing.id))!;
   const account = await getAccountRow(env, p.accountId);
   await sendInvitation(env, baseUrl, role, account?.name ?? "");
@@ -370,33 +351,38 @@ export async function activateUser(env: Env, token: string, password: string) {
   const t = await consumeUserToken(env, "activation", token);
   if (!t) throw fieldError("token", "Invalid or expired token.");
   const now = Date.now();
-  await env.DB.batch([
-    env.DB.prepare("UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?").bind(
-      hash,
-      now,
-      t.user_id,
-    ),
-    env.DB.prepare(
-      "UPDATE account_roles SET state = 'active', updated_at = ? WHERE user_id = ? AND account_id = ? AND state = 'pending'",
-    ).bind(now, t.user_id, t.account_id),
+  await replicate(env, { userIds: [t.user_id], accountIds: t.account_id ? [t.account_id] : [] }, (db) => [
+    db.prepare("UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?").bind(hash, now, t.user_id),
+    db
+      .prepare(
+        "UPDATE account_roles SET state = 'active', updated_at = ? WHERE user_id = ? AND account_id = ? AND state = 'pending'",
+      )
+      .bind(now, t.user_id, t.account_id),
   ]);
 }
 
 /** `POST /account_roles/{id}/accept/`: only the invited user accepts; anyone else gets 404. */
 export async function acceptRole(env: Env, p: Principal, id: string) {
   assertNotHijack(p);
-  const row = await env.DB.prepare("SELECT * FROM account_roles WHERE id = ? AND user_id = ?")
+  // An invitation may be to an account on another shard: the directory has every role.
+  const directory = directoryOf(env);
+  const row = await directory
+    .prepare("SELECT * FROM account_roles WHERE id = ? AND user_id = ?")
     .bind(id, p.userId)
     .first<AccountRoleRow>();
   // An invitation is the user's to accept with their own (session or access) token; a token
   // scoped to one account sees nothing of another's.
   if (!row || (p.tokenKind === "authorization" && row.account_id !== p.accountId)) throw notFound();
   if (row.state === "pending") {
-    await env.DB.prepare("UPDATE account_roles SET state = 'active', updated_at = ? WHERE id = ?")
-      .bind(Date.now(), id)
-      .run();
+    const now = Date.now();
+    await replicate(env, { accountIds: [row.account_id] }, (db) => [
+      db.prepare("UPDATE account_roles SET state = 'active', updated_at = ? WHERE id = ?").bind(now, id),
+    ]);
   }
-  return (await env.DB.prepare("SELECT * FROM account_roles WHERE id = ?").bind(id).first<AccountRoleRow>())!;
+  return (await directory
+    .prepare("SELECT * FROM account_roles WHERE id = ?")
+    .bind(id)
+    .first<AccountRoleRow>())!;
 }
 
 export async function updateUser(
@@ -420,9 +406,8 @@ export async function updateUser(
   if (sensitive && !self) {
     // A user may hold roles in several accounts: one account's admin changes the credentials,
     // the name or the activity of a user only when every role of that user is in that account.
-    const other = await env.DB.prepare(
-      "SELECT 1 AS x FROM account_roles WHERE user_id = ? AND account_id != ? LIMIT 1",
-    )
+    const other = await directoryOf(env)
+      .prepare("SELECT 1 AS x FROM account_roles WHERE user_id = ? AND account_id != ? LIMIT 1")
       .bind(userId, p.accountId)
       .first();
     if (other)
@@ -460,26 +445,36 @@ export async function updateUser(
   if (sets.length) {
     sets.push("updated_at = ?");
     params.push(Date.now(), userId);
-    const stmts = [env.DB.prepare(`UPDATE users SET ${sets.join(", ")} WHERE id = ?`).bind(...params)];
-    // Contract §2: a new password (or a deactivation) ends every other session and access
-    // token of the user, in the same batch, so no stolen token outlives the change.
-    // Links mailed to the old address verify nothing any more.
-    if (newEmail) {
-      stmts.push(
-        env.DB.prepare(
-          "UPDATE user_tokens SET used_at = ? WHERE user_id = ? AND kind = 'email_verification' AND used_at IS NULL",
-        ).bind(Date.now(), userId),
-      );
-    }
-    if (patch.password !== undefined || patch.is_active === false) {
-      stmts.push(
-        env.DB.prepare(
-          "UPDATE auth_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
-        ).bind(Date.now(), userId, self ? p.tokenId : ""),
-      );
-    }
+    const now = Date.now();
+    const stmts = (db: D1Database, isDirectory: boolean) => {
+      const list = [db.prepare(`UPDATE users SET ${sets.join(", ")} WHERE id = ?`).bind(...params)];
+      // Contract §2: a new password (or a deactivation) ends every other session and access
+      // token of the user, in the same batch, so no stolen token outlives the change.
+      // Links mailed to the old address verify nothing any more (the directory keeps them).
+      if (newEmail && isDirectory) {
+        list.push(
+          db
+            .prepare(
+              "UPDATE user_tokens SET used_at = ? WHERE user_id = ? AND kind = 'email_verification' AND used_at IS NULL",
+            )
+            .bind(now, userId),
+        );
+      }
+      if (patch.password !== undefined || patch.is_active === false) {
+        list.push(
+          db
+            .prepare(
+              "UPDATE auth_tokens SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL AND id != ?",
+            )
+            .bind(now, userId, self ? p.tokenId : ""),
+        );
+      }
+      return list;
+    };
     try {
-      await env.DB.batch(stmts);
+      // A new address must be unique across every account: the directory decides first. Else
+      // the shards first, where requests check tokens (db/shards.ts, `replicate`).
+      await replicate(env, { userIds: [userId] }, stmts, { directoryFirst: newEmail });
     } catch (err) {
       if (isUniqueViolation(err)) throw fieldError("email", "A user with that email already exists.");
       throw err;
@@ -491,7 +486,8 @@ export async function updateUser(
 }
 
 async function emailOf(env: Env, userId: string) {
-  const row = await env.DB.prepare("SELECT email FROM users WHERE id = ?")
+  const row = await directoryOf(env)
+    .prepare("SELECT email FROM users WHERE id = ?")
     .bind(userId)
     .first<{ email: string }>();
   return row?.email ?? null;
@@ -526,6 +522,8 @@ export async function createRole(
 export async function deleteRole(env: Env, p: Principal, id: string) {
   const row = await getRole(env, p.accountId, id);
   if (row.user_id === p.userId) throw fieldError("non_field_errors", "Admins cannot remove their own role.");
-  await env.DB.prepare("DELETE FROM account_roles WHERE id = ?").bind(id).run();
+  await replicate(env, { accountIds: [p.accountId] }, (db) => [
+    db.prepare("DELETE FROM account_roles WHERE id = ?").bind(id),
+  ]);
   await closeStreamsOfUser(env, p.accountId, row.user_id);
 }

@@ -1,4 +1,5 @@
 import type { RoleName } from "../../db/schema";
+import { replicate } from "../../db/shards";
 import { fieldError } from "../../http/errors";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
 import type { Geocoder } from "../addresses/geocoding";
@@ -57,9 +58,11 @@ export async function updateRole(
   }
   if (sets.length) {
     set("updated_at", Date.now());
-    await env.DB.prepare(`UPDATE account_roles SET ${sets.join(", ")} WHERE id = ? AND account_id = ?`)
-      .bind(...params, id, p.accountId)
-      .run();
+    await replicate(env, { accountIds: [p.accountId] }, (db) => [
+      db
+        .prepare(`UPDATE account_roles SET ${sets.join(", ")} WHERE id = ? AND account_id = ?`)
+        .bind(...params, id, p.accountId),
+    ]);
   }
   if (retry) await enqueueGeocodeRetries(env.GEOCODE_QUEUE, [{ accountId: p.accountId, accountRoleId: id }]);
   // A stream shows what its role may see: a new role or a disabled one closes it (contract §25).

@@ -131,12 +131,12 @@ export async function createNamedSession(env: Env, p: Principal, name: string) {
 
 export async function revokeSession(env: Env, p: Principal, id: string) {
   await getSession(env, p, id);
-  await revokeToken(env, id);
+  await revokeToken(env, id, p.userId);
   await closeRevokedStreams(env, p.userId);
 }
 
 /** `POST /logout/`: the presenting token (and what hangs from it) stops working, its streams close. */
 export async function logout(env: Env, p: Principal) {
-  await revokeToken(env, p.tokenId);
+  await revokeToken(env, p.tokenId, p.userId);
   await closeRevokedStreams(env, p.userId);
 }

@@ -1,4 +1,5 @@
 import type { RoleName, TokenKind } from "../../db/schema";
+import { replicate } from "../../db/shards";
 import { authenticationFailed, permissionDenied } from "../../http/errors";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import { uuidv7 } from "../../lib/ids";
@@ -151,6 +152,10 @@ function chainAlive(row: TokenFields, now: number): boolean {
  */
 export type TokenCheck = {
   statement: D1PreparedStatement;
+  /** The same check with its statement on `db` (the account's database, db/shards.ts). */
+  on(db: D1Database): TokenCheck;
+  /** How the token's row is found: its id (JWTs) or its hash (access tokens). */
+  key: { by: WriteProof["by"]; key: string };
   /**
    * Whom the token says it acts as, before its row is read: the JWT's `acc` and `sub`, or for
    * a token without `acc` the account its row named the last time this isolate settled it.
@@ -207,7 +212,7 @@ export function proofHolds(row: TokenRow | null, proof: WriteProof, now: number)
   return unexpired(f.expires_at) && unexpired(f.parent_expires_at) && unexpired(f.root_expires_at);
 }
 
-const proofColumn = (proof: WriteProof) => {
+const proofColumn = (proof: { by: WriteProof["by"] }) => {
   if (proof.by !== "id" && proof.by !== "token_hash") throw new Error("unknown token column");
   return proof.by;
 };
@@ -246,8 +251,8 @@ export async function checkToken(env: Env, authorization: string | undefined): P
     if (!jwt) throw authenticationFailed("Invalid or expired token.");
     const memoKey = `jwt:${token}`;
     const known = knownOf(memoKey, "id", jwt.jti);
-    return {
-      statement: env.DB.prepare(`${RESOLVE_SQL}t.id = ?`).bind(jwt.jti),
+    return withStatement(env.DB, {
+      key: { by: "id", key: jwt.jti },
       claim: jwt.acc
         ? { accountId: jwt.acc, userId: jwt.sub }
         : known && { accountId: known.principal.accountId, userId: known.principal.userId },
@@ -258,14 +263,14 @@ export async function checkToken(env: Env, authorization: string | undefined): P
           throw authenticationFailed("Invalid token.");
         return remember(memoKey, row, principalOf(f, now));
       },
-    };
+    });
   }
   if (token.startsWith(ACCESS_TOKEN_PREFIX)) {
     const hash = await sha256Hex(token);
     const memoKey = `hash:${hash}`;
     const known = knownOf(memoKey, "token_hash", hash);
-    return {
-      statement: env.DB.prepare(`${RESOLVE_SQL}t.token_hash = ?`).bind(hash),
+    return withStatement(env.DB, {
+      key: { by: "token_hash", key: hash },
       claim: known && { accountId: known.principal.accountId, userId: known.principal.userId },
       known,
       settle(row, now = Date.now()) {
@@ -273,9 +278,32 @@ export async function checkToken(env: Env, authorization: string | undefined): P
         if (!row || f?.kind !== "access") throw authenticationFailed("Invalid token.");
         return remember(memoKey, row, principalOf(f, now));
       },
-    };
+    });
   }
   throw authenticationFailed("Invalid token.");
+}
+
+function withStatement(db: D1Database, check: Omit<TokenCheck, "statement" | "on">): TokenCheck {
+  return {
+    ...check,
+    statement: db.prepare(`${RESOLVE_SQL}t.${proofColumn(check.key)} = ?`).bind(check.key.key),
+    on: (other) => withStatement(other, check),
+  };
+}
+
+/**
+ * The account a token acts in, from the directory (contract §24): where its row says, else its
+ * user's default account. Null for a token the directory does not know.
+ */
+export async function tokenAccount(directory: D1Database, key: TokenCheck["key"]): Promise<string | null> {
+  const row = await directory
+    .prepare(
+      `SELECT COALESCE(t.account_id, u.default_account_id) AS account FROM auth_tokens t
+  JOIN users u ON u.id = t.user_id WHERE t.${proofColumn(key)} = ?`,
+    )
+    .bind(key.key)
+    .first<{ account: string | null }>();
+  return row?.account ?? null;
 }
 
 /** The row of a token that matches what was presented: alive at `now`, or a 401. */
@@ -346,11 +374,13 @@ export async function issueSession(
   const id = uuidv7();
   const now = Date.now();
   const exp = Math.floor(now / 1000) + SESSION_TTL_SECONDS;
-  await env.DB.prepare(
-    "INSERT INTO auth_tokens (id, kind, user_id, name, created_at, expires_at) VALUES (?, 'session', ?, ?, ?, ?)",
-  )
-    .bind(id, userId, name, now, exp * 1000)
-    .run();
+  await replicate(env, { userIds: [userId] }, (db) => [
+    db
+      .prepare(
+        "INSERT INTO auth_tokens (id, kind, user_id, name, created_at, expires_at) VALUES (?, 'session', ?, ?, ?, ?)",
+      )
+      .bind(id, userId, name, now, exp * 1000),
+  ]);
   return {
     id,
     token: await signJwt(
@@ -367,11 +397,15 @@ export async function issueSession(
 export async function issueAccessToken(env: Env, userId: string): Promise<IssuedToken> {
   const id = uuidv7();
   const token = `${ACCESS_TOKEN_PREFIX}${randomToken(32)}`;
-  await env.DB.prepare(
-    "INSERT INTO auth_tokens (id, kind, user_id, token_hash, created_at) VALUES (?, 'access', ?, ?, ?)",
-  )
-    .bind(id, userId, await sha256Hex(token), Date.now())
-    .run();
+  const hash = await sha256Hex(token);
+  const now = Date.now();
+  await replicate(env, { userIds: [userId] }, (db) => [
+    db
+      .prepare(
+        "INSERT INTO auth_tokens (id, kind, user_id, token_hash, created_at) VALUES (?, 'access', ?, ?, ?)",
+      )
+      .bind(id, userId, hash, now),
+  ]);
   return { id, token, expiresAt: null };
 }
 
@@ -383,9 +417,11 @@ export async function refreshToken(env: Env, p: Principal): Promise<IssuedToken>
   const kind: JwtKind = p.tokenKind === "authorization" ? "authorization" : "session";
   const ttl = kind === "session" ? SESSION_TTL_SECONDS : AUTHORIZATION_TTL_SECONDS;
   const exp = Math.floor(Date.now() / 1000) + ttl;
-  await env.DB.prepare("UPDATE auth_tokens SET expires_at = ? WHERE id = ? AND revoked_at IS NULL")
-    .bind(exp * 1000, p.tokenId)
-    .run();
+  await replicate(env, { userIds: [p.userId] }, (db) => [
+    db
+      .prepare("UPDATE auth_tokens SET expires_at = ? WHERE id = ? AND revoked_at IS NULL")
+      .bind(exp * 1000, p.tokenId),
+  ]);
   // A session acts in the user's default account, an authorization JWT in its own: `acc` either way.
   const acc = p.accountId;
   return {
@@ -404,11 +440,13 @@ export async function issueAuthorization(env: Env, p: Principal, accountId: stri
   // Always the session or access token presented (an authorization JWT mints none): the new
   // token dies with it.
   const parent = p.tokenId;
-  await env.DB.prepare(
-    "INSERT INTO auth_tokens (id, kind, user_id, account_id, parent_id, created_at, expires_at) VALUES (?, 'authorization', ?, ?, ?, ?, ?)",
-  )
-    .bind(id, p.userId, accountId, parent, now, exp * 1000)
-    .run();
+  await replicate(env, { userIds: [p.userId] }, (db) => [
+    db
+      .prepare(
+        "INSERT INTO auth_tokens (id, kind, user_id, account_id, parent_id, created_at, expires_at) VALUES (?, 'authorization', ?, ?, ?, ?, ?)",
+      )
+      .bind(id, p.userId, accountId, parent, now, exp * 1000),
+  ]);
   return {
     id,
     token: await signJwt(env.JWT_SECRETS, "authorization", { sub: p.userId, jti: id, acc: accountId }, exp),
@@ -427,11 +465,13 @@ export async function issueHijackSession(env: Env, admin: Principal, userId: str
   const id = uuidv7();
   const now = Date.now();
   const exp = Math.floor(now / 1000) + HIJACK_TTL_SECONDS;
-  await env.DB.prepare(
-    "INSERT INTO auth_tokens (id, kind, user_id, account_id, parent_id, actor_user_id, name, created_at, expires_at) VALUES (?, 'session', ?, ?, ?, ?, 'hijack', ?, ?)",
-  )
-    .bind(id, userId, admin.accountId, admin.tokenId, admin.userId, now, exp * 1000)
-    .run();
+  await replicate(env, { userIds: [userId] }, (db) => [
+    db
+      .prepare(
+        "INSERT INTO auth_tokens (id, kind, user_id, account_id, parent_id, actor_user_id, name, created_at, expires_at) VALUES (?, 'session', ?, ?, ?, ?, 'hijack', ?, ?)",
+      )
+      .bind(id, userId, admin.accountId, admin.tokenId, admin.userId, now, exp * 1000),
+  ]);
   return {
     id,
     token: await signJwt(
@@ -454,8 +494,11 @@ export function assertMayIssueTokens(p: Principal) {
 }
 export const assertNotHijack = assertMayIssueTokens;
 
-export async function revokeToken(env: Env, tokenId: string): Promise<void> {
-  await env.DB.prepare("UPDATE auth_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
-    .bind(Date.now(), tokenId)
-    .run();
+export async function revokeToken(env: Env, tokenId: string, userId: string): Promise<void> {
+  const now = Date.now();
+  await replicate(env, { userIds: [userId] }, (db) => [
+    db
+      .prepare("UPDATE auth_tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
+      .bind(now, tokenId),
+  ]);
 }

@@ -1,3 +1,4 @@
+import { perDatabase } from "../../db/shards";
 import { type DeliveryKey, enqueueDeliveries } from "../../queues/webhooks/message";
 
 /**
@@ -42,7 +43,7 @@ export function wants(hook: HookFilter, ev: Pick<PendingEvent, "type" | "created
  * queue messages. Deliveries of a `failed` webhook are created `held`. Returns how many
  * events were looked at (a full round means there may be more).
  */
-export async function dispatchPendingEvents(
+export const dispatchPendingEvents = perDatabase(async function dispatchPendingEvents(
   env: Env,
   limit = MAX_EVENTS_PER_ROUND,
 ): Promise<{ events: number; deliveries: number }> {
@@ -104,7 +105,7 @@ export async function dispatchPendingEvents(
     log("webhook enqueue failed; the sweeper will re-queue", err);
   }
   return { events: events.length, deliveries: inserted.results.length };
-}
+});
 
 /**
  * Pending deliveries whose message is presumed lost (overdue by STALE_DELIVERY_MS: an enqueue
@@ -112,7 +113,10 @@ export async function dispatchPendingEvents(
  * and a new message. The fresh value is the fence: should the old message turn up after all,
  * it no longer matches and is dropped, so a sweep never causes a second send.
  */
-export async function requeueStaleDeliveries(env: Env, limit = 500): Promise<number> {
+export const requeueStaleDeliveries = perDatabase(async function requeueStaleDeliveries(
+  env: Env,
+  limit = 500,
+): Promise<number> {
   const now = Date.now();
   const { results } = await env.DB.prepare(
     `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?
@@ -124,10 +128,10 @@ export async function requeueStaleDeliveries(env: Env, limit = 500): Promise<num
     .all<DeliveryKey>();
   await enqueueDeliveries(env, results, now);
   return results.length;
-}
+});
 
 /** The cron sweeper (every minute, wrangler.jsonc `triggers`): drain the outbox, then repair. */
-export async function sweepWebhooks(env: Env, budgetMs = 20_000) {
+export const sweepWebhooks = perDatabase(async function sweepWebhooks(env: Env, budgetMs = 20_000) {
   const started = Date.now();
   let events = 0;
   for (;;) {
@@ -137,7 +141,7 @@ export async function sweepWebhooks(env: Env, budgetMs = 20_000) {
   }
   const requeued = await requeueStaleDeliveries(env);
   return { events, requeued };
-}
+});
 
 /**
  * Whether an account has webhooks, remembered per isolate for a few seconds: the relay after a

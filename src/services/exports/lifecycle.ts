@@ -1,3 +1,4 @@
+import { perDatabase } from "../../db/shards";
 /**
  * An export's life after its creation: cancelled, deleted with its file (contract §21), and its
  * file deleted by the cron once `EXPORT_FILE_TTL_DAYS` have passed.
@@ -42,7 +43,11 @@ export async function deleteExport(env: Env, p: Principal, kind: ExportKind, id:
 }
 
 /** The cron: files past `file_expires_at` are deleted from R2 (the row stays, `file` null). */
-export async function sweepExpiredExportFiles(env: Env, now = Date.now(), limit = 100) {
+export const sweepExpiredExportFiles = perDatabase(async function sweepExpiredExportFiles(
+  env: Env,
+  now = Date.now(),
+  limit = 100,
+) {
   const { results } = await env.DB.prepare(
     "SELECT id, file_key FROM data_exports WHERE file_key IS NOT NULL AND file_expires_at <= ? ORDER BY file_expires_at LIMIT ?",
   )
@@ -58,4 +63,4 @@ export async function sweepExpiredExportFiles(env: Env, now = Date.now(), limit 
     ),
   );
   return results.length;
-}
+});

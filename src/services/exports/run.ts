@@ -1,3 +1,4 @@
+import { accountEnv } from "../../db/shards";
 /**
  * The fd-exports consumer's work (contract §21): a bounded step at a time, so that an export of
  * any size stays within a Worker invocation's limits and its memory stays flat.
@@ -139,6 +140,7 @@ function encodeRow(row: ExportRow, cols: ColumnPlan, values: unknown[]): string 
 
 /** Runs one step; queues the next unless the export is finished (or another delivery won). */
 export async function runExportStep(env: Env, msg: ExportMessage): Promise<void> {
+  env = await accountEnv(env, msg.accountId);
   const db = env.DB;
   const row = await loadExport(db, msg.exportId);
   if (!row || row.state === "completed" || row.state === "failed") return;
@@ -268,6 +270,7 @@ async function removeCarries(bucket: R2Bucket, id: string) {
 
 /** Marks an export failed (its upload aborted), from the consumer's last attempt. */
 export async function failExport(env: Env, msg: ExportMessage, reason: string) {
+  env = await accountEnv(env, msg.accountId);
   const row = await loadExport(env.DB, msg.exportId);
   if (!row || row.state === "completed" || row.state === "failed") return;
   if (row.upload_id && row.file_key) {

@@ -1,3 +1,4 @@
+import { everyDatabase } from "../../db/shards";
 /**
  * The storage endpoint's work (`POST {upload_url}`, interface §4.2, contract §8): S3's POST
  * Object in front of R2. The form is parsed as a stream, verified exactly as S3 verifies it
@@ -84,7 +85,7 @@ export async function receivePostObject(
     });
     // A form whose upload already became a document or signature is spent: replaying it
     // would put the file back under its public key after the source was deleted.
-    if (await isConsumedUpload(env.DB, verified.key)) throw accessDenied(CONSUMED);
+    if (await consumedAnywhere(env, verified.key)) throw accessDenied(CONSUMED);
     const meta = objectMetadata(verified.fields);
     consumed = true;
     const { object } = await putStream(
@@ -93,9 +94,11 @@ export async function receivePostObject(
       form.file.stream.pipeThrough(limiter.stream),
       meta,
     );
-    await markUploaded(env.DB, verified.key, object, now.getTime());
+    // The form names no account: its upload's row is in whichever database holds the account
+    // (contract §24), and only that one has it. A handful of databases, each by primary key.
+    for (const { db } of everyDatabase(env)) await markUploaded(db, verified.key, object, now.getTime());
     // Consumed while this body streamed in: the object must not stay.
-    if (await isConsumedUpload(env.DB, verified.key)) {
+    if (await consumedAnywhere(env, verified.key)) {
       await env.FILES.delete(verified.key);
       throw accessDenied(CONSUMED);
     }
@@ -110,4 +113,10 @@ export async function receivePostObject(
     // A refused form leaves the body unread: release it (the parser holds its reader).
     if (!consumed) await form.file?.stream.cancel().catch(() => {});
   }
+}
+
+/** Whether the upload under `key` became a document or signature, in whichever database has it. */
+async function consumedAnywhere(env: Env, key: string): Promise<boolean> {
+  const answers = await Promise.all(everyDatabase(env).map(({ db }) => isConsumedUpload(db, key)));
+  return answers.some(Boolean);
 }

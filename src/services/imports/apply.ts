@@ -1,3 +1,4 @@
+import { messageEnv } from "../../db/shards";
 /**
  * Applying an import's staged rows (contract §21), a chunk of groups at a time, through the
  * API's own services: `createTask`, `writeOrders` (upsert by external_id), the contact address
@@ -325,6 +326,9 @@ async function context(env: Env, imp: ImportRow, baseUrl: string): Promise<Ctx> 
 
 /** Runs one step: staging, or up to IMPORT_CHUNKS_PER_STEP chunks; queues the next step. */
 export async function runImportStep(env: Env, msg: ImportMessage): Promise<void> {
+  env = await messageEnv(env, (db) =>
+    db.prepare("SELECT 1 FROM data_imports WHERE id = ?").bind(msg.importId).first(),
+  );
   const db = env.DB;
   const imp = await loadImport(db, msg.importId);
   if (!imp || imp.state === "completed" || imp.state === "failed") return;
@@ -409,6 +413,9 @@ export async function failImport(
   reason: string,
   error: RowError | null = null,
 ) {
+  env = await messageEnv(env, (db) =>
+    db.prepare("SELECT 1 FROM data_imports WHERE id = ?").bind(msg.importId).first(),
+  );
   await env.DB.batch([
     env.DB.prepare(
       "UPDATE data_imports SET state = 'failed', error_message = ?, errors = CASE WHEN ? IS NULL THEN errors ELSE json_array(json(?)) END, updated_at = ? WHERE id = ? AND state IN ('queued', 'running')",

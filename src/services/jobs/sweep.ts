@@ -1,3 +1,4 @@
+import { perDatabase } from "../../db/shards";
 /**
  * The cron's sweep of job leases (./lease.ts): a queued or running export, import or route
  * optimization whose lease lapsed gets its queue message again (the step it was at), at most
@@ -66,7 +67,11 @@ const KINDS: JobKind[] = [
 export type JobSweep = { requeued: number; failed: number };
 
 /** One cron pass: at most `limit` lapsed jobs of each kind. */
-export async function sweepJobLeases(env: Env, now = Date.now(), limit = 50): Promise<JobSweep> {
+export const sweepJobLeases = perDatabase(async function sweepJobLeases(
+  env: Env,
+  now = Date.now(),
+  limit = 50,
+): Promise<JobSweep> {
   const { leaseMs, maxRequeues } = jobSettings(env);
   const out: JobSweep = { requeued: 0, failed: 0 };
   for (const kind of KINDS) {
@@ -100,4 +105,4 @@ export async function sweepJobLeases(env: Env, now = Date.now(), limit = 50): Pr
     }
   }
   return out;
-}
+});

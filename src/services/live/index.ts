@@ -1,3 +1,4 @@
+import { directoryOf, inAccount } from "../../db/shards";
 /**
  * The live stream's verbs (contract §25): tickets, opening a stream on the account's object,
  * poking it after a write, and closing the streams of a token that no longer holds. The object
@@ -43,9 +44,12 @@ const wsUrl = (baseUrl: string, path: string) => `${baseUrl.replace(/^http/, "ws
 export async function createTicket(env: Env, p: Principal, baseUrl: string, now = Date.now()) {
   const ticket = randomToken(32);
   const expiresAt = now + TICKET_TTL_MS;
-  await env.DB.prepare(
-    "INSERT INTO stream_tickets (hash, account_id, user_id, token_id, role, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  )
+  // The stream is opened anonymously (the ticket is its authorization): tickets live in the
+  // directory, which the opening request finds the account from (contract §24).
+  await directoryOf(env)
+    .prepare(
+      "INSERT INTO stream_tickets (hash, account_id, user_id, token_id, role, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    )
     .bind(await sha256Hex(ticket), p.accountId, p.userId, p.tokenId, p.role, expiresAt, now)
     .run();
   return {
@@ -72,16 +76,19 @@ export async function openStream(env: Env, q: StreamQuery, now = Date.now()): Pr
   if (unknown.length) throw fieldError("types", `Unknown event types: ${unknown.join(", ")}.`);
   if (q.after !== undefined && !UUID.test(q.after)) throw fieldError("after", "An event id is expected.");
   if (!q.ticket) throw fieldError("ticket", "This field is required.");
-  const spent = await env.DB.prepare(
-    `UPDATE stream_tickets SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?
+  const spent = await directoryOf(env)
+    .prepare(
+      `UPDATE stream_tickets SET used_at = ? WHERE hash = ? AND used_at IS NULL AND expires_at > ?
      RETURNING account_id, user_id, token_id, role`,
-  )
+    )
     .bind(now, await sha256Hex(q.ticket), now)
     .first<{ account_id: string; user_id: string; token_id: string; role: string }>();
-  if (!spent || !(await tokenHolds(env, spent.token_id, now)))
+  if (!spent) throw fieldError("ticket", "Invalid, used or expired ticket.");
+  const account = await inAccount(env, spent.account_id);
+  if (!(await tokenHolds(account, spent.token_id, now)))
     throw fieldError("ticket", "Invalid, used or expired ticket.");
-  await markLive(env, spent.account_id, now);
-  return upgrade(env, spent.account_id, "/events", {
+  await markLive(account, spent.account_id, now);
+  return upgrade(account, spent.account_id, "/events", {
     accountId: spent.account_id,
     userId: spent.user_id,
     role: spent.role,
@@ -97,8 +104,9 @@ export async function openTrackerStream(
   tracker: { id: string; account_id: string; taskIds: string[] },
   now = Date.now(),
 ) {
-  await markLive(env, tracker.account_id, now);
-  return upgrade(env, tracker.account_id, "/tracker", {
+  const account = await inAccount(env, tracker.account_id);
+  await markLive(account, tracker.account_id, now);
+  return upgrade(account, tracker.account_id, "/tracker", {
     accountId: tracker.account_id,
     trackerId: tracker.id,
     taskIds: tracker.taskIds,

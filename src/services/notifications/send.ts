@@ -1,3 +1,4 @@
+import { messageEnv, perDatabase } from "../../db/shards";
 /**
  * Sending notifications (contract §18). Triggers on `tasks` plan one `notification_sends` row
  * per task, event, template and recipient in the statement that moves the task (migration
@@ -66,7 +67,7 @@ const backoffSeconds = (attempts: number) => Math.min(3600, 30 * 2 ** Math.max(0
  * each row gets a fresh fence in the UPDATE that selects it, so two relays never queue a row
  * twice, and a late old message no longer matches.
  */
-export async function relayNotifications(
+export const relayNotifications = perDatabase(async function relayNotifications(
   env: Env,
   baseUrl: string,
   opts: { accountId?: string; limit?: number } = {},
@@ -82,16 +83,16 @@ export async function relayNotifications(
     .all<{ id: string }>();
   for (let i = 0; i < results.length; i += 100) {
     await env.NOTIFICATIONS_QUEUE.sendBatch(
-      results
-        .slice(i, i + 100)
-        .map((r) => ({ body: { sendId: r.id, fence: now, baseUrl } satisfies NotificationMessage })),
+      results.slice(i, i + 100).map((r) => ({
+        body: { sendId: r.id, fence: now, baseUrl } satisfies NotificationMessage,
+      })),
     );
   }
   return results.length;
-}
+});
 
 /** The cron's part (every minute): queue what is pending, close claims that never finished. */
-export async function sweepNotifications(env: Env) {
+export const sweepNotifications = perDatabase(async function sweepNotifications(env: Env) {
   const now = Date.now();
   await env.DB.prepare(
     "UPDATE notification_sends SET state = 'failed', error_message = 'Sending was interrupted; the outcome is unknown, so it was not sent again.', updated_at = ? WHERE state = 'sending' AND updated_at < ?",
@@ -105,7 +106,7 @@ export async function sweepNotifications(env: Env) {
     if (n < 500) break;
   }
   return queued;
-}
+});
 
 /**
  * Whether an account has active templates, remembered per isolate for a few seconds (as
@@ -231,6 +232,9 @@ export function recipientProblem(channel: string, recipient: string): string | n
 
 /** The fd-notifications job for one message. */
 export async function deliverNotification(env: Env, m: NotificationMessage): Promise<void> {
+  env = await messageEnv(env, (db) =>
+    db.prepare("SELECT 1 FROM notification_sends WHERE id = ?").bind(m.sendId).first(),
+  );
   const row = await env.DB.prepare("SELECT * FROM notification_sends WHERE id = ?")
     .bind(m.sendId)
     .first<SendRow>();

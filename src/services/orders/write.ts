@@ -1,3 +1,4 @@
+import { accountEnv } from "../../db/shards";
 /**
  * Orders and their tasks (interface §2.5, §4.8; contract §7).
  *
@@ -81,6 +82,7 @@ export async function writeOrders(
   },
   deps: TaskDeps = {},
 ): Promise<OrderWriteResult[]> {
+  env = await accountEnv(env, principal.accountId);
   if (opts.target.kind === "patch") await getOrderRow(env.DB, principal, opts.target.id);
   const refs = new RefSet();
   const drafts = bodies.map((b) => readOrderBody(b, opts.target, opts.zone, refs));

@@ -1,3 +1,4 @@
+import { perDatabase } from "../../db/shards";
 /**
  * Making the occurrences of recurrences (contract §20): the template moved to an occurrence,
  * created through the same verbs as POST /tasks/ and POST /orders/ (validation, metafields,
@@ -222,7 +223,7 @@ async function sweepOne(env: Env, r: RecurrenceRow, horizonEnd: number, baseUrl:
  * The cron (src/index.ts `scheduled`): every active recurrence whose next occurrence falls
  * within the horizon gets its occurrences up to `now + RECURRENCE_HORIZON_DAYS`.
  */
-export async function sweepRecurrences(env: Env, now = Date.now()) {
+export const sweepRecurrences = perDatabase(async function sweepRecurrences(env: Env, now = Date.now()) {
   const started = Date.now();
   const horizonEnd = now + horizonDays(env) * DAY_MS;
   const baseUrl = env.PUBLIC_BASE_URL ?? "";
@@ -260,4 +261,4 @@ export async function sweepRecurrences(env: Env, now = Date.now()) {
     });
   }
   return { recurrences, made, skipped };
-}
+});

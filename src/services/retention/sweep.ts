@@ -1,3 +1,4 @@
+import { perDatabase } from "../../db/shards";
 /**
  * The cron's retention pass (contract §23): rows past their window go to the archive, bounded
  * per run (`ARCHIVE_ROWS_PER_RUN` rows, and a time budget), oldest first, resumable: parts a
@@ -32,7 +33,10 @@ function setting(env: Env, name: string, fallback: number) {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
-export async function sweepRetention(env: Env, now = Date.now()): Promise<RetentionRun> {
+export const sweepRetention = perDatabase(async function sweepRetention(
+  env: Env,
+  now = Date.now(),
+): Promise<RetentionRun> {
   const started = Date.now();
   const budget = setting(env, "ARCHIVE_ROWS_PER_RUN", 20_000);
   const deadline = started + setting(env, "ARCHIVE_SECONDS_PER_RUN", 20) * 1000;
@@ -106,4 +110,4 @@ export async function sweepRetention(env: Env, now = Date.now()): Promise<Retent
   out.deleted = results.reduce((n, r) => n + (r.meta.changes ?? 0), 0);
   out.ms = Date.now() - started;
   return out;
-}
+});

@@ -1,3 +1,4 @@
+import { accountEnv } from "../../db/shards";
 /**
  * The fd-route-optimizations job (contract §16). Re-running it after a crash is safe: the solve
  * is deterministic (the seed is derived from the optimization's id), and the tasks are written
@@ -35,6 +36,7 @@ export async function runOptimization(
   msg: OptimizationMessage,
   deps: { matrix?: MatrixProvider } = {},
 ): Promise<void> {
+  env = await accountEnv(env, msg.accountId);
   const db = env.DB;
   const row = await db
     .prepare("SELECT * FROM route_optimizations WHERE id = ? AND account_id = ?")
@@ -142,6 +144,7 @@ export async function cancelOptimization(env: Env, p: Principal, id: string) {
 
 /** Marks an optimization failed (the consumer's last retry, or a job that cannot run). */
 export async function failOptimization(env: Env, msg: OptimizationMessage, error: string) {
+  env = await accountEnv(env, msg.accountId);
   await env.DB.prepare(
     "UPDATE route_optimizations SET state = 'failed', error_message = ?, updated_at = ? WHERE id = ? AND state IN ('queued', 'running')",
   )

@@ -1,3 +1,4 @@
+import { accountEnv, everyDatabase } from "../../db/shards";
 /**
  * SMS (contract §18): `POST /sms/` stores the message `queued` and hands it to fd-sms; the same
  * account, phone and message within SMS_DUPLICATE_SEND_WINDOW_SECONDS answer the existing SMS
@@ -153,6 +154,7 @@ export async function resendSms(env: Env, p: Principal, id: string, baseUrl: str
 
 /** The fd-sms job: claim, send once, record. A temporary provider failure returns "retry". */
 export async function sendQueuedSms(env: Env, m: SmsMessage, sender?: SmsSender): Promise<"done" | "retry"> {
+  env = await accountEnv(env, m.accountId);
   const now = Date.now();
   const claim = await env.DB.prepare(
     "UPDATE sms SET state = 'sending', updated_at = ? WHERE id = ? AND account_id = ? AND state = 'queued' RETURNING *",
@@ -207,9 +209,17 @@ export async function recordSmsStatus(
   const state =
     status === "delivered" ? "delivered" : status === "failed" || status === "undelivered" ? "failed" : null;
   if (!state) return;
-  await env.DB.prepare(
-    "UPDATE sms SET state = ?, error_message = CASE WHEN ? IS NULL THEN error_message ELSE ? END, updated_at = ? WHERE provider_message_id = ? AND state IN ('sent', 'delivered')",
-  )
-    .bind(state, errorCode, errorCode ? `Provider error ${errorCode}` : null, Date.now(), providerMessageId)
-    .run();
+  const now = Date.now();
+  // The callback names no account: the SMS is in whichever database holds its account
+  // (contract §24), and only there does the UPDATE find it.
+  await Promise.all(
+    everyDatabase(env).map(({ db }) =>
+      db
+        .prepare(
+          "UPDATE sms SET state = ?, error_message = CASE WHEN ? IS NULL THEN error_message ELSE ? END, updated_at = ? WHERE provider_message_id = ? AND state IN ('sent', 'delivered')",
+        )
+        .bind(state, errorCode, errorCode ? `Provider error ${errorCode}` : null, now, providerMessageId)
+        .run(),
+    ),
+  );
 }

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { inStatement } from "../../db/in-list";
+import { accountEnv, perDatabase } from "../../db/shards";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
 import { taskWriter } from "../../durable-objects/task/client";
 import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
@@ -268,6 +269,7 @@ export async function applySingle(
   opts: SubmitOptions,
   proof?: WriteProof,
 ) {
+  env = await accountEnv(env, p.accountId);
   const r = await resolve(env, p, [item], opts.timeZone, { lookups: false });
   if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
   const c = r.commands[0];
@@ -444,6 +446,7 @@ export async function submitCommandsAsync(
 
 /** Rebuilds the commands of a queue message from their stored rows (the queue carries only keys). */
 export async function pendingCommands(env: Env, msg: PendingMessage): Promise<CommandInput[]> {
+  env = await accountEnv(env, msg.actor.accountId);
   const results = await storedCommands(env, msg.actor.accountId, msg.externalIds);
   const byExt = new Map(results.map((r) => [r.external_id, r]));
   return msg.externalIds
@@ -472,7 +475,9 @@ export async function getCommand(env: Env, p: Principal, id: string) {
 }
 
 /** Cron: a `scheduled` task still waiting a minute past its time lost its alarm; arm it now. */
-export async function rearmOverdueSchedules(env: Env): Promise<number> {
+export const rearmOverdueSchedules = perDatabase(async function rearmOverdueSchedules(
+  env: Env,
+): Promise<number> {
   const overdue = await overdueScheduledTasks(env);
   await Promise.all(
     overdue.map((t) =>
@@ -485,7 +490,7 @@ export async function rearmOverdueSchedules(env: Env): Promise<number> {
     ),
   );
   return overdue.length;
-}
+});
 
 export type CommandListQuery = {
   task?: string;

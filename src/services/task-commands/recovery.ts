@@ -1,4 +1,5 @@
 import { inStatement } from "../../db/in-list";
+import { accountEnv, perDatabase } from "../../db/shards";
 import { taskWriter } from "../../durable-objects/task/client";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
@@ -76,6 +77,7 @@ export async function applyPendingRows(
   rows: CommandRow[],
   baseUrl: string,
 ): Promise<Map<string, CommandOutcome>> {
+  if (rows.length) env = await accountEnv(env, rows[0].account_id);
   const groups = new Map<string, CommandRow[]>();
   for (const r of rows) {
     if (r.state !== "pending") continue;
@@ -108,7 +110,7 @@ export async function applyPendingRows(
 }
 
 /** The cron's sweep: pending commands older than `olderThanMs` are applied now. */
-export async function sweepPendingCommands(
+export const sweepPendingCommands = perDatabase(async function sweepPendingCommands(
   env: Env,
   opts: { olderThanMs?: number; limit?: number } = {},
 ): Promise<number> {
@@ -122,7 +124,7 @@ export async function sweepPendingCommands(
   console.warn(JSON.stringify({ level: "warn", event: "pending_commands_swept", count: results.length }));
   await applyPendingRows(env, results, env.PUBLIC_BASE_URL ?? "");
   return results.length;
-}
+});
 
 export function sweepAfterMs(env: { PENDING_COMMAND_SWEEP_SECONDS?: string }): number {
   const n = Number(env.PENDING_COMMAND_SWEEP_SECONDS);

@@ -1,3 +1,4 @@
+import { findInAnyDatabase } from "../../db/shards";
 /**
  * The public side of a tracker (contract §17): its tasks reduced to the allowlist, each with
  * `eta` or, when none can be given, `predicted_delivery_error` in the reader's language. Only
@@ -237,11 +238,11 @@ function nest(flat: Record<string, unknown>): PublicTask {
  * The tracker behind a public token and the tasks it follows, for its live stream; 404 as the
  * page is for an expired, deleted or unknown one.
  */
-export async function trackerToFollow(env: Env, token: string, now = Date.now()) {
-  const tracker = await env.DB.prepare("SELECT * FROM trackers WHERE token = ?")
-    .bind(token)
-    .first<TrackerRow>();
-  if (!tracker || tracker.expires_at <= now) throw notFound();
+export async function trackerToFollow(base: Env, token: string, now = Date.now()) {
+  const found = await trackerOf(base, token);
+  const tracker = found?.value;
+  if (!found || !tracker || tracker.expires_at <= now) throw notFound();
+  const env = found.env;
   let taskIds = parseJson<string[]>(tracker.task_ids, []);
   if (tracker.order_id) {
     const { results } = await env.DB.prepare("SELECT id FROM tasks WHERE account_id = ? AND order_id = ?")
@@ -253,15 +254,17 @@ export async function trackerToFollow(env: Env, token: string, now = Date.now())
 }
 
 export async function publicTracker(
-  env: Env,
+  base: Env,
   token: string,
   acceptLanguage: string | undefined,
   now = Date.now(),
 ): Promise<PublicTracker> {
-  const db = env.DB;
-  const tracker = await db.prepare("SELECT * FROM trackers WHERE token = ?").bind(token).first<TrackerRow>();
+  const found = await trackerOf(base, token);
+  const tracker = found?.value;
   // Expired or deleted: the same 404 as a token that never was.
-  if (!tracker || tracker.expires_at <= now) throw notFound();
+  if (!found || !tracker || tracker.expires_at <= now) throw notFound();
+  const env = found.env;
+  const db = env.DB;
   const [tasksRes, accountRes] = await db.batch([
     tracker.order_id
       ? db
@@ -337,3 +340,9 @@ export async function publicTracker(
     tasks: out,
   };
 }
+
+/** The tracker behind a public token, in whichever database holds its account (contract §24). */
+const trackerOf = (env: Env, token: string) =>
+  findInAnyDatabase(env, (scoped) =>
+    scoped.DB.prepare("SELECT * FROM trackers WHERE token = ?").bind(token).first<TrackerRow>(),
+  );

@@ -1,4 +1,5 @@
 import type { UserTokenKind } from "../../db/schema";
+import { directoryOf } from "../../db/shards";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import { uuidv7 } from "../../lib/ids";
 
@@ -15,21 +16,25 @@ export async function issueUserToken(
 ): Promise<string> {
   const token = randomToken(32);
   const now = Date.now();
-  await env.DB.batch([
-    env.DB.prepare(
-      "UPDATE user_tokens SET used_at = ? WHERE user_id = ? AND kind = ? AND used_at IS NULL",
-    ).bind(now, input.userId, input.kind),
-    env.DB.prepare(
-      "INSERT INTO user_tokens (id, kind, user_id, account_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    ).bind(
-      uuidv7(now),
-      input.kind,
-      input.userId,
-      input.accountId,
-      await sha256Hex(token),
-      now,
-      now + input.ttlMs,
-    ),
+  // E-mailed links are opened anonymously: they live in the directory (contract §24).
+  const db = directoryOf(env);
+  await db.batch([
+    db
+      .prepare("UPDATE user_tokens SET used_at = ? WHERE user_id = ? AND kind = ? AND used_at IS NULL")
+      .bind(now, input.userId, input.kind),
+    db
+      .prepare(
+        "INSERT INTO user_tokens (id, kind, user_id, account_id, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      )
+      .bind(
+        uuidv7(now),
+        input.kind,
+        input.userId,
+        input.accountId,
+        await sha256Hex(token),
+        now,
+        now + input.ttlMs,
+      ),
   ]);
   return token;
 }
@@ -44,9 +49,10 @@ export async function consumeUserToken(
   token: string,
 ): Promise<{ user_id: string; account_id: string | null } | null> {
   const now = Date.now();
-  return env.DB.prepare(
-    "UPDATE user_tokens SET used_at = ? WHERE token_hash = ? AND kind = ? AND used_at IS NULL AND expires_at > ? RETURNING user_id, account_id",
-  )
+  return directoryOf(env)
+    .prepare(
+      "UPDATE user_tokens SET used_at = ? WHERE token_hash = ? AND kind = ? AND used_at IS NULL AND expires_at > ? RETURNING user_id, account_id",
+    )
     .bind(now, await sha256Hex(token), kind, now)
     .first<{ user_id: string; account_id: string | null }>();
 }

@@ -1,3 +1,4 @@
+import { replicate } from "../../db/shards";
 /**
  * The user actions that mail a single-use token (contract §14): e-mail verification and
  * activation re-sends. Tokens are random, stored as SHA-256 only, expire, are consumed by one
@@ -45,9 +46,12 @@ export async function sendEmailVerification(env: Env, p: Principal, userId: stri
 export async function confirmEmailVerification(env: Env, token: string) {
   const t = await consumeUserToken(env, "email_verification", token);
   if (!t) throw fieldError("token", INVALID_TOKEN);
-  await env.DB.prepare("UPDATE users SET email_verified_at = ?, updated_at = ? WHERE id = ?")
-    .bind(Date.now(), Date.now(), t.user_id)
-    .run();
+  const now = Date.now();
+  await replicate(env, { userIds: [t.user_id] }, (db) => [
+    db
+      .prepare("UPDATE users SET email_verified_at = ?, updated_at = ? WHERE id = ?")
+      .bind(now, now, t.user_id),
+  ]);
 }
 
 /**

@@ -1,3 +1,4 @@
+import { messageEnv } from "../../db/shards";
 import { type DeliveryMessage, messageOf } from "../../queues/webhooks/message";
 import { BASE_JOIN, PAYLOAD_COLUMNS, payloadText } from "../events/payloads";
 import { allowPrivate } from ".";
@@ -69,6 +70,7 @@ export async function processDelivery(
   msg: DeliveryMessage,
   opts: DeliverOptions = {},
 ): Promise<DeliveryOutcome> {
+  env = await messageEnv(env, (db) => deliveryExists(db, msg));
   const d = await env.DB.prepare(
     `SELECT COALESCE(d.legacy_id, d.event_id) AS id, d.webhook_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
             w.url, w.secret, w.state AS webhook_state, e.type AS event_type, ${PAYLOAD_COLUMNS}, e.created_at AS event_created_at
@@ -277,3 +279,12 @@ async function readSnippet(res: Response): Promise<string> {
   }
   return new TextDecoder().decode(bytes.slice(0, BODY_SNIPPET_BYTES)).replace(/\s+/g, " ").trim();
 }
+
+/** Whether `db` has the delivery a message names (where its account lives, db/shards.ts). */
+const deliveryExists = (db: D1Database, msg: DeliveryMessage) =>
+  db
+    .prepare(
+      `SELECT 1 FROM webhook_deliveries WHERE ${"deliveryId" in msg ? "legacy_id = ?" : "webhook_id = ? AND event_id = ?"}`,
+    )
+    .bind(...("deliveryId" in msg ? [msg.deliveryId] : [msg.webhookId, msg.eventId]))
+    .first();

@@ -1,3 +1,4 @@
+import { accountEnv } from "../../../db/shards";
 /**
  * Applies commands to ONE task, in order. Runs inside that task's Durable Object (the single
  * writer of the task's commands).
@@ -117,6 +118,7 @@ export async function applyToTask(
   commands: CommandInput[],
   opts: ApplyOptions,
 ): Promise<AppliedTask> {
+  env = await accountEnv(env, actor.accountId);
   const db = env.DB;
   const pending = !!opts.pending;
   const [firstRead, storedRows, mf] = await Promise.all([

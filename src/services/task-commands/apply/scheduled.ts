@@ -1,3 +1,4 @@
+import { accountEnv } from "../../../db/shards";
 /** The moves a `scheduled` task makes by itself, and the sweep for those whose alarm was lost. */
 import { nextStateOnSchedule } from "../../../domain/task-state-machine";
 import { uuidv7 } from "../../../lib/ids";
@@ -12,6 +13,7 @@ export async function applyScheduledMove(
   taskId: string,
   baseUrl: string,
 ): Promise<"moved" | "not_due" | "gone" | "changed"> {
+  env = await accountEnv(env, accountId);
   const task = await loadTask(env.DB, accountId, taskId);
   if (task?.state !== "scheduled") return "gone";
   if (task.scheduled_time !== null && task.scheduled_time > Date.now()) return "not_due";
