@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { unstable_readConfig } from "wrangler";
 import { envFileText } from "./secrets.mjs";
 
 export const log = (...a) => console.error("[bench]", ...a);
@@ -70,9 +71,22 @@ export function createWorkers(stateDir) {
     throw new Error(`${name} did not start`);
   }
 
+  /** The service's migrations, on the directory and on every account shard (contract §24). */
   function migrate(name) {
-    const r = wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", join(stateDir, name)]);
-    if (r.status !== 0) throw new Error(`migrations of ${name} failed (${r.status})`);
+    for (const binding of unstable_readConfig({ config: "wrangler.jsonc" }).d1_databases.map(
+      (d) => d.binding,
+    )) {
+      const r = wrangler([
+        "d1",
+        "migrations",
+        "apply",
+        binding,
+        "--local",
+        "--persist-to",
+        join(stateDir, name),
+      ]);
+      if (r.status !== 0) throw new Error(`migrations of ${name} (${binding}) failed (${r.status})`);
+    }
   }
 
   function stopAll() {
