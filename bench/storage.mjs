@@ -17,6 +17,17 @@ import { freshSecrets } from "./lib/secrets.mjs";
 const log = (...a) => console.error("[storage]", ...a);
 const rand = (n) => randomBytes(n).toString("base64url");
 
+/**
+ * A local D1 file opened for the bench, waiting up to 15 s for a lock (SQLite's busy_timeout):
+ * with the directory and two shards, the runtime may still be finishing a write to one of them
+ * when the bench reads or rewrites it, and SQLite answers "database is locked" at once otherwise.
+ */
+export function openWaiting(file, options = {}) {
+  const db = new DatabaseSync(file, options);
+  db.exec("PRAGMA busy_timeout = 15000");
+  return db;
+}
+
 /** SQLite files of the local D1 databases under a wrangler persist directory. */
 export function d1Files(persistDir) {
   const dir = join(persistDir, "v3", "d1", "miniflare-D1DatabaseObject");
@@ -30,7 +41,7 @@ export function d1Files(persistDir) {
 export function dbstat(files) {
   const out = {};
   for (const file of files) {
-    const db = new DatabaseSync(file, { readOnly: true });
+    const db = openWaiting(file, { readOnly: true });
     try {
       for (const r of db.prepare("SELECT name, SUM(pgsize) AS bytes FROM dbstat GROUP BY name").all())
         out[r.name] = (out[r.name] ?? 0) + Number(r.bytes);
@@ -132,7 +143,7 @@ export function receiver() {
 export function countRows(files, tables) {
   let n = 0;
   for (const file of files) {
-    const db = new DatabaseSync(file, { readOnly: true });
+    const db = openWaiting(file, { readOnly: true });
     try {
       for (const t of tables) {
         try {

@@ -10,7 +10,6 @@
 //   rows per second, the runtime's CPU ms per cron run, and the bytes per task left (cold).
 import { once } from "node:events";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
 import { apiClient, cpuMs, log, percentile, workerdPids } from "../lib/harness.mjs";
 import {
   countRows,
@@ -19,6 +18,7 @@ import {
   dbstat,
   deliverTasks,
   diff,
+  openWaiting,
   receiver,
   settleDeliveries,
   sum,
@@ -107,7 +107,7 @@ export const storage = {
       // The same events as the JSON text stored before compaction, on the same state.
       await stop();
       for (const file of d1Files(persist)) {
-        const db = new DatabaseSync(file);
+        const db = openWaiting(file);
         try {
           const has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'events'").get();
           if (!has) continue;
