@@ -58,7 +58,9 @@ for (const binding of d1Bindings()) {
   if (migrate.status !== 0) process.exit(migrate.status ?? 1);
 }
 
-const dev = spawn("npx", ["wrangler", "dev", "--port", port, "--ip", ip, ...args], {
+// --test-scheduled: GET /__scheduled runs the cron, which a local wrangler dev never fires by
+// itself (`npm run accounts:move` drives a move with it).
+const dev = spawn("npx", ["wrangler", "dev", "--port", port, "--ip", ip, "--test-scheduled", ...args], {
   stdio: "inherit",
 });
 const stop = () => dev.kill("SIGINT");

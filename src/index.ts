@@ -12,6 +12,7 @@ import { handleOptimizationBatch } from "./queues/route-optimizations/handler";
 import { handleSmsBatch } from "./queues/sms/handler";
 import { handleCommandBatch } from "./queues/task-commands/handler";
 import { handleWebhookBatch } from "./queues/webhooks/handler";
+import { advanceMoves } from "./services/accounts/move";
 import { sweepWebhooks } from "./services/events/dispatch";
 import { sweepExpiredExportFiles } from "./services/exports/lifecycle";
 import { sweepJobLeases } from "./services/jobs/sweep";
@@ -90,8 +91,11 @@ export default {
         onEveryDatabase(env, sweepExpiredExportFiles),
         // The cron's own time: tests and the bench move the clock through it.
         onEveryDatabase(env, (db) => sweepRetention(db, controller.scheduledTime)),
-      ]).then(([sweep, rearm, pending, notifications, recurring, jobs, expired, retention]) => {
-        const all = [sweep, rearm, pending, notifications, recurring, jobs, expired, retention];
+        // Accounts moving between databases (`npm run accounts:move`, contract §24): the
+        // directory's list, a step at a time.
+        advanceMoves(env, controller.scheduledTime),
+      ]).then(([sweep, rearm, pending, notifications, recurring, jobs, expired, retention, moves]) => {
+        const all = [sweep, rearm, pending, notifications, recurring, jobs, expired, retention, moves];
         for (const r of all) {
           if (r.status === "rejected")
             console.error(
@@ -118,6 +122,11 @@ export default {
           archive_objects: retention.status === "fulfilled" ? retention.value.objects : null,
           expired_records_deleted: retention.status === "fulfilled" ? retention.value.deleted : null,
           retention_ms: retention.status === "fulfilled" ? retention.value.ms : null,
+          accounts_moving: moves.status === "fulfilled" ? moves.value.moves : null,
+          accounts_moved: moves.status === "fulfilled" ? moves.value.finished : null,
+          account_moves_failed: moves.status === "fulfilled" ? moves.value.failed : null,
+          account_rows_copied: moves.status === "fulfilled" ? moves.value.rows_copied : null,
+          account_rows_deleted: moves.status === "fulfilled" ? moves.value.rows_deleted : null,
           duration_ms: Date.now() - started,
         });
       }),

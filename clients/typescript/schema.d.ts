@@ -2762,7 +2762,7 @@ export interface components {
              * @description Stable, machine-readable code.
              * @enum {string}
              */
-            code: "bad_request" | "parse_error" | "not_acceptable_version" | "invalid_timezone" | "not_authenticated" | "authentication_failed" | "permission_denied" | "not_found" | "method_not_allowed" | "conflict" | "request_too_large" | "unsupported_media_type" | "throttled" | "upgrade_required" | "server_error";
+            code: "bad_request" | "parse_error" | "not_acceptable_version" | "invalid_timezone" | "not_authenticated" | "authentication_failed" | "permission_denied" | "not_found" | "method_not_allowed" | "conflict" | "request_too_large" | "unsupported_media_type" | "throttled" | "upgrade_required" | "server_error" | "service_unavailable";
         };
         /** @description Whether the service can serve requests. Reveals no configuration. */
         Health: {

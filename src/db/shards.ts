@@ -77,12 +77,13 @@ export function withDatabase(env: Env, db: D1Database, name: string): Env {
 }
 
 /**
- * Which shard an account lives in, as this isolate last read it from the directory. A move
- * (scripts/accounts-move.mjs) changes it: callers that find the account missing where the cache
- * said ask again with `fresh`.
+ * Which shard an account lives in, as this isolate last read it from the directory, for at most
+ * PLACEMENT_TTL_MS: a move (services/accounts/move.ts) switches the directory's entry, then
+ * waits that long before it deletes the old copy, so no isolate still reads from it.
  */
-const placed = new Map<string, string | null>();
+const placed = new Map<string, { shard: string | null; at: number }>();
 const MAX_PLACED = 50_000;
+export const PLACEMENT_TTL_MS = 10_000;
 
 /** The account's shard name (null: the directory's own database); undefined: no such account. */
 export async function shardOfAccount(
@@ -90,14 +91,15 @@ export async function shardOfAccount(
   accountId: string,
   fresh = false,
 ): Promise<string | null | undefined> {
-  if (!fresh && placed.has(accountId)) return placed.get(accountId);
+  const known = placed.get(accountId);
+  if (!fresh && known && Date.now() - known.at < PLACEMENT_TTL_MS) return known.shard;
   const row = await directoryOf(env)
     .prepare("SELECT shard FROM accounts WHERE id = ?")
     .bind(accountId)
     .first<{ shard: string | null }>();
   if (!row) return undefined;
   if (placed.size >= MAX_PLACED) placed.clear();
-  placed.set(accountId, row.shard);
+  placed.set(accountId, { shard: row.shard, at: Date.now() });
   return row.shard;
 }
 
@@ -208,9 +210,10 @@ function sameDatabase(db: D1Database, binding: D1Database): boolean {
 }
 
 /**
- * Copies rows of `table` matching `where` from one database to another, as they are (a row
- * already there is replaced). The move of an account (scripts/accounts-move.mjs) and a user
- * joining an account on a shard that had no copy of them use it.
+ * Copies rows of `table` matching `where` from one database to another, as they are: a row
+ * already there (same `id`) is updated in place, never deleted and inserted again, so rows that
+ * name it by a foreign key stay valid. A user joining an account on a shard that had no copy of
+ * them, bootstrap, and the move of an account use it.
  */
 export async function copyRows(
   from: D1Database,
@@ -224,12 +227,33 @@ export async function copyRows(
     .prepare(`SELECT * FROM ${table} WHERE ${where}`)
     .bind(...params)
     .all<Record<string, unknown>>();
-  if (results.length === 0) return 0;
-  const columns = Object.keys(results[0]);
-  const sql = `INSERT OR REPLACE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-  const statements = results.map((r) => to.prepare(sql).bind(...columns.map((c) => r[c])));
-  for (let i = 0; i < statements.length; i += 50) await to.batch(statements.slice(i, i + 50));
+  await upsertRows(to, table, ["id"], results);
   return results.length;
+}
+
+/**
+ * Writes rows read from another database of the same schema into `to`: inserted, or where the
+ * key (`key`: the primary key's columns, or a unique index's) is taken, updated in place (an
+ * upsert, SQLite's `ON CONFLICT DO UPDATE`; `INSERT OR REPLACE` would delete the row first and
+ * cascade to its children). BLOBs come out of D1 as arrays of bytes and go back as bytes.
+ */
+export async function upsertRows(
+  to: D1Database,
+  table: string,
+  key: readonly string[],
+  rows: Record<string, unknown>[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]);
+  const rest = columns.filter((c) => !key.includes(c));
+  const sql = `INSERT INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})
+  ON CONFLICT (${key.join(", ")}) DO ${rest.length ? `UPDATE SET ${rest.map((c) => `${c} = excluded.${c}`).join(", ")}` : "NOTHING"}`;
+  const statements = rows.map((r) =>
+    to
+      .prepare(sql)
+      .bind(...columns.map((c) => (Array.isArray(r[c]) ? new Uint8Array(r[c] as number[]) : r[c]))),
+  );
+  for (let i = 0; i < statements.length; i += 50) await to.batch(statements.slice(i, i + 50));
 }
 
 /**

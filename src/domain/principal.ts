@@ -20,6 +20,8 @@ export type Principal = {
     featureSignerName: boolean;
     /** A live stream was opened on the account lately: writes poke its stream object. */
     live?: boolean;
+    /** While the account moves to another database (contract §24): its writes wait until then (epoch ms). */
+    movingUntil?: number | null;
   };
   /** For a hijack token (contract §14): the admin acting as this user (RFC 8693 `act`). */
   actorUserId: string | null;

@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   "throttled",
   "upgrade_required",
   "server_error",
+  "service_unavailable",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
@@ -65,6 +66,12 @@ export const authenticationFailed = (detail = "Invalid token.") =>
   });
 export const badRequest = (detail: string, code: ErrorCode = "bad_request") =>
   new ApiError(400, code, detail);
+
+/** 503 with `Retry-After` in seconds (RFC 9110 §15.6.4, §10.2.3): try again then. */
+export const serviceUnavailable = (detail: string, retryAfterSeconds: number) =>
+  new ApiError(503, "service_unavailable", detail, {
+    "Retry-After": String(Math.max(1, Math.ceil(retryAfterSeconds))),
+  });
 
 /** DRF's codes for the statuses Hono raises itself (DRF: ParseError is `parse_error`). */
 const HTTP_EXCEPTION_CODES: Record<number, ErrorCode> = {

@@ -3,7 +3,7 @@ import { matchedRoutes } from "hono/route";
 import type { Principal } from "../domain/principal";
 import type { TokenCheck, TokenRow, WriteProof } from "../services/auth/tokens";
 import type { AppEnv, PendingAuth } from "./context";
-import { notAuthenticated } from "./errors";
+import { notAuthenticated, serviceUnavailable } from "./errors";
 import { resolveVersion } from "./versions";
 
 /**
@@ -56,14 +56,33 @@ export function mayDefer(c: Ctx, check: TokenCheck | null): boolean {
     .map((r) => modes.get(r.handler as Handler))
     .find(Boolean);
   if (mode === "reads") return (method === "GET" || method === "HEAD") && check.claim !== null;
-  if (mode === "writes") return method === "POST" && check.known !== null;
+  // A token whose account was moving when this isolate last settled it checks first: its
+  // write is then answered 503, or made once the move is over.
+  if (mode === "writes")
+    return method === "POST" && check.known !== null && !check.known.principal.account.movingUntil;
   return false;
+}
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * While the account moves to another database (contract §24, services/accounts/move.ts) its
+ * writes wait, 503 with `Retry-After`, so nothing is written to the copy being left; reads go on.
+ */
+export function refuseWhileMoving(method: string, principal: Principal, now = Date.now()) {
+  const moving = principal.account.movingUntil;
+  if (moving && !READS.has(method))
+    throw serviceUnavailable(
+      "This account is moving to another database; its writes resume within a minute. Retry after the time given.",
+      (moving - now) / 1000,
+    );
 }
 
 /** The principal from the check's row: set on the request with its version, or a 401. */
 function settle(c: Ctx, pending: PendingAuth, row: TokenRow | null, now?: number): Principal {
   c.set("pendingAuth", null);
   const principal = pending.check.settle(row, now);
+  refuseWhileMoving(c.req.method, principal, now);
   c.set("principal", principal);
   c.set("version", resolveVersion(pending.declared, principal.account.apiVersion));
   return principal;

@@ -10,7 +10,7 @@ import { checkToken, type TokenCheck, type TokenRow, tokenAccount } from "../ser
 import { scopeToAccount } from "./account-scope";
 import type { AppEnv } from "./context";
 import { ApiError, badRequest, notFound, renderError } from "./errors";
-import { mayDefer, settleLeftover } from "./first-batch";
+import { mayDefer, refuseWhileMoving, settleLeftover } from "./first-batch";
 import { logLine } from "./log";
 import { consume, type RateLimitResult } from "./rate-limit";
 import { validateTimeZone } from "./timezones";
@@ -199,6 +199,7 @@ export const authenticate: MiddlewareHandler<AppEnv> = async (c, next) => {
   }
   const resolving = (async () => (check ? check.settle(await check.statement.first<TokenRow>()) : null))();
   const principal = signIn ? await resolving.catch(() => null) : await resolving;
+  if (principal && !signIn) refuseWhileMoving(c.req.method, principal);
   c.set("principal", principal);
   c.set("version", resolveVersion(declared, principal?.account.apiVersion));
   await next();

@@ -48,7 +48,11 @@ framework: \`{"field": ["message"], "nested": {"field": [...]}, "non_field_error
 field reads \`This field is required.\`; an unknown query parameter on a list is
 \`{"<name>": ["Unknown query parameter."]}\`. For array bodies the errors are an array aligned
 with the input (\`{}\` for valid items). 401 answers carry \`WWW-Authenticate\`, 405 answers \`Allow\`,
-429 answers \`Retry-After\`.
+429 answers \`Retry-After\`. While the operator moves your account to another database (about 20
+seconds for a small account), its writes (any method but GET, HEAD and OPTIONS) answer 503 with code
+\`service_unavailable\` and \`Retry-After\`, and change nothing; reads go on. Send the write again
+then (a command with the same \`external_id\` is safe to repeat). This 503 is listed here once,
+not on every operation.
 
 ## Pagination
 Lists answer \`{"next", "previous", "results"}\`. \`next\` and \`previous\` are complete URLs (null at the

@@ -259,3 +259,33 @@ export const metafields = sqliteTable(
     index("metafields_account_created_idx").on(t.accountId, t.createdAt, t.id),
   ],
 );
+
+/**
+ * Moves of accounts between databases (contract §24, `npm run accounts:move`), kept in the
+ * directory: the script asks for one, the cron carries it out a step at a time
+ * (services/accounts/move.ts), and what it reached is here, so a crash resumes where it stopped.
+ */
+export const accountMoves = sqliteTable("account_moves", {
+  accountId: text("account_id").primaryKey(),
+  /** The binding the account leaves ("DB": the directory's own database) and the shard it goes to. */
+  source: text("source"),
+  target: text("target").notNull(),
+  /** requested, marked, copying, verifying, draining, deleting, done, failed */
+  phase: text("phase").notNull(),
+  /** Where the copy or the delete stands: the table's place in the list and its last key (JSON). */
+  tableIndex: integer("table_index").notNull().default(0),
+  cursor: text("cursor"),
+  rowsCopied: integer("rows_copied").notNull().default(0),
+  rowsDeleted: integer("rows_deleted").notNull().default(0),
+  /** Failed steps so far: a move that fails before its switch five times gives up, whole on its source. */
+  attempts: integer("attempts").notNull().default(0),
+  /** Per table: rows and checksum as verified; the last error. JSON. */
+  detail: text("detail"),
+  requestedAt: integer("requested_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+  markedAt: integer("marked_at"),
+  switchedAt: integer("switched_at"),
+  finishedAt: integer("finished_at"),
+  /** The cron run carrying the move out holds it until then (epoch ms): runs never overlap on one move. */
+  claimedUntil: integer("claimed_until"),
+});

@@ -42,6 +42,7 @@ export type TokenFields = {
   failed_reasons: string | null;
   feature_signer_name: number | null;
   live_until: number | null;
+  moving_until: number | null;
   actor_user_id: string | null;
   parent_id_found: string | null;
   parent_revoked_at: number | null;
@@ -79,6 +80,7 @@ const RESOLVE_COLUMNS: [expression: string, field: keyof TokenFields][] = [
   ["a.failed_reasons", "failed_reasons"],
   ["a.feature_signer_name", "feature_signer_name"],
   ["a.live_until", "live_until"],
+  ["a.moving_until", "moving_until"],
   ["p.id", "parent_id_found"],
   ["p.revoked_at", "parent_revoked_at"],
   ["p.expires_at", "parent_expires_at"],
@@ -328,6 +330,7 @@ function principalOf(row: TokenFields, now: number): Principal {
       failedReasons: JSON.parse(row.failed_reasons || "[]"),
       featureSignerName: Boolean(row.feature_signer_name),
       live: (row.live_until ?? 0) > now,
+      movingUntil: (row.moving_until ?? 0) > now ? row.moving_until : null,
     },
     actorUserId: row.actor_user_id,
   };
