@@ -37,7 +37,24 @@ try {
     `bundle: ${Number(m[1]).toFixed(0)} KiB, ${gzip.toFixed(0)} KiB gzipped (budget ${bundleBudget} KiB) ${ok ? "ok" : "OVER BUDGET"}`,
   );
 
-  const profile = join(dir, "startup.cpuprofile");
+  // The profile's samples are timed by the wall clock, so a busy machine (CI shares two cores)
+  // only ever adds to the figure: the least of up to three runs is the Worker's own.
+  const runs = [];
+  for (let i = 0; i < 3 && !(runs.length && Math.min(...runs) <= startupBudget); i++) runs.push(startupMs(i));
+  const ms = Math.min(...runs);
+  const startOk = ms <= startupBudget;
+  failed ||= !startOk;
+  console.log(
+    `start-up: ${ms.toFixed(0)} ms CPU (budget ${startupBudget} ms, platform limit 1000 ms; ${runs.length > 1 ? `least of ${runs.map((r) => r.toFixed(0)).join(", ")}` : "one run"}) ${startOk ? "ok" : "OVER BUDGET"}`,
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
+
+/** CPU time of the Worker's global scope in one `wrangler check startup`, in ms. */
+function startupMs(i) {
+  const profile = join(dir, `startup-${i}.cpuprofile`);
   const check = spawnSync("npx", ["wrangler", "check", "startup", "--outfile", profile], {
     encoding: "utf8",
   });
@@ -50,14 +67,6 @@ try {
   const p = JSON.parse(readFileSync(profile, "utf8"));
   const idleIds = new Set(p.nodes.filter((n) => n.callFrame.functionName === "(idle)").map((n) => n.id));
   let busyUs = 0;
-  for (let i = 0; i < p.samples.length; i++) if (!idleIds.has(p.samples[i])) busyUs += p.timeDeltas[i] ?? 0;
-  const ms = busyUs / 1000;
-  const startOk = ms <= startupBudget;
-  failed ||= !startOk;
-  console.log(
-    `start-up: ${ms.toFixed(0)} ms CPU (budget ${startupBudget} ms, platform limit 1000 ms) ${startOk ? "ok" : "OVER BUDGET"}`,
-  );
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+  for (let k = 0; k < p.samples.length; k++) if (!idleIds.has(p.samples[k])) busyUs += p.timeDeltas[k] ?? 0;
+  return busyUs / 1000;
 }
-process.exit(failed ? 1 : 0);
