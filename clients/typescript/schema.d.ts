@@ -12761,7 +12761,10 @@ export interface operations {
     };
     statusSms: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The account the message was sent for, as this service wrote it into the callback URL it gave the provider (covered by the signature): the receipt is then recorded in that account's database alone (contract §24). */
+                account?: string;
+            };
             header?: {
                 /** @description Twilio's request signature (without a valid one: 401). */
                 "x-twilio-signature"?: string;

@@ -54,7 +54,7 @@ export const ACCOUNT_DATA_TABLES: readonly AccountDataTable[] = [
 
 /**
  * Global rows: the directory's (accounts and where each lives, users, roles, tokens, sign-in
- * limits, links sent by e-mail, stream tickets, moves), copied to a shard where its accounts'
+ * limits, links sent by e-mail, stream tickets, moves, the lookups of anonymous entry points), copied to a shard where its accounts'
  * statements join them; and dead letters, the operator's record of each database's queues.
  */
 export const GLOBAL_TABLES: readonly string[] = [
@@ -67,4 +67,5 @@ export const GLOBAL_TABLES: readonly string[] = [
   "sign_in_failures",
   "dead_letters",
   "account_moves",
+  "public_keys",
 ];

@@ -374,6 +374,53 @@ export async function findInAnyDatabase<T>(
   return found.find((f) => f !== null) ?? null;
 }
 
+/**
+ * The directory's lookups for anonymous entry points (`public_keys`): a key a stranger presents
+ * (kind "tracker": a tracking page's token) names its account, so the entry point reads that
+ * account's database alone; the isolate remembers the answer (a key never changes account, and a
+ * move changes where the account lives, not the lookup). Recorded after the row it points at
+ * commits; a row without its lookup (made before lookups existed, or a crash in between) is
+ * still found, by asking every database, and its lookup is then recorded.
+ */
+const publicKeyAccounts = new Map<string, string>();
+
+export async function registerPublicKey(env: Env, kind: string, key: string, accountId: string) {
+  if (shardNames(env).length === 0) return;
+  await directoryOf(env)
+    .prepare("INSERT OR IGNORE INTO public_keys (kind, key, account_id, created_at) VALUES (?, ?, ?, ?)")
+    .bind(kind, key, accountId, Date.now())
+    .run();
+}
+
+export async function findByPublicKey<T extends { account_id: string }>(
+  env: Env,
+  kind: string,
+  key: string,
+  find: (env: Env) => Promise<T | null | undefined>,
+): Promise<{ env: Env; value: T } | null> {
+  if (shardNames(env).length === 0) return findInAnyDatabase(env, find);
+  const memo = `${kind}:${key}`;
+  const accountId =
+    publicKeyAccounts.get(memo) ??
+    (await directoryOf(env)
+      .prepare("SELECT account_id FROM public_keys WHERE kind = ? AND key = ?")
+      .bind(kind, key)
+      .first<string>("account_id"));
+  if (accountId) {
+    const scoped = await inAccount(env, accountId);
+    const value = await find(scoped);
+    if (value) {
+      if (publicKeyAccounts.size >= MAX_PLACED) publicKeyAccounts.clear();
+      publicKeyAccounts.set(memo, accountId);
+      return { env: scoped, value };
+    }
+  }
+  const found = await findInAnyDatabase(env, find);
+  if (found && found.value.account_id !== accountId)
+    await registerPublicKey(env, kind, key, found.value.account_id).catch(() => {});
+  return found;
+}
+
 /** Whether `env.DB` is already some account's database (scoped by a request, a consumer, the cron). */
 export function isScoped(env: Env): boolean {
   return (env as ScopedEnv)[DATABASE_NAME] !== undefined;

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ACCOUNT_DATA_TABLES, GLOBAL_TABLES } from "../../src/db/account-tables";
 import { databaseNamed } from "../../src/db/shards";
@@ -21,7 +21,7 @@ const moveOf = (accountId: string) =>
   env.DB.prepare("SELECT * FROM account_moves WHERE account_id = ?").bind(accountId).first<MoveRow>();
 
 /** An account with some of everything: tasks, commands (their events carry BLOB payloads), a webhook, a metafield. */
-async function busyAccount(): Promise<{ acc: TestAccount; taskIds: string[] }> {
+async function busyAccount(): Promise<{ acc: TestAccount; taskIds: string[]; trackerUrl: string }> {
   const acc = await newAccount();
   const taskIds: string[] = [];
   for (let i = 0; i < 3; i++) {
@@ -52,7 +52,12 @@ async function busyAccount(): Promise<{ acc: TestAccount; taskIds: string[] }> {
   });
   expectStatus(hook, 201);
   await seedDelivery(acc.account.id, hook.body.id, { state: "delivered" });
-  return { acc, taskIds };
+  const tracker = await call("/trackers/", {
+    token: acc.admin.token,
+    body: { tasks: [`${BASE}/tasks/${taskIds[0]}/`] },
+  });
+  expectStatus(tracker, 201);
+  return { acc, taskIds, trackerUrl: tracker.body.public_url as string };
 }
 
 async function digests(db: D1Database, accountId: string) {
@@ -113,7 +118,15 @@ describe("moving an account to another shard (contract §24)", () => {
   });
 
   it("copies, verifies, switches and deletes; writes answer 503 meanwhile, reads and other accounts go on", async () => {
-    const { acc, taskIds } = await busyAccount();
+    const { acc, taskIds, trackerUrl } = await busyAccount();
+    const trackingPage = async () => {
+      const r = await exports.default.fetch(
+        new Request(trackerUrl, { headers: { Accept: "application/json" } }),
+      );
+      expect(r.status).toBe(200);
+      return r.json();
+    };
+    const shown = await trackingPage();
     const bystander = await newAccount();
     const from = await shardOf(acc.account.id);
     const to = other(from);
@@ -183,6 +196,8 @@ describe("moving an account to another shard (contract §24)", () => {
     expectStatus(await call("/tasks/", { token: acc.admin.token, body: sampleTask(acc) }), 201);
     const events = await call("/events/?page_size=100", { token: acc.admin.token });
     expect(events.body.results).toEqual(eventsBefore.body.results);
+    // The recipients' page too: its lookup names the account, wherever it lives now.
+    expect(await trackingPage()).toEqual(shown);
   });
 
   it("a crash mid-copy resumes on the next run; one that keeps failing leaves the account whole where it was", async () => {

@@ -1,4 +1,4 @@
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { shardNames } from "../../src/db/shards";
 import { addUser, call, expectStatus, newAccount, signIn, type TestAccount } from "../helpers";
@@ -142,5 +142,30 @@ describe("accounts on shards (contract §24)", () => {
     expect(
       await env.DB.prepare("SELECT COUNT(*) AS n FROM users WHERE email = ?").bind(worker.email).first("n"),
     ).toBe(1);
+  });
+
+  it("a tracking page's token has a lookup in the directory naming its account; one without it is still found, and gets one", async () => {
+    const { SHARD_1: acc } = await oneOnEachShard();
+    const task = await call("/tasks/", { token: acc.admin.token, body: sampleTask(acc) });
+    expectStatus(task, 201);
+    const t = await call("/trackers/", { token: acc.admin.token, body: { tasks: [task.body.url] } });
+    expectStatus(t, 201);
+    const token = new URL(t.body.public_url).pathname.split("/")[2];
+    const lookup = () =>
+      env.DB.prepare("SELECT account_id FROM public_keys WHERE kind = 'tracker' AND key = ?")
+        .bind(token)
+        .first("account_id");
+    expect(await lookup()).toBe(acc.account.id);
+    // Lookups are the directory's alone: no shard keeps a copy.
+    expect(await env.SHARD_1!.prepare("SELECT COUNT(*) AS n FROM public_keys").first("n")).toBe(0);
+    const page = () =>
+      exports.default.fetch(new Request(t.body.public_url, { headers: { Accept: "application/json" } }));
+    // A tracker made before lookups existed (or a crash before its lookup was written).
+    await env.DB.prepare("DELETE FROM public_keys WHERE key = ?").bind(token).run();
+    const found = await page();
+    expect(found.status).toBe(200);
+    expect(((await found.json()) as { tasks: unknown[] }).tasks).toHaveLength(1);
+    expect(await lookup()).toBe(acc.account.id);
+    expect((await page()).status).toBe(200);
   });
 });

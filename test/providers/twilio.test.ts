@@ -53,7 +53,7 @@ describe("Twilio provider against a server speaking Twilio's Messages API", () =
       to: "+358401234567",
       from: FROM,
       body: "Your parcel is on its way: ääkköset ✓",
-      status_callback: "https://api.test/sms/status/",
+      status_callback: `https://api.test/sms/status/?account=${acc.account.id}`,
       account_sid: sid,
     });
     const sent = await row(msg.smsId);

@@ -193,4 +193,40 @@ describe("Twilio (its REST API and signed status callbacks)", () => {
       "delivered",
     );
   });
+
+  it("a status callback naming its account (as the callback URL this service gives Twilio does) is recorded in that account's database", async () => {
+    const acc = await newAccount();
+    const id = crypto.randomUUID();
+    const sid = `SM-${crypto.randomUUID()}`;
+    await stored
+      .prepare(
+        "INSERT INTO sms (id, account_id, to_number, message, state, provider, provider_message_id, created_at, updated_at) VALUES (?, ?, ?, 'm', 'sent', 'twilio', ?, ?, ?)",
+      )
+      .bind(id, acc.account.id, TO, sid, Date.now(), Date.now())
+      .run();
+    const url = `https://api.test/sms/status/?account=${acc.account.id}`;
+    const params = new URLSearchParams({ MessageSid: sid, MessageStatus: "undelivered", ErrorCode: "30005" });
+    const post = async (to: string, signedFor: string) =>
+      exports.default.fetch(
+        new Request(to, {
+          method: "POST",
+          headers: {
+            "Content-Type": "application/x-www-form-urlencoded",
+            "X-Twilio-Signature": await twilioSignature(env.TWILIO_AUTH_TOKEN!, signedFor, params),
+            "CF-Connecting-IP": "203.0.113.9",
+          },
+          body: params.toString(),
+        }),
+      );
+    // The account is part of what Twilio signs: another account put in its place is refused.
+    const other = `https://api.test/sms/status/?account=${crypto.randomUUID()}`;
+    expect((await post(other, url)).status).toBe(401);
+    expect((await post(`https://api.test/sms/status/?account=not-an-id`, url)).status).toBe(400);
+    expect((await post(url, url)).status).toBe(204);
+    const row = await stored
+      .prepare("SELECT state, error_message FROM sms WHERE id = ?")
+      .bind(id)
+      .first<any>();
+    expect(row).toEqual({ state: "failed", error_message: "Provider error 30005" });
+  });
 });

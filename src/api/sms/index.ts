@@ -103,6 +103,12 @@ export const statusSmsRoute = createRoute({
   description:
     "Form-encoded `MessageSid`, `MessageStatus` (and `ErrorCode`), with `X-Twilio-Signature` checked against TWILIO_AUTH_TOKEN; a bad or missing signature is 401.",
   request: {
+    query: z.object({
+      account: z.string().uuid().optional().openapi({
+        description:
+          "The account the message was sent for, as this service wrote it into the callback URL it gave the provider (covered by the signature): the receipt is then recorded in that account's database alone (contract §24).",
+      }),
+    }),
     headers: z.object({
       "x-twilio-signature": z
         .string()
@@ -140,6 +146,7 @@ export function mountSms(app: Router) {
       params.get("MessageSid") ?? "",
       params.get("MessageStatus") ?? "",
       params.get("ErrorCode"),
+      c.req.query("account") ?? null,
     );
     return c.body(null, 204);
   }) as never);

@@ -131,7 +131,7 @@ function input(body: z.infer<typeof TrackerWriteSchema>, zone: string | null): T
 export function mountTrackers(app: Router) {
   defineRoute(app, createTrackerRoute, async (c) => {
     const p = requireRole(c, ...DISPATCHERS);
-    const row = await createTracker(c.env.DB, p, input(c.req.valid("json"), c.get("timeZone")));
+    const row = await createTracker(c.env, p, input(c.req.valid("json"), c.get("timeZone")));
     return c.json(serializeTracker(renderCtx(c), row), 201);
   });
   defineRoute(app, listTrackersRoute, async (c) => {

@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Timestamps are epoch milliseconds (integers): they index and compare cheaply, and the
 // serializer renders them in the caller's time zone.
@@ -289,3 +289,20 @@ export const accountMoves = sqliteTable("account_moves", {
   /** The cron run carrying the move out holds it until then (epoch ms): runs never overlap on one move. */
   claimedUntil: integer("claimed_until"),
 });
+
+/**
+ * The directory's lookups for anonymous entry points (contract §24): a key a stranger presents
+ * (a tracking page's token) and the account it belongs to, so the page is read from that
+ * account's database alone instead of asking every database (db/shards.ts `findByPublicKey`).
+ * Keys point at accounts, not shards: a move leaves them as they are.
+ */
+export const publicKeys = sqliteTable(
+  "public_keys",
+  {
+    kind: text("kind").notNull(),
+    key: text("key").notNull(),
+    accountId: text("account_id").notNull(),
+    createdAt: integer("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.key] })],
+);

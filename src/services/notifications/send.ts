@@ -144,7 +144,7 @@ async function trackerUrl(env: Env, c: Context, baseUrl: string): Promise<string
   const existing = await live();
   if (existing) return publicUrl(baseUrl, existing.token);
   const created = await createTracker(
-    env.DB,
+    env,
     accountPrincipal(c.task.account_id, c.template.created_by),
     { tasks: [c.task.id] },
     { unlessTaskTracked: { id: c.task.id, orderId: c.task.order_id } },

@@ -176,7 +176,12 @@ export async function sendQueuedSms(env: Env, m: SmsMessage, sender?: SmsSender)
     const { providerMessageId } = await provider.send({
       to: claim.to_number,
       body: claim.message,
-      statusCallback: provider.name === "twilio" ? `${m.baseUrl}/sms/status/` : null,
+      // The account rides in the callback's URL, which the provider signs: its receipt is then
+      // recorded in the account's database alone (recordSmsStatus).
+      statusCallback:
+        provider.name === "twilio"
+          ? `${m.baseUrl}/sms/status/?account=${encodeURIComponent(claim.account_id)}`
+          : null,
     });
     await env.DB.prepare(
       "UPDATE sms SET state = 'sent', provider_message_id = ?, sent_at = ?, updated_at = ? WHERE id = ?",
@@ -205,21 +210,25 @@ export async function recordSmsStatus(
   providerMessageId: string,
   status: string,
   errorCode: string | null,
+  accountId: string | null = null,
 ) {
   const state =
     status === "delivered" ? "delivered" : status === "failed" || status === "undelivered" ? "failed" : null;
   if (!state) return;
   const now = Date.now();
-  // The callback names no account: the SMS is in whichever database holds its account
-  // (contract §24), and only there does the UPDATE find it.
-  await Promise.all(
-    everyDatabase(env).map(({ db }) =>
-      db
-        .prepare(
-          "UPDATE sms SET state = ?, error_message = CASE WHEN ? IS NULL THEN error_message ELSE ? END, updated_at = ? WHERE provider_message_id = ? AND state IN ('sent', 'delivered')",
-        )
-        .bind(state, errorCode, errorCode ? `Provider error ${errorCode}` : null, now, providerMessageId)
-        .run(),
-    ),
-  );
+  const record = (db: D1Database) =>
+    db
+      .prepare(
+        "UPDATE sms SET state = ?, error_message = CASE WHEN ? IS NULL THEN error_message ELSE ? END, updated_at = ? WHERE provider_message_id = ? AND state IN ('sent', 'delivered')",
+      )
+      .bind(state, errorCode, errorCode ? `Provider error ${errorCode}` : null, now, providerMessageId)
+      .run();
+  // The callback's URL names the account (a message sent since it does): its database alone.
+  // Otherwise the SMS is in whichever database holds its account (contract §24), and only
+  // there does the UPDATE find it.
+  if (accountId) {
+    const updated = await record((await accountEnv(env, accountId)).DB).catch(() => null);
+    if (updated?.meta.changes) return;
+  }
+  await Promise.all(everyDatabase(env).map(({ db }) => record(db)));
 }

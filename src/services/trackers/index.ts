@@ -5,6 +5,7 @@
  */
 
 import { accountRow } from "../../db/account-rows";
+import { registerPublicKey } from "../../db/shards";
 import {
   badPlaceholders,
   DEFAULT_PUBLIC_TASK_FIELDS,
@@ -176,19 +177,20 @@ export const LIVE_TRACKER_OF_TASK = `SELECT token FROM trackers WHERE account_id
  * Creates a tracker. With `unlessTaskTracked`, only when no live tracker shows that task yet,
  * decided by the INSERT itself (two racing callers make one); null when one already did.
  */
-export async function createTracker(db: D1Database, p: Principal, input: TrackerWrite): Promise<TrackerRow>;
+export async function createTracker(env: Env, p: Principal, input: TrackerWrite): Promise<TrackerRow>;
 export async function createTracker(
-  db: D1Database,
+  env: Env,
   p: Principal,
   input: TrackerWrite,
   opts: { unlessTaskTracked: { id: string; orderId: string | null } },
 ): Promise<TrackerRow | null>;
 export async function createTracker(
-  db: D1Database,
+  env: Env,
   p: Principal,
   input: TrackerWrite,
   opts: { unlessTaskTracked?: { id: string; orderId: string | null } } = {},
 ): Promise<TrackerRow | null> {
+  const db = env.DB;
   const { fields, template, taskIds, orderId } = await resolve(db, p, input, null);
   const now = Date.now();
   const row: TrackerRow = {
@@ -213,7 +215,10 @@ export async function createTracker(
     )
     .bind(...keys.map((k) => row[k]), ...(guard ? [p.accountId, now, guard.orderId, guard.id] : []))
     .run();
-  return inserted.meta.changes ? row : null;
+  if (!inserted.meta.changes) return null;
+  // The token's lookup in the directory (contract §24), once the tracker exists.
+  await registerPublicKey(env, "tracker", row.token, p.accountId);
+  return row;
 }
 
 export async function updateTracker(db: D1Database, p: Principal, id: string, input: TrackerWrite) {

@@ -1,4 +1,4 @@
-import { findInAnyDatabase } from "../../db/shards";
+import { findByPublicKey } from "../../db/shards";
 /**
  * The public side of a tracker (contract §17): its tasks reduced to the allowlist, each with
  * `eta` or, when none can be given, `predicted_delivery_error` in the reader's language. Only
@@ -341,8 +341,11 @@ export async function publicTracker(
   };
 }
 
-/** The tracker behind a public token, in whichever database holds its account (contract §24). */
+/**
+ * The tracker behind a public token, in the database of its account (contract §24): the
+ * directory's lookup names the account.
+ */
 const trackerOf = (env: Env, token: string) =>
-  findInAnyDatabase(env, (scoped) =>
+  findByPublicKey(env, "tracker", token, (scoped) =>
     scoped.DB.prepare("SELECT * FROM trackers WHERE token = ?").bind(token).first<TrackerRow>(),
   );
