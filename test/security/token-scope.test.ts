@@ -61,8 +61,8 @@ async function snapshotOf(accountId: string, exceptUser: string): Promise<Record
     if (volatile.has(name)) continue;
     // The user's own exchanges of a session for B (allowed: their role) are not B's data.
     const mine = name === "auth_tokens" ? " AND user_id != ?" : "";
-    // events is a WITHOUT ROWID table (migration 0025), ordered by its key.
-    const order = name === "events" ? "id" : "rowid";
+    // events and public_keys are WITHOUT ROWID tables (migrations 0025, 0035), ordered by their keys.
+    const order = name === "events" ? "id" : name === "public_keys" ? "kind, key" : "rowid";
     const { results } = await stored
       .prepare(`SELECT * FROM "${name}" WHERE account_id = ?${mine} ORDER BY ${order}`)
       .bind(accountId, ...(mine ? [exceptUser] : []))
