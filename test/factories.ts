@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { uuidv7 } from "../src/lib/ids";
 import { BASE } from "./helpers";
 import { stored } from "./stored";

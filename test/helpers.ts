@@ -1,4 +1,4 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import type { Principal } from "../src/services/auth/principal";
 import { BASE_JOIN, PAYLOAD_COLUMNS, type StoredPayload, withTexts } from "../src/services/events/payloads";

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { archiveReadSql } from "../../src/services/retention/sources";
 import { SPENT_RECORDS } from "../../src/services/retention/sweep";

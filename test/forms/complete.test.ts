@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { unpackJson } from "../../src/formats/packed-json";
 import { dispatchPendingEvents } from "../../src/services/events/dispatch";

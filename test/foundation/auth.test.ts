@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
 import { addUser, call, expectStatus, newAccount, signIn, uniqueEmail } from "../helpers";

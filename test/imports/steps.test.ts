@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { ImportMessage } from "../../src/queues/imports/message";
 import { jobPrincipal } from "../../src/services/auth/job-principal";

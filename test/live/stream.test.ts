@@ -1,4 +1,4 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { stored } from "../stored";

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { buildMime } from "../../src/services/messaging/email/workers";
 import { eventually } from "../files/helpers";

@@ -1,4 +1,4 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { uuidv7 } from "../../src/lib/ids";
 import { call, expectStatus, newAccount, type TestAccount } from "../helpers";

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { expect } from "vitest";
 import { newFileUpload, uploadFile } from "../files/helpers";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";

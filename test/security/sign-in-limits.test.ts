@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addUser, call, expectStatus, newAccount, uniqueEmail } from "../helpers";
 import { stored } from "../stored";

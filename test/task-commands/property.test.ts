@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { insertTask, taskRow } from "../factories";

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { TaskListQueryInput } from "../../src/schemas/tasks";
 import type { Principal } from "../../src/services/auth/principal";

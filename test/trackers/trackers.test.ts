@@ -1,4 +1,4 @@
-import { env, exports } from "cloudflare:workers";
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { DETOUR, greatCircleMetres, type Point } from "../../src/services/routing";
 import { addUser, call, defineMetafields, expectStatus, newAccount, type TestAccount } from "../helpers";

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { eventStatement } from "../../src/services/events/outbox";
 import { call, expectStatus, newAccount } from "../helpers";

@@ -1,4 +1,3 @@
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { insertTask } from "../factories";
 import { call, expectStatus, newAccount, storedEvents } from "../helpers";

@@ -1,16 +1,7 @@
 import type { RoleName, RoleState } from "../../db/schema";
-import {
-  accountDatabase,
-  databaseNamed,
-  directoryOf,
-  inAccount,
-  replicate,
-  shardForNewAccount,
-  spreadUser,
-} from "../../db/shards";
+import { directoryOf, replicate, spreadUser } from "../../db/shards";
 import { fieldError, notFound, permissionDenied } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
-import { CURRENT_VERSION } from "../../http/versions";
 import { uuidv7 } from "../../lib/ids";
 import { hashPassword, verifyPassword } from "../auth/passwords";
 import type { Principal } from "../auth/principal";
