@@ -144,7 +144,7 @@ describe("accounts on shards (contract §24)", () => {
     ).toBe(1);
   });
 
-  it("a tracking page's token has a lookup in the directory naming its account; one without it is still found, and gets one", async () => {
+  it("a tracking page's token and an upload's key have a lookup in the directory naming the account; a token without one is still found, and gets one", async () => {
     const { SHARD_1: acc } = await oneOnEachShard();
     const task = await call("/tasks/", { token: acc.admin.token, body: sampleTask(acc) });
     expectStatus(task, 201);
@@ -167,5 +167,21 @@ describe("accounts on shards (contract §24)", () => {
     expect(((await found.json()) as { tasks: unknown[] }).tasks).toHaveLength(1);
     expect(await lookup()).toBe(acc.account.id);
     expect((await page()).status).toBe(200);
+
+    // An upload's key, which the presigned form carries and POST /storage/ is given, likewise.
+    const upload = await call("/file_uploads/", {
+      token: acc.admin.token,
+      body: { file_name: "photo.jpg", file_type: "image/jpeg" },
+    });
+    expectStatus(upload, 201);
+    const uploadKey = await env
+      .SHARD_1!.prepare("SELECT key FROM file_uploads WHERE id = ?")
+      .bind(upload.body.id)
+      .first<string>("key");
+    expect(
+      await env.DB.prepare("SELECT account_id FROM public_keys WHERE kind = 'upload' AND key = ?")
+        .bind(uploadKey)
+        .first("account_id"),
+    ).toBe(acc.account.id);
   });
 });

@@ -58,7 +58,7 @@ export const retrieveFileUploadRoute = createRoute({
 export function mountFileUploads(app: Router) {
   defineRoute(app, createFileUploadRoute, async (c) => {
     const p = requireUser(c);
-    const row = await createFileUpload(c.env.DB, p, c.req.valid("json"));
+    const row = await createFileUpload(c.env, p, c.req.valid("json"));
     return c.json(await serializeFileUpload(renderCtx(c), row, storageSettings(c.env)), 201);
   });
 

@@ -1,4 +1,3 @@
-import { everyDatabase } from "../../db/shards";
 /**
  * The storage endpoint's work (`POST {upload_url}`, interface §4.2, contract §8): S3's POST
  * Object in front of R2. The form is parsed as a stream, verified exactly as S3 verifies it
@@ -13,7 +12,7 @@ import { verifyPostForm } from "../../s3/post-policy";
 import { putStream } from "../../s3/r2-put";
 import { accessDenied, noFile } from "../../s3/s3-errors";
 import { storageSettings } from "./settings";
-import { isConsumedUpload, markUploaded } from "./uploads";
+import { isConsumedUpload, markUploaded, uploadHome } from "./uploads";
 
 const CONSUMED = "This upload was already used by a document or signature; request a new upload form.";
 
@@ -85,7 +84,10 @@ export async function receivePostObject(
     });
     // A form whose upload already became a document or signature is spent: replaying it
     // would put the file back under its public key after the source was deleted.
-    if (await consumedAnywhere(env, verified.key)) throw accessDenied(CONSUMED);
+    // The database that holds the upload's row (its account's, contract §24); none: no row to mark.
+    const home = await uploadHome(env, verified.key);
+    const consumedAlready = async () => (home ? isConsumedUpload(home.DB, verified.key) : false);
+    if (await consumedAlready()) throw accessDenied(CONSUMED);
     const meta = objectMetadata(verified.fields);
     consumed = true;
     const { object } = await putStream(
@@ -94,11 +96,9 @@ export async function receivePostObject(
       form.file.stream.pipeThrough(limiter.stream),
       meta,
     );
-    // The form names no account: its upload's row is in whichever database holds the account
-    // (contract §24), and only that one has it. A handful of databases, each by primary key.
-    for (const { db } of everyDatabase(env)) await markUploaded(db, verified.key, object, now.getTime());
+    if (home) await markUploaded(home.DB, verified.key, object, now.getTime());
     // Consumed while this body streamed in: the object must not stay.
-    if (await consumedAnywhere(env, verified.key)) {
+    if (await consumedAlready()) {
       await env.FILES.delete(verified.key);
       throw accessDenied(CONSUMED);
     }
@@ -113,10 +113,4 @@ export async function receivePostObject(
     // A refused form leaves the body unread: release it (the parser holds its reader).
     if (!consumed) await form.file?.stream.cancel().catch(() => {});
   }
-}
-
-/** Whether the upload under `key` became a document or signature, in whichever database has it. */
-async function consumedAnywhere(env: Env, key: string): Promise<boolean> {
-  const answers = await Promise.all(everyDatabase(env).map(({ db }) => isConsumedUpload(db, key)));
-  return answers.some(Boolean);
 }

@@ -2,6 +2,7 @@
  * File uploads (interface §2.1, §4.1): a record that reserves an object key and carries the
  * signed form a client posts the file with. The storage endpoint marks it uploaded.
  */
+import { findByPublicKey, registerPublicKey } from "../../db/shards";
 import { type FieldErrors, ValidationError } from "../../http/errors";
 import { type Page, paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
@@ -19,11 +20,12 @@ const MEDIA_TYPE_RE =
   /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[^"\r\n]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
 
 export async function createFileUpload(
-  db: D1Database,
+  env: Env,
   p: Principal,
   input: FileUploadInput,
   now = Date.now(),
 ): Promise<FileUploadRow> {
+  const db = env.DB;
   const errors: FieldErrors = {};
   const nameProblem = fileNameProblem(input.file_name);
   if (nameProblem) errors.file_name = [nameProblem];
@@ -57,6 +59,9 @@ export async function createFileUpload(
     )
     .bind(row.id, row.account_id, row.created_by, row.file_name, row.file_type, row.source, row.key, now, now)
     .run();
+  // The form's key names no account: its lookup in the directory does (contract §24), so
+  // `POST /storage/` reads and marks the upload in the account's database alone.
+  await registerPublicKey(env, "upload", key, p.accountId);
   return row;
 }
 
@@ -109,6 +114,19 @@ export async function markUploaded(db: D1Database, key: string, object: R2Object
     )
     .bind(object.uploaded.getTime() || now, object.size, object.etag, now, key)
     .run();
+}
+
+/**
+ * The env of the database that holds the upload with this key (its account's, by the
+ * directory's lookup), or null when no database has it.
+ */
+export async function uploadHome(env: Env, key: string): Promise<Env | null> {
+  const found = await findByPublicKey(env, "upload", key, (scoped) =>
+    scoped.DB.prepare("SELECT account_id FROM file_uploads WHERE key = ?")
+      .bind(key)
+      .first<{ account_id: string }>(),
+  );
+  return found?.env ?? null;
 }
 
 /** True when the upload with this key already became a document or signature. */
