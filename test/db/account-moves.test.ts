@@ -262,4 +262,29 @@ describe("moving an account to another shard (contract §24)", () => {
     expect(JSON.parse((await moveOf(stay.account.id))!.detail!).error).toMatch(/not a shard/);
     expectStatus(await call("/tasks/", { token: stay.admin.token, body: sampleTask(stay) }), 201);
   });
+
+  it("a crash between the switch and its record goes on from the target, even once the lease lapsed", async () => {
+    const acc = await newAccount();
+    const from = await shardOf(acc.account.id);
+    const to = other(from);
+    const t0 = Date.now();
+    await requestMove(env, acc.account.id, to, t0);
+    await advanceMoves(env, t0, 1_000);
+    await advanceMoves(env, t0 + 5_000, 10_000);
+    expect(await moveOf(acc.account.id)).toMatchObject({ phase: "draining" });
+    // As if the run died after the directory's write, before the move's row said so; the cron
+    // comes back two minutes later.
+    await env.DB.prepare(
+      "UPDATE account_moves SET phase = 'switching', switched_at = NULL WHERE account_id = ?",
+    )
+      .bind(acc.account.id)
+      .run();
+    const later = t0 + 125_000;
+    await advanceMoves(env, later, 5_000);
+    await advanceMoves(env, later + DRAIN_MS + 5_000, 10_000);
+    expect(await moveOf(acc.account.id)).toMatchObject({ phase: "done" });
+    expect(await shardOf(acc.account.id)).toBe(to);
+    expect(await rowsIn(databaseNamed(env, from), acc.account.id)).toBe(0);
+    expectStatus(await call("/tasks/", { token: acc.admin.token, body: sampleTask(acc) }), 201);
+  });
 });

@@ -208,10 +208,18 @@ async function step(env: Env, m: MoveRow, now: number): Promise<MoveRow | number
   }
   const source = databaseNamed(env, m.source);
   const target = databaseNamed(env, m.target);
-  const beforeSwitch = ["marked", "copying", "verifying"].includes(m.phase);
+  // Up to the switch itself (which a run may reach a minute after the verification, in the next
+  // cron run), the lease must have held throughout, or what was verified may be stale.
+  const beforeSwitch = ["marked", "copying", "verifying", "switching"].includes(m.phase);
   if (beforeSwitch && !(await renew(env, m, now))) {
-    // The lease lapsed: writes went on at the source meanwhile. Start over.
-    return save(env, m, { phase: "requested", cursor: null, table_index: 0 });
+    const placed = await directory
+      .prepare("SELECT shard FROM accounts WHERE id = ?")
+      .bind(m.account_id)
+      .first<string | null>("shard");
+    // The lease lapsed: writes went on at the source meanwhile. Start over; unless the switch
+    // was made and only its record is missing (a crash between the two): then the account is
+    // whole at the target, and the move goes on from there.
+    if (placed !== m.target) return save(env, m, { phase: "requested", cursor: null, table_index: 0 });
   }
   switch (m.phase) {
     case "marked": {
