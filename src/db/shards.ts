@@ -268,18 +268,8 @@ export async function spreadUser(env: Env, userId: string): Promise<void> {
   const shards = await shardsOf(env, { userIds: [userId] });
   if (shards.length === 0) return;
   const directory = directoryOf(env);
-  const { results } = await directory
-    .prepare("SELECT account_id AS id FROM account_roles WHERE user_id = ?")
-    .bind(userId)
-    .all<{ id: string }>();
   for (const db of shards) {
-    await ensureAccountStubs(
-      directory,
-      db,
-      results.map((r) => r.id),
-    );
-    await copyRows(directory, db, "users", "id = ?", [userId]);
-    await copyRows(directory, db, "auth_tokens", "user_id = ? ORDER BY created_at, id", [userId]);
+    await copyUsers(directory, db, [userId]);
     await copyRows(
       directory,
       db,
@@ -288,6 +278,38 @@ export async function spreadUser(env: Env, userId: string): Promise<void> {
       [userId, shardNameOf(env, db)],
     );
   }
+}
+
+/**
+ * Users' global rows copied from the directory to `db`: a stub of every account they name (their
+ * roles', their default, their tokens': the foreign keys every D1 database enforces), their
+ * `users` rows and their tokens. Upserts: running it again repairs a copy. Their roles are the
+ * caller's to copy (only those of the accounts `db` holds).
+ */
+export async function copyUsers(directory: D1Database, db: D1Database, userIds: string[]) {
+  if (userIds.length === 0) return;
+  const ids = JSON.stringify(userIds);
+  const { results: named } = await directory
+    .prepare(
+      `SELECT account_id AS id FROM account_roles WHERE user_id IN (SELECT value FROM json_each(?1))
+  UNION SELECT default_account_id FROM users WHERE id IN (SELECT value FROM json_each(?1)) AND default_account_id IS NOT NULL
+  UNION SELECT account_id FROM auth_tokens WHERE user_id IN (SELECT value FROM json_each(?1)) AND account_id IS NOT NULL`,
+    )
+    .bind(ids)
+    .all<{ id: string }>();
+  await ensureAccountStubs(
+    directory,
+    db,
+    named.map((r) => r.id),
+  );
+  await copyRows(directory, db, "users", "id IN (SELECT value FROM json_each(?))", [ids]);
+  await copyRows(
+    directory,
+    db,
+    "auth_tokens",
+    "user_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id",
+    [ids],
+  );
 }
 
 /** The shard binding name of `db`. */

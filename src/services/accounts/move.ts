@@ -1,10 +1,10 @@
 import { ACCOUNT_DATA_TABLES, type AccountDataTable } from "../../db/account-tables";
 import {
   copyRows,
+  copyUsers,
   DIRECTORY,
   databaseNamed,
   directoryOf,
-  ensureAccountStubs,
   forgetPlacement,
   PLACEMENT_TTL_MS,
   shardNames,
@@ -458,29 +458,12 @@ async function copyGlobals(env: Env, accountId: string, targetName: string) {
     .prepare("SELECT DISTINCT user_id AS id FROM account_roles WHERE account_id = ?")
     .bind(accountId)
     .all<{ id: string }>();
-  const ids = JSON.stringify(members.map((r) => r.id));
-  const { results: theirs } = await directory
-    .prepare(
-      `SELECT DISTINCT account_id AS id FROM account_roles WHERE user_id IN (SELECT value FROM json_each(?))
-  UNION SELECT default_account_id FROM users WHERE id IN (SELECT value FROM json_each(?)) AND default_account_id IS NOT NULL
-  UNION SELECT account_id FROM auth_tokens WHERE user_id IN (SELECT value FROM json_each(?)) AND account_id IS NOT NULL`,
-    )
-    .bind(ids, ids, ids)
-    .all<{ id: string }>();
-  await ensureAccountStubs(
+  await copyUsers(
     directory,
     target,
-    theirs.map((r) => r.id),
+    members.map((r) => r.id),
   );
-  await copyRows(directory, target, "users", "id IN (SELECT value FROM json_each(?))", [ids]);
   await copyRows(directory, target, "account_roles", "account_id = ?", [accountId]);
-  await copyRows(
-    directory,
-    target,
-    "auth_tokens",
-    "user_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id",
-    [ids],
-  );
 }
 
 /**
