@@ -1,5 +1,6 @@
 import { exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { uuidText } from "../src/db/uuid-bytes";
 import type { Principal } from "../src/services/auth/principal";
 import { BASE_JOIN, PAYLOAD_COLUMNS, type StoredPayload, withTexts } from "../src/services/events/payloads";
 import { stored } from "./stored";
@@ -144,8 +145,8 @@ export async function storedEvents(
 ): Promise<StoredEvent[]> {
   const { results } = await stored
     .prepare(
-      `SELECT e.id, e.account_id, e.type, e.created_at, e.dispatched_at, ${PAYLOAD_COLUMNS}
-     FROM events e ${BASE_JOIN} ${q.accountId ? "WHERE e.account_id = ?" : ""} ORDER BY e.id`,
+      `SELECT ${uuidText("e.id")} AS id, ${uuidText("e.account_id")} AS account_id, e.type, e.created_at, e.dispatched_at, ${PAYLOAD_COLUMNS}
+     FROM events e ${BASE_JOIN} ${q.accountId ? "WHERE e.account_id = unhex(?, '-')" : ""} ORDER BY e.id`,
     )
     .bind(...(q.accountId ? [q.accountId] : []))
     .all<Omit<StoredEvent, "data"> & StoredPayload>();

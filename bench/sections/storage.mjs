@@ -111,7 +111,9 @@ export const storage = {
         try {
           const has = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'events'").get();
           if (!has) continue;
-          const put = db.prepare("UPDATE events SET payload = ? WHERE account_id = ? AND id = ?");
+          const put = db.prepare(
+            "UPDATE events SET payload = ? WHERE account_id = unhex(?, '-') AND id = unhex(?, '-')",
+          );
           const account = run.accountUrl.split("/").at(-2);
           db.exec("BEGIN");
           for (const e of events) put.run(JSON.stringify(e.data), account, e.id);

@@ -6,6 +6,8 @@
  * behind by a move.
  */
 
+import { paramFor } from "./uuid-bytes";
+
 /**
  * A table of account data: its primary key (or the unique key that stands for one), the order
  * copies and verification walk it in; and which rows are the account's (one `?`: the account
@@ -14,11 +16,16 @@
  */
 export type AccountDataTable = { table: string; key: string[]; where: string };
 
-const own = (table: string, key = ["id"]): AccountDataTable => ({ table, key, where: "account_id = ?" });
+// A column of UUIDs stored as bytes (./uuid-bytes.ts) compares with its parent's text through unhex.
+const own = (table: string, key = ["id"]): AccountDataTable => ({
+  table,
+  key,
+  where: `account_id = ${paramFor(table, "account_id")}`,
+});
 const through = (table: string, key: string[], column: string, parent: string): AccountDataTable => ({
   table,
   key,
-  where: `${column} IN (SELECT id FROM ${parent} WHERE account_id = ?)`,
+  where: `${column} IN (SELECT ${paramFor(table, column, "id")} FROM ${parent} WHERE account_id = ?)`,
 });
 
 export const ACCOUNT_DATA_TABLES: readonly AccountDataTable[] = [

@@ -1,8 +1,10 @@
+import { uuidBytes } from "./uuid-bytes";
+
 /**
  * `IN` over a request-sized list. D1 binds at most 100 parameters per statement (D1 limits),
  * so the list goes in as ONE JSON parameter: `IN (SELECT value FROM json_each(?))`, which
- * SQLite still answers with index lookups. `sql` names the spot `IN_LIST`; `fixed` parameters
- * come first.
+ * SQLite still answers with index lookups. `sql` names the spot `IN_LIST`, or `UUID_LIST` for a
+ * column of UUIDs stored as bytes (./uuid-bytes.ts); `fixed` parameters come first.
  */
 export function inStatement(
   db: D1Database,
@@ -11,7 +13,11 @@ export function inStatement(
   values: unknown[],
 ): D1PreparedStatement {
   return db
-    .prepare(sql.replace("IN_LIST", "SELECT value FROM json_each(?)"))
+    .prepare(
+      sql
+        .replace("UUID_LIST", `SELECT ${uuidBytes("value")} FROM json_each(?)`)
+        .replace("IN_LIST", "SELECT value FROM json_each(?)"),
+    )
     .bind(...fixed, JSON.stringify([...new Set(values)]));
 }
 

@@ -55,6 +55,12 @@ export type PageRequest = {
   /** The sort value of a row, as stored in the cursor. */
   sortValue: (row: any) => SortValue;
   idExpr?: string;
+  /**
+   * SQL of the cursor's bound sort value and id (`?`; a UUID stored as bytes compares with
+   * `unhex(?, '-')`, db/uuid-bytes.ts).
+   */
+  sortParam?: string;
+  idParam?: string;
   desc: boolean;
   cursor?: string;
   pageSize?: number;
@@ -74,7 +80,8 @@ export async function paginate<Row extends { id: string }>(req: PageRequest): Pr
   const params = [...req.params];
   if (cur) {
     const op = desc ? "<" : ">";
-    where.push(`(${req.sortExpr} ${op} ? OR (${req.sortExpr} = ? AND ${idExpr} ${op} ?))`);
+    const [v, id] = [req.sortParam ?? "?", req.idParam ?? "?"];
+    where.push(`(${req.sortExpr} ${op} ${v} OR (${req.sortExpr} = ${v} AND ${idExpr} ${op} ${id}))`);
     params.push(cur.v, cur.v, cur.id);
   }
   const dir = desc ? "DESC" : "ASC";

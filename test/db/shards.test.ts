@@ -1,6 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { shardNames } from "../../src/db/shards";
+import { paramFor } from "../../src/db/uuid-bytes";
 import { addUser, call, expectStatus, newAccount, signIn, type TestAccount } from "../helpers";
 import { sampleTask } from "../tasks/helpers";
 
@@ -28,7 +29,7 @@ async function oneOnEachShard(): Promise<Record<string, TestAccount>> {
 
 const count = (db: D1Database, table: string, accountId: string) =>
   db
-    .prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE account_id = ?`)
+    .prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE account_id = ${paramFor(table, "account_id")}`)
     .bind(accountId)
     .first<{ n: number }>()
     .then((r) => r!.n);

@@ -94,7 +94,9 @@ describe("completing a form response (contract §15)", () => {
       ]);
       expect(replies.map((r) => r.status).sort()).toEqual([200, 400]);
       const { n } = (await stored
-        .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND type = 'form_response.completed'")
+        .prepare(
+          "SELECT COUNT(*) AS n FROM events WHERE account_id = unhex(?, '-') AND type = 'form_response.completed'",
+        )
         .bind(acc.account.id)
         .first<{ n: number }>())!;
       expect(n).toBe(1);
@@ -171,7 +173,7 @@ describe("completing a form response (contract §15)", () => {
       (
         await stored
           .prepare(
-            "SELECT e.type, e.payload FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = ? AND e.type = 'form_response.completed'",
+            "SELECT e.type, e.payload FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.webhook_id = unhex(?, '-') AND e.type = 'form_response.completed'",
           )
           .bind(hookId)
           .all<{ type: string; payload: string }>()

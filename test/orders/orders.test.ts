@@ -457,13 +457,13 @@ describe("order upsert race (service level, no HTTP in between)", () => {
     // Exactly one order.created and one task.created per task: the losers' planned creations left no events.
     expect(
       await count(
-        "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND type = 'order.created'",
+        "SELECT COUNT(*) AS n FROM events WHERE account_id = unhex(?, '-') AND type = 'order.created'",
         acc.account.id,
       ),
     ).toBe(1);
     expect(
       await count(
-        "SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND type = 'task.created'",
+        "SELECT COUNT(*) AS n FROM events WHERE account_id = unhex(?, '-') AND type = 'task.created'",
         acc.account.id,
       ),
     ).toBe(2);

@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { selectAll, uuidText } from "../../src/db/uuid-bytes";
 import { dispatchPendingEvents } from "../../src/services/events/dispatch";
 import { sweepRecurrences } from "../../src/services/recurrences";
 import { sweepRetention } from "../../src/services/retention/sweep";
@@ -83,7 +84,7 @@ const retainFinishedTasks = (acc: TestAccount, days: number) =>
   });
 
 const eventsOf = (acc: TestAccount) =>
-  count("SELECT COUNT(*) AS n FROM events WHERE account_id = ?", acc.account.id);
+  count("SELECT COUNT(*) AS n FROM events WHERE account_id = unhex(?, '-')", acc.account.id);
 
 describe("retention windows and the archive (contract §23)", () => {
   it("events and deliveries go to the archive after 30 days, SMS after 90; the archive is whole", async () => {
@@ -94,7 +95,9 @@ describe("retention windows and the archive (contract §23)", () => {
     );
     const before = (
       await stored
-        .prepare("SELECT id FROM events WHERE account_id = ? ORDER BY id")
+        .prepare(
+          `SELECT ${uuidText("id")} AS id FROM events WHERE account_id = unhex(?, '-') ORDER BY events.id`,
+        )
         .bind(acc.account.id)
         .all<{ id: string }>()
     ).results.map((e) => e.id);
@@ -103,7 +106,7 @@ describe("retention windows and the archive (contract §23)", () => {
     const hookDeliveries = () =>
       stored
         .prepare(
-          `SELECT d.* FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
+          `SELECT ${selectAll("webhook_deliveries", "d")} FROM webhook_deliveries d JOIN webhooks w ON w.id = ${uuidText("d.webhook_id")}
          WHERE w.account_id = ? ORDER BY d.event_id`,
         )
         .bind(acc.account.id)
@@ -159,7 +162,9 @@ describe("retention windows and the archive (contract §23)", () => {
     for (let i = 0; i < 4; i++) await call("/tasks/", { token: acc.admin.token, body: sampleTask(acc) });
     const ids = (
       await stored
-        .prepare("SELECT id FROM events WHERE account_id = ? ORDER BY id")
+        .prepare(
+          `SELECT ${uuidText("id")} AS id FROM events WHERE account_id = unhex(?, '-') ORDER BY events.id`,
+        )
         .bind(acc.account.id)
         .all<{ id: string }>()
     ).results.map((e) => e.id);

@@ -1,4 +1,5 @@
 import { expect } from "vitest";
+import { uuidText } from "../../src/db/uuid-bytes";
 import { newFileUpload, uploadFile } from "../files/helpers";
 import { addUser, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { stored } from "../stored";
@@ -96,11 +97,13 @@ export async function populate(a: TestAccount) {
   const sessions = await call("/session_tokens/", { token: t });
   const roles = await call("/account_roles/", { token: t });
   const event = await stored
-    .prepare("SELECT id FROM events WHERE account_id = ? LIMIT 1")
+    .prepare(`SELECT ${uuidText("id")} AS id FROM events WHERE account_id = unhex(?, '-') LIMIT 1`)
     .bind(a.account.id)
     .first<{ id: string }>();
   const delivery = await stored
-    .prepare("SELECT event_id AS id FROM webhook_deliveries WHERE webhook_id = ? LIMIT 1")
+    .prepare(
+      `SELECT ${uuidText("event_id")} AS id FROM webhook_deliveries WHERE webhook_id = unhex(?, '-') LIMIT 1`,
+    )
     .bind(hook.body.id)
     .first<{ id: string }>();
   const ids: Record<string, string> = {

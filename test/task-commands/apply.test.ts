@@ -50,12 +50,12 @@ describe("applyToTask (inside the task's object)", () => {
     const row = await taskRow(task.id);
     expect(row).toMatchObject({ state: "cancelled", position: 4, version: 3, last_command_id: cmds[1].id });
     const commands = await stored
-      .prepare("SELECT external_id, state FROM task_commands WHERE task_id = ? ORDER BY id")
+      .prepare("SELECT external_id, state FROM task_commands WHERE task_id = unhex(?, '-') ORDER BY id")
       .bind(task.id)
       .all();
     expect(commands.results.map((c: any) => c.state)).toEqual(["accepted", "accepted", "rejected"]);
     const events = await stored
-      .prepare("SELECT type FROM events WHERE account_id = ? ORDER BY id")
+      .prepare("SELECT type FROM events WHERE account_id = unhex(?, '-') ORDER BY id")
       .bind(acc.account.id)
       .all();
     expect(events.results.map((e: any) => e.type)).toEqual([
@@ -84,7 +84,7 @@ describe("applyToTask (inside the task's object)", () => {
     expect(r.outcomes.map((o) => o.row.state)).toEqual(["rejected", "rejected"]);
     expect(await taskRow(task.id)).toMatchObject({ state: "cancelled", version: 2, position: null });
     const count = await stored
-      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = unhex(?, '-')")
       .bind(task.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(2);

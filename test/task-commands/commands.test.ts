@@ -268,7 +268,7 @@ describe("validation", () => {
     }
     expect((await taskRow(foreign.id)).state).toBe("unassigned");
     const count = await stored
-      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE account_id = ?")
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE account_id = unhex(?, '-')")
       .bind(acc.account.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(0);
@@ -288,7 +288,7 @@ describe("validation", () => {
     expectStatus(r, 400);
     expect(JSON.stringify(r.body)).toContain("500");
     const count = await stored
-      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = unhex(?, '-')")
       .bind(task.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(0);
@@ -466,7 +466,7 @@ describe("batches", () => {
       ],
     });
     const { results } = await stored
-      .prepare("SELECT type FROM events WHERE account_id = ? ORDER BY id")
+      .prepare("SELECT type FROM events WHERE account_id = unhex(?, '-') ORDER BY id")
       .bind(acc.account.id)
       .all<{ type: string }>();
     expect(results.map((e) => e.type)).toEqual([
@@ -512,7 +512,7 @@ describe("asynchronous mode", () => {
     await stored
       .prepare(
         `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, task_data, notes, user_id, state, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'update', ?, '{"position":5}', '', ?, 'pending', ?, ?)`,
+       VALUES (unhex(?, '-'), unhex(?, '-'), unhex(?, '-'), ?, 'update', ?, '{"position":5}', '', unhex(?, '-'), 'pending', ?, ?)`,
       )
       .bind(crypto.randomUUID(), acc.account.id, task.id, e, Date.now(), me.body.id, Date.now(), Date.now())
       .run();
@@ -564,7 +564,7 @@ describe("Durable Object eviction", () => {
     expect([200, 201]).toContain(retry.status);
     expect(retry.body.map((c: any) => c.state).every((s: string) => s === "accepted")).toBe(true);
     const count = await stored
-      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = ?")
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE task_id = unhex(?, '-')")
       .bind(task.id)
       .first<{ n: number }>();
     expect(count!.n).toBe(60);

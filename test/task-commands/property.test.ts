@@ -103,7 +103,7 @@ describe("task commands: property", () => {
           expect(row.assignee_id !== null).toBe(expected.assigned);
           const count = await stored
             .prepare(
-              "SELECT COUNT(*) AS n, SUM(state IN ('accepted','rejected')) AS done FROM task_commands WHERE task_id = ?",
+              "SELECT COUNT(*) AS n, SUM(state IN ('accepted','rejected')) AS done FROM task_commands WHERE task_id = unhex(?, '-')",
             )
             .bind(task.id)
             .first<{ n: number; done: number }>();

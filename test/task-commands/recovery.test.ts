@@ -17,7 +17,7 @@ async function pendingRow(acc: TestAccount, taskId: string, action: string, task
   await stored
     .prepare(
       `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, task_data, notes, user_id, state, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, 'pending', ?, ?)`,
+     VALUES (unhex(?, '-'), unhex(?, '-'), unhex(?, '-'), ?, ?, ?, ?, '', unhex(?, '-'), 'pending', ?, ?)`,
     )
     .bind(crypto.randomUUID(), acc.account.id, taskId, e, action, t, taskData, acc.admin.userId, t, t)
     .run();
@@ -26,7 +26,9 @@ async function pendingRow(acc: TestAccount, taskId: string, action: string, task
 
 const stateOf = async (acc: TestAccount, e: string) =>
   (await stored
-    .prepare("SELECT state, error_message FROM task_commands WHERE account_id = ? AND external_id = ?")
+    .prepare(
+      "SELECT state, error_message FROM task_commands WHERE account_id = unhex(?, '-') AND external_id = ?",
+    )
     .bind(acc.account.id, e)
     .first<{ state: string; error_message: string }>())!;
 

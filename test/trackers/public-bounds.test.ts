@@ -93,7 +93,7 @@ describe("the public tracking page shows no more than its allowlist, and bounds 
     await stored.batch(statements);
     await stored
       .prepare(
-        "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (?, ?, ?, ?, 'accept', ?, ?, 'accepted', ?, ?, ?)",
+        "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (unhex(?, '-'), unhex(?, '-'), unhex(?, '-'), ?, 'accept', ?, unhex(?, '-'), 'accepted', ?, ?, ?)",
       )
       .bind(
         crypto.randomUUID(),
@@ -130,7 +130,7 @@ describe("the public tracking page shows no more than its allowlist, and bounds 
     const command = (time: number, location: string | null) =>
       stored
         .prepare(
-          "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (?, ?, ?, ?, 'complete', ?, ?, 'accepted', ?, ?, ?)",
+          "INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, user_id, state, location, created_at, updated_at) VALUES (unhex(?, '-'), unhex(?, '-'), unhex(?, '-'), ?, 'complete', ?, unhex(?, '-'), 'accepted', ?, ?, ?)",
         )
         .bind(
           crypto.randomUUID(),

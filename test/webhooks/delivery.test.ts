@@ -2,6 +2,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { selectAll, uuidText } from "../../src/db/uuid-bytes";
 import worker from "../../src/index";
 import {
   dispatchPendingEvents,
@@ -35,7 +36,9 @@ const deliveriesOf = async (hookId: string) =>
   (
     await stored
       .prepare(
-        "SELECT d.*, e.type AS event_type FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id WHERE webhook_id = ? ORDER BY d.created_at, d.event_id",
+        `SELECT ${selectAll("webhook_deliveries", "d")}, e.type AS event_type FROM webhook_deliveries d
+         JOIN webhooks w ON w.id = ${uuidText("d.webhook_id")} JOIN events e ON e.account_id = unhex(w.account_id, '-') AND e.id = d.event_id
+         WHERE d.webhook_id = unhex(?, '-') ORDER BY d.created_at, d.event_id`,
       )
       .bind(hookId)
       .all<any>()
@@ -193,7 +196,7 @@ describe("the relay (outbox → deliveries → queue)", () => {
     const pending = [all, orders, forms].flatMap((h) => h.id);
     for (const id of pending) for (const d of await deliveriesOf(id)) expect(d.state).not.toBe("held");
     const undispatched = await stored
-      .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND dispatched_at IS NULL")
+      .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = unhex(?, '-') AND dispatched_at IS NULL")
       .bind(acc.account.id)
       .first<{ n: number }>();
     expect(undispatched!.n).toBe(0);
@@ -299,7 +302,7 @@ describe("delivery log and redeliver", () => {
     await stored
       .prepare(
         `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, last_error, created_at, updated_at)
-       VALUES (?, ?, 'succeeded', 1, '', ?, ?)`,
+       VALUES (unhex(?, '-'), unhex(?, '-'), 'succeeded', 1, '', ?, ?)`,
       )
       .bind(second.id, fresh.eventId, Date.now(), Date.now())
       .run();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { uuidText } from "../../src/db/uuid-bytes";
 import { eventStatement } from "../../src/services/events/outbox";
 import { call, expectStatus, newAccount } from "../helpers";
 import { stored } from "../stored";
@@ -12,7 +13,9 @@ async function seedEvents(accountId: string, types: string[]) {
     ),
   );
   const { results } = await stored
-    .prepare("SELECT id, type, created_at FROM events WHERE account_id = ? ORDER BY id")
+    .prepare(
+      `SELECT ${uuidText("id")} AS id, type, created_at FROM events WHERE account_id = unhex(?, '-') ORDER BY events.id`,
+    )
     .bind(accountId)
     .all<{ id: string; type: string; created_at: number }>();
   return results;

@@ -16,7 +16,7 @@ describe("the outbox", () => {
     const a = await insertTask(acc.account.id);
     expectStatus(await call("/task_commands/", { token: acc.admin.token, body: cancel(a.url) }), 201);
     const before = await stored
-      .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND dispatched_at IS NULL")
+      .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = unhex(?, '-') AND dispatched_at IS NULL")
       .bind(acc.account.id)
       .first<{ n: number }>();
     expect(before!.n).toBe(0);
@@ -46,7 +46,7 @@ describe("the outbox", () => {
     for (let i = 0; i < 50 && held < 2; i++) {
       const row = await stored
         .prepare(
-          "SELECT COUNT(*) AS n FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE w.account_id = ? AND d.state = 'held'",
+          "SELECT COUNT(*) AS n FROM webhook_deliveries d JOIN webhooks w ON d.webhook_id = unhex(w.id, '-') WHERE w.account_id = ? AND d.state = 'held'",
         )
         .bind(acc.account.id)
         .first<{ n: number }>();

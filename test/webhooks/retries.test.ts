@@ -164,7 +164,7 @@ describe("retries", () => {
     expect(q.sent[0].delaySeconds).toBe(43_200);
     // The message comes back after 12 h, 8 h early: it goes back for the rest, nothing is sent.
     await stored
-      .prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = ?")
+      .prepare("UPDATE webhook_deliveries SET next_attempt_at = ? WHERE event_id = unhex(?, '-')")
       .bind(Date.now() + 8 * 3600_000, s.deliveryId)
       .run();
     const due = (await deliveryRow(s.deliveryId)).next_attempt_at;

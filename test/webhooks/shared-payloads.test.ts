@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { uuidText } from "../../src/db/uuid-bytes";
 import { packJsonText, unpackJson, unpackJsonText } from "../../src/formats/packed-json";
 import { bulkEventStatements } from "../../src/services/events/outbox";
 import { sweepRetention } from "../../src/services/retention/sweep";
@@ -15,7 +16,10 @@ type Row = { id: string; type: string; base_id: string | null; payload: Uint8Arr
 async function rowsOf(accountId: string): Promise<Row[]> {
   return (
     await stored
-      .prepare("SELECT id, type, base_id, payload FROM events WHERE account_id = ? ORDER BY id")
+      .prepare(
+        `SELECT ${uuidText("id")} AS id, type, ${uuidText("base_id")} AS base_id, payload FROM events
+         WHERE account_id = unhex(?, '-') ORDER BY events.id`,
+      )
       .bind(accountId)
       .all<Row>()
   ).results;
@@ -112,10 +116,9 @@ describe("the events of one write share their stored task (contract §23)", () =
     expect(formatOf(base.payload)).toBe(1);
     expect(dependent.base_id).toBe(base.id);
     expect(formatOf(dependent.payload)).toBe(2);
-    // `object_id` is no longer written (readers take the object from the payload).
+    // No `object_id` any more (readers take the object from the payload; migration 0036).
     const named = await stored
-      .prepare("SELECT COUNT(*) AS n FROM events WHERE account_id = ? AND object_id IS NOT NULL")
-      .bind(acc.account.id)
+      .prepare("SELECT COUNT(*) AS n FROM pragma_table_info('events') WHERE name = 'object_id'")
       .first<{ n: number }>();
     expect(named!.n).toBe(0);
     // Stored state, unpacked as the service reads it.
@@ -129,7 +132,7 @@ describe("the events of one write share their stored task (contract §23)", () =
 
     // GET /events/ one per page (the base on the next page), and GET /events/{id}/.
     await stored
-      .prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = ?")
+      .prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = unhex(?, '-')")
       .bind(acc.account.id)
       .run();
     const first = await call("/events/?page_size=1", { token: acc.admin.token });
@@ -158,7 +161,7 @@ describe("the events of one write share their stored task (contract §23)", () =
     await stored
       .prepare(
         `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, 'pending', 0, ?, ?, ?)`,
+       VALUES (unhex(?, '-'), unhex(?, '-'), 'pending', 0, ?, ?, ?)`,
       )
       .bind(hook.body.id, dependent.id, due, due, due)
       .run();
@@ -217,7 +220,7 @@ describe("the events of one write share their stored task (contract §23)", () =
     });
     expect(events.at(-1)!.data).toMatchObject({ id: task.id, state: "completed", assignee: worker.user });
     await stored
-      .prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = ?")
+      .prepare("UPDATE events SET created_at = created_at - 60000 WHERE account_id = unhex(?, '-')")
       .bind(acc.account.id)
       .run();
     const listed = await call("/events/?page_size=3", { token: acc.admin.token });

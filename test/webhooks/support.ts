@@ -1,6 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect, vi } from "vitest";
+import { selectAll } from "../../src/db/uuid-bytes";
 import { uuidv7 } from "../../src/lib/ids";
 import { handleWebhookBatch } from "../../src/queues/webhooks/handler";
 import type { DeliveryMessage } from "../../src/queues/webhooks/message";
@@ -111,13 +112,13 @@ export async function seedDelivery(
   await db.batch([
     db
       .prepare(
-        "INSERT INTO events (id, account_id, type, payload, created_at, dispatched_at) VALUES (?, ?, ?, ?, ?, ?)",
+        "INSERT INTO events (id, account_id, type, payload, created_at, dispatched_at) VALUES (unhex(?, '-'), unhex(?, '-'), ?, ?, ?, ?)",
       )
       .bind(eventId, accountId, opts.type ?? "task.created", JSON.stringify(opts.data ?? { n: 1 }), now, now),
     db
       .prepare(
         `INSERT INTO webhook_deliveries (legacy_id, webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 0, ?, '', ?, ?)`,
+       VALUES (?, unhex(?, '-'), unhex(?, '-'), ?, 0, ?, '', ?, ?)`,
       )
       .bind(opts.legacyId ?? null, webhookId, eventId, state, state === "pending" ? due : null, now, now),
   ]);
@@ -130,7 +131,9 @@ export async function seedDelivery(
 /** A delivery's row by the id the API gives it (its event's id, or a legacy id). */
 export const deliveryRow = (id: string) =>
   stored
-    .prepare("SELECT * FROM webhook_deliveries WHERE event_id = ?1 OR legacy_id = ?1")
+    .prepare(
+      `SELECT ${selectAll("webhook_deliveries", "d")} FROM webhook_deliveries d WHERE event_id = unhex(?1, '-') OR legacy_id = ?1`,
+    )
     .bind(id)
     .first<any>();
 
@@ -144,7 +147,7 @@ export async function elapse(msg: DeliveryMessage): Promise<DeliveryMessage> {
   const due = Date.now();
   await stored
     .prepare(
-      "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE (event_id = ?2 OR legacy_id = ?2) AND next_attempt_at = ?3",
+      "UPDATE webhook_deliveries SET next_attempt_at = ? WHERE (event_id = unhex(?2, '-') OR legacy_id = ?2) AND next_attempt_at = ?3",
     )
     .bind(due, messageDeliveryId(msg), msg.due)
     .run();

@@ -10,16 +10,10 @@ import { blob, index, integer, primaryKey, sqliteTable, text, uniqueIndex } from
 export const events = sqliteTable(
   "events",
   {
-    id: text("id").notNull(),
-    accountId: text("account_id").notNull(),
+    /** UUIDs as their 16 bytes (db/uuid-bytes.ts, migration 0036). */
+    id: blob("id").notNull(),
+    accountId: blob("account_id").notNull(),
     type: text("type").notNull(),
-    /**
-     * No longer written (readers take the object from the payload): NULL, which costs a row one
-     * header byte where an id cost 37. Kept rather than dropped: SQLite's DROP COLUMN rewrites
-     * the whole table, more than one migration may take on a large D1 database; the rows that
-     * have it leave with the events' retention window.
-     */
-    objectId: text("object_id"),
     /** The event's `data` as rendered when the change happened, packed (formats/packed-json.ts). */
     payload: blob("payload").notNull(),
     /**
@@ -27,7 +21,7 @@ export const events = sqliteTable(
      * larger id; null for a payload stored whole (services/events/payloads.ts). No foreign key:
      * the clustered key is (account_id, id), and retention removes the base after its readers.
      */
-    baseId: text("base_id"),
+    baseId: blob("base_id"),
     createdAt: integer("created_at").notNull(),
     /** Set once the event has been handed to the webhook queue (a sweeper re-sends the rest). */
     dispatchedAt: integer("dispatched_at"),
@@ -66,8 +60,9 @@ export const webhooks = sqliteTable(
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
   {
-    webhookId: text("webhook_id").notNull(),
-    eventId: text("event_id").notNull(),
+    /** UUIDs as their 16 bytes (db/uuid-bytes.ts, migration 0036). */
+    webhookId: blob("webhook_id").notNull(),
+    eventId: blob("event_id").notNull(),
     /** pending, succeeded, failed (gave up), held (webhook failed; resumes when set active). */
     state: text("state").notNull(),
     attempts: integer("attempts").notNull().default(0),

@@ -1,5 +1,14 @@
 import { sql } from "drizzle-orm";
-import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  blob,
+  index,
+  integer,
+  primaryKey,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 
 // Every index leads with account_id: each list is one account's, so no query needs a scan
 // of the whole table, and the second column serves the filter or the ordering.
@@ -161,17 +170,18 @@ export const tasks = sqliteTable(
 export const taskCommands = sqliteTable(
   "task_commands",
   {
-    id: text("id").primaryKey(),
-    accountId: text("account_id").notNull(),
-    taskId: text("task_id").notNull(),
+    /** UUIDs as their 16 bytes (db/uuid-bytes.ts, migration 0036). */
+    id: blob("id").primaryKey(),
+    accountId: blob("account_id").notNull(),
+    taskId: blob("task_id").notNull(),
     externalId: text("external_id").notNull(),
     action: text("action").notNull(),
     time: integer("time").notNull(),
-    assigneeId: text("assignee_id"),
+    assigneeId: blob("assignee_id"),
     taskData: text("task_data", { mode: "json" }).notNull().default(sql`'{}'`),
     notes: text("notes").notNull().default(""),
     location: text("location", { mode: "json" }),
-    userId: text("user_id"),
+    userId: blob("user_id"),
     /** pending (asynchronous mode, not yet applied), accepted, rejected. */
     state: text("state").notNull(),
     errorMessage: text("error_message").notNull().default(""),

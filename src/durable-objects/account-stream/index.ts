@@ -1,5 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import { accountDatabase } from "../../db/shards";
+import { uuidBytes, uuidText } from "../../db/uuid-bytes";
 import { taskIdsOf, visibleTo } from "../../domain/live";
 import { eventPageSql, type StoredPayload, withTexts } from "../../services/events/payloads";
 
@@ -221,7 +222,9 @@ export class AccountStreamDO extends DurableObject<Env> {
 
   private async newestId(accountId: string): Promise<string | null> {
     const row = await (await accountDatabase(this.env, accountId))
-      .prepare("SELECT id FROM events WHERE account_id = ? ORDER BY id DESC LIMIT 1")
+      .prepare(
+        `SELECT ${uuidText("id")} AS id FROM events WHERE account_id = ${uuidBytes()} ORDER BY events.id DESC LIMIT 1`,
+      )
       .bind(accountId)
       .first<{ id: string }>();
     return row?.id ?? null;
@@ -248,7 +251,13 @@ export class AccountStreamDO extends DurableObject<Env> {
     const db = await accountDatabase(this.env, accountId);
     for (;;) {
       const { results: stored } = await db
-        .prepare(eventPageSql(["id", "type", "created_at"], "e.account_id = ? AND e.id > ?", "ASC"))
+        .prepare(
+          eventPageSql(
+            ["id", "type", "created_at"],
+            `e.account_id = ${uuidBytes()} AND e.id > ${uuidBytes()}`,
+            "ASC",
+          ),
+        )
         .bind(accountId, cursor, PAGE)
         .all<Omit<EventRow, "text"> & StoredPayload>();
       if (!stored.length) break;

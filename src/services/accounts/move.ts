@@ -389,7 +389,13 @@ async function page(
   const after = cursor ? `AND (${key}) > (${t.key.map(() => "?").join(", ")})` : "";
   const { results } = await db
     .prepare(`SELECT * FROM ${t.table} WHERE ${t.where} ${after} ORDER BY ${key} LIMIT ${size}`)
-    .bind(accountId, ...(cursor ? (JSON.parse(cursor) as unknown[]) : []))
+    // A key of bytes (db/uuid-bytes.ts) came back from D1 as an array of numbers.
+    .bind(
+      accountId,
+      ...(cursor ? (JSON.parse(cursor) as unknown[]) : []).map((v) =>
+        Array.isArray(v) ? new Uint8Array(v as number[]) : v,
+      ),
+    )
     .all<Record<string, unknown>>();
   return results;
 }

@@ -1,4 +1,5 @@
 import { perDatabase } from "../../db/shards";
+import { DELIVERY_UUIDS, EVENT_UUIDS, selectColumns, uuidBytes } from "../../db/uuid-bytes";
 import { type DeliveryKey, enqueueDeliveries } from "../../queues/webhooks/message";
 
 /**
@@ -12,6 +13,8 @@ import { type DeliveryKey, enqueueDeliveries } from "../../queues/webhooks/messa
  */
 
 const MAX_EVENTS_PER_ROUND = 100;
+/** A delivery's key as a queue message carries it (ids as text). */
+const DELIVERY_KEY = selectColumns(["webhook_id", "event_id", "legacy_id"], DELIVERY_UUIDS);
 /** How overdue a pending delivery must be before the sweeper assumes its message was lost. */
 export const STALE_DELIVERY_MS = 2 * 60_000;
 
@@ -50,7 +53,8 @@ export const dispatchPendingEvents = perDatabase(async function dispatchPendingE
   const db = env.DB;
   const { results: events } = await db
     .prepare(
-      "SELECT id, account_id, type, created_at FROM events WHERE dispatched_at IS NULL ORDER BY created_at LIMIT ?",
+      `SELECT ${selectColumns(["id", "account_id", "type", "created_at"], EVENT_UUIDS)} FROM events
+       WHERE dispatched_at IS NULL ORDER BY created_at LIMIT ?`,
     )
     .bind(Math.max(1, Math.min(limit, MAX_EVENTS_PER_ROUND)))
     .all<PendingEvent>();
@@ -83,17 +87,18 @@ export const dispatchPendingEvents = perDatabase(async function dispatchPendingE
     db
       .prepare(
         `INSERT INTO webhook_deliveries (webhook_id, event_id, state, attempts, next_attempt_at, last_error, created_at, updated_at)
-         SELECT value ->> 0, value ->> 1, value ->> 2, 0, value ->> 3, '', ?, ?
+         SELECT ${uuidBytes("value ->> 0")}, ${uuidBytes("value ->> 1")}, value ->> 2, 0, value ->> 3, '', ?, ?
          FROM json_each(?) WHERE true
          ON CONFLICT (webhook_id, event_id) DO NOTHING
-         RETURNING webhook_id, event_id, legacy_id, state`,
+         RETURNING ${DELIVERY_KEY}, state`,
       )
       .bind(now, now, JSON.stringify(rows)),
     // By the events' primary key (account_id, id).
     db
       .prepare(
         `UPDATE events SET dispatched_at = ?
-         WHERE (account_id, id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?)) AND dispatched_at IS NULL`,
+         WHERE (account_id, id) IN (SELECT ${uuidBytes("value ->> 0")}, ${uuidBytes("value ->> 1")} FROM json_each(?))
+           AND dispatched_at IS NULL`,
       )
       .bind(now, JSON.stringify(events.map((e) => [e.account_id, e.id]))),
   ]);
@@ -122,7 +127,7 @@ export const requeueStaleDeliveries = perDatabase(async function requeueStaleDel
     `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?
      WHERE (webhook_id, event_id) IN (
        SELECT webhook_id, event_id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at < ? LIMIT ?)
-     RETURNING webhook_id, event_id, legacy_id`,
+     RETURNING ${DELIVERY_KEY}`,
   )
     .bind(now, now, now - STALE_DELIVERY_MS, limit)
     .all<DeliveryKey>();

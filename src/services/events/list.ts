@@ -1,3 +1,4 @@
+import { EVENT_UUIDS, selectColumns, uuidBytes } from "../../db/uuid-bytes";
 import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
 import { DEFAULT_PAGE_SIZE } from "../../http/pagination";
 import { isUuid } from "../../lib/ids";
@@ -8,7 +9,8 @@ import { BASE_JOIN, eventPageSql, PAYLOAD_COLUMNS, type StoredPayload, withTexts
 /** An event with its payload's JSON text, unpacked from how it is stored (./payloads.ts). */
 export type EventRow = { id: string; account_id: string; type: string; text: string; created_at: number };
 type StoredRow = Omit<EventRow, "text"> & StoredPayload;
-const SELECT = `SELECT e.id, e.account_id, e.type, ${PAYLOAD_COLUMNS}, e.created_at FROM events e ${BASE_JOIN}`;
+const SELECT = `SELECT ${selectColumns(["id", "account_id", "type"], EVENT_UUIDS, "e")}, ${PAYLOAD_COLUMNS}, e.created_at
+  FROM events e ${BASE_JOIN}`;
 
 export type EventListQuery = { after?: string; before?: string; type?: string; page_size?: number };
 
@@ -32,7 +34,7 @@ export async function listEvents(env: Env, accountId: string, q: EventListQuery,
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const size = q.page_size ?? DEFAULT_PAGE_SIZE;
-  const where = ["e.account_id = ?", "e.created_at <= ?"];
+  const where = [`e.account_id = ${uuidBytes()}`, "e.created_at <= ?"];
   const params: unknown[] = [accountId, Date.now() - settleSeconds(env) * 1000];
   if (types?.length) {
     where.push("e.type IN (SELECT value FROM json_each(?))");
@@ -40,11 +42,11 @@ export async function listEvents(env: Env, accountId: string, q: EventListQuery,
   }
   const backwards = !!q.before;
   if (q.after) {
-    where.push("e.id > ?");
+    where.push(`e.id > ${uuidBytes()}`);
     params.push(q.after.toLowerCase());
   }
   if (q.before) {
-    where.push("e.id < ?");
+    where.push(`e.id < ${uuidBytes()}`);
     params.push(q.before.toLowerCase());
   }
   const { results } = await env.DB.prepare(
@@ -80,7 +82,7 @@ export async function listEvents(env: Env, accountId: string, q: EventListQuery,
 }
 
 export async function getEvent(env: Env, accountId: string, id: string): Promise<EventRow> {
-  const row = await env.DB.prepare(`${SELECT} WHERE e.id = ? AND e.account_id = ?`)
+  const row = await env.DB.prepare(`${SELECT} WHERE e.id = ${uuidBytes()} AND e.account_id = ${uuidBytes()}`)
     .bind(id, accountId)
     .first<StoredRow>();
   if (!row) throw notFound();

@@ -1,3 +1,4 @@
+import { uuidBytes } from "../../db/uuid-bytes";
 import { packJson, packJsonText } from "../../formats/packed-json";
 import { uuidv7 } from "../../lib/ids";
 
@@ -50,7 +51,7 @@ export function eventStatement(
   return db
     .prepare(
       `INSERT INTO events (id, account_id, type, payload, created_at, dispatched_at)
-       SELECT ?, ?, ?, ?, ?, ${DISPATCHED_AT} WHERE ${e.when?.sql ?? "1"}`,
+       SELECT ${uuidBytes()}, ${uuidBytes()}, ?, ?, ?, ${DISPATCHED_AT} WHERE ${e.when?.sql ?? "1"}`,
     )
     .bind(
       uuidv7(now),
@@ -120,7 +121,7 @@ export function bulkEventStatements(
   }
   const guard = conditions.length ? ` WHERE ${conditions.join(" AND ")}` : "";
   const perStatement = Math.floor((MAX_PARAMS - 4 - conditionParams.length) / 4);
-  const baseColumn = opts.onlyIfExistsIn ? "NULL" : "v.column4";
+  const baseColumn = opts.onlyIfExistsIn ? "NULL" : uuidBytes("v.column4");
   const out: D1PreparedStatement[] = [];
   for (let i = 0; i < items.length; i += perStatement) {
     const chunk = items.slice(i, i + perStatement);
@@ -142,7 +143,7 @@ export function bulkEventStatements(
       db
         .prepare(
           "INSERT INTO events (id, account_id, type, payload, base_id, created_at, dispatched_at) " +
-            `SELECT v.column1, ?, v.column2, v.column3, ${baseColumn}, ?, ${DISPATCHED_AT} ` +
+            `SELECT ${uuidBytes("v.column1")}, ${uuidBytes()}, v.column2, v.column3, ${baseColumn}, ?, ${DISPATCHED_AT} ` +
             `FROM (VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}) AS v${guard}`,
         )
         .bind(accountId, now, accountId, now, ...values, ...conditionParams),

@@ -1,4 +1,5 @@
 import { Buffer } from "node:buffer";
+import { EVENT_UUIDS, selectColumns, uuidText } from "../../db/uuid-bytes";
 import { needsBase, unpackJsonText } from "../../formats/packed-json";
 
 /**
@@ -9,7 +10,7 @@ import { needsBase, unpackJsonText } from "../../formats/packed-json";
  * (retention/sources.ts). Every reader selects the base's payload beside the event's with
  * these pieces (`events e` in the FROM clause).
  */
-export const PAYLOAD_COLUMNS = `${onWire("e.payload")} AS payload, e.base_id, ${onWire("b.payload")} AS base_payload`;
+export const PAYLOAD_COLUMNS = `${onWire("e.payload")} AS payload, ${uuidText("e.base_id")} AS base_id, ${onWire("b.payload")} AS base_payload`;
 export const BASE_JOIN = baseJoin("e");
 
 /** The base `b` of the events aliased `alias`. */
@@ -29,7 +30,7 @@ export function eventPageSql(columns: readonly string[], where: string, order: "
   return `WITH page AS MATERIALIZED (
       SELECT ${["account_id", ...own].map((c) => `e.${c}`).join(", ")}, e.payload, e.base_id
       FROM events e WHERE ${where} ORDER BY e.id ${order} LIMIT ?)
-    SELECT ${columns.map((c) => `p.${c}`).join(", ")}, ${onWire("p.payload")} AS payload, p.base_id,
+    SELECT ${selectColumns(columns, EVENT_UUIDS, "p")}, ${onWire("p.payload")} AS payload, ${uuidText("p.base_id")} AS base_id,
       CASE WHEN p.base_id IN (SELECT id FROM page) THEN NULL ELSE ${onWire("b.payload")} END AS base_payload
     FROM page p ${baseJoin("p")}
     ORDER BY p.id ${order}`;

@@ -1,3 +1,4 @@
+import { uuidBytes, uuidText } from "../../db/uuid-bytes";
 /**
  * Proof of delivery (contract §19): what was done at a completed or failed task, for the
  * recipient and the dispatcher: the task, its contact and address, when and where it was
@@ -65,8 +66,9 @@ export async function podData(
       .bind(p.accountId, task.id, isDispatcher(p) ? 1 : 0),
     db
       .prepare(
-        `SELECT c.action, c.time, c.location, c.notes, u.name AS user_name FROM task_commands c LEFT JOIN users u ON u.id = c.user_id
-         WHERE c.account_id = ? AND c.task_id = ? AND c.state = 'accepted' ORDER BY c.time, c.id`,
+        `SELECT c.action, c.time, c.location, c.notes, u.name AS user_name
+         FROM task_commands c LEFT JOIN users u ON u.id = ${uuidText("c.user_id")}
+         WHERE c.account_id = ${uuidBytes()} AND c.task_id = ${uuidBytes()} AND c.state = 'accepted' ORDER BY c.time, c.id`,
       )
       .bind(p.accountId, task.id),
   ]);

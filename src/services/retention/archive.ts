@@ -12,6 +12,7 @@
  * Rows are written as stored (one JSON object per row, columns as in D1; compressed payloads
  * decoded), so an archive can be read, and loaded back, without this service.
  */
+import { paramFor } from "../../db/uuid-bytes";
 import { uuidv7 } from "../../lib/ids";
 import { dayOf } from "./windows";
 
@@ -192,13 +193,16 @@ export async function unfinishedParts(db: D1Database, limit = 20) {
  */
 export function deleteByIds(db: D1Database, table: string, ids: string[], accountId?: string, chunk = 500) {
   const statements: D1PreparedStatement[] = [];
+  const id = paramFor(table, "id", "value");
   for (let i = 0; i < ids.length; i += chunk) {
     const list = JSON.stringify(ids.slice(i, i + chunk));
     statements.push(
       accountId === undefined
-        ? db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`).bind(list)
+        ? db.prepare(`DELETE FROM ${table} WHERE id IN (SELECT ${id} FROM json_each(?))`).bind(list)
         : db
-            .prepare(`DELETE FROM ${table} WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))`)
+            .prepare(
+              `DELETE FROM ${table} WHERE account_id = ${paramFor(table, "account_id")} AND id IN (SELECT ${id} FROM json_each(?))`,
+            )
             .bind(accountId, list),
     );
   }

@@ -2,6 +2,7 @@
  * The kinds of rows the archive takes (./windows.ts `RETAINED`), as archive sources: a part is
  * the rows of one account made on one day before the window's cutoff, by id (UUIDv7) order.
  */
+import { paramFor, selectAll, textFor, uuidBytes, uuidText } from "../../db/uuid-bytes";
 import { packJsonText } from "../../formats/packed-json";
 import { BASE_JOIN, PAYLOAD_COLUMNS, payloadTexts, type StoredPayload } from "../events/payloads";
 import type { ArchiveSource } from "./archive";
@@ -45,16 +46,16 @@ export function asLine(row: Record<string, unknown>): Record<string, unknown> {
  */
 export function archiveReadSql(k: RetainedKind): string {
   const where = [
-    ...(k.scope === "account" ? ["e.account_id = ?"] : []),
-    "e.id >= ?",
-    "e.id < ?",
+    ...(k.scope === "account" ? [`e.account_id = ${paramFor(k.table, "account_id")}`] : []),
+    `e.id >= ${paramFor(k.table, "id")}`,
+    `e.id < ${paramFor(k.table, "id")}`,
     ...(k.where ? [k.where] : []),
   ];
   // An event packed against a base is read with the base's payload (events/payloads.ts).
   const from =
     k.table === "events"
-      ? `SELECT e.*, b.payload AS base_payload FROM events e ${BASE_JOIN}`
-      : `SELECT e.* FROM ${k.table} e`;
+      ? `SELECT ${selectAll("events", "e")}, b.payload AS base_payload FROM events e ${BASE_JOIN}`
+      : `SELECT ${selectAll(k.table, "e")} FROM ${k.table} e`;
   return `${from} WHERE ${where.join(" AND ")} ORDER BY e.id LIMIT ?`;
 }
 
@@ -106,18 +107,17 @@ const DEPENDENTS_WITHIN_MS = 60_000;
 async function restandDependents(env: Env, accountId: string, ids: string[]) {
   const last = [...ids].sort().at(-1)!; // ids are text: Math.max does not compare them
   const { results } = await env.DB.prepare(
-    `SELECT e.id, ${PAYLOAD_COLUMNS} FROM events e ${BASE_JOIN}
-     WHERE e.account_id = ? AND e.id > ? AND e.id < ? AND e.base_id IN (SELECT value FROM json_each(?))`,
+    `SELECT ${uuidText("e.id")} AS id, ${PAYLOAD_COLUMNS} FROM events e ${BASE_JOIN}
+     WHERE e.account_id = ${uuidBytes()} AND e.id > ${uuidBytes()} AND e.id < ${uuidBytes()}
+       AND e.base_id IN (SELECT ${uuidBytes("value")} FROM json_each(?))`,
   )
     .bind(accountId, last, idFloor(idTime(last) + DEPENDENTS_WITHIN_MS), JSON.stringify(ids))
     .all<StoredPayload>();
   const texts = payloadTexts(results);
   return results.map((r, i) =>
-    env.DB.prepare("UPDATE events SET payload = ?, base_id = NULL WHERE account_id = ? AND id = ?").bind(
-      packJsonText(texts[i]),
-      accountId,
-      r.id,
-    ),
+    env.DB.prepare(
+      `UPDATE events SET payload = ?, base_id = NULL WHERE account_id = ${uuidBytes()} AND id = ${uuidBytes()}`,
+    ).bind(packJsonText(texts[i]), accountId, r.id),
   );
 }
 
@@ -133,8 +133,9 @@ function deliverySource(k: RetainedKind, now: number): ArchiveSource {
     async read(env, accountId, day, limit) {
       const upper = Math.min(day.end, cutoffOf(env, k, now));
       const { results } = await env.DB.prepare(
-        `SELECT d.event_id AS id, d.* FROM webhooks w JOIN webhook_deliveries d ON d.webhook_id = w.id
-         WHERE w.account_id = ? AND d.event_id >= ? AND d.event_id < ?
+        `SELECT ${uuidText("d.event_id")} AS id, ${selectAll("webhook_deliveries", "d")}
+         FROM webhooks w JOIN webhook_deliveries d ON d.webhook_id = ${uuidBytes("w.id")}
+         WHERE w.account_id = ? AND d.event_id >= ${uuidBytes()} AND d.event_id < ${uuidBytes()}
          ORDER BY d.event_id, d.webhook_id LIMIT ?`,
       )
         .bind(accountId, idFloor(day.start), idFloor(upper), limit)
@@ -154,7 +155,7 @@ function deliverySource(k: RetainedKind, now: number): ArchiveSource {
         statements.push(
           env.DB.prepare(
             `DELETE FROM webhook_deliveries
-             WHERE (webhook_id, event_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))`,
+             WHERE (webhook_id, event_id) IN (SELECT ${uuidBytes("value ->> 0")}, ${uuidBytes("value ->> 1")} FROM json_each(?))`,
           ).bind(JSON.stringify(keys.slice(i, i + 500))),
         );
       if (statements.length) await env.DB.batch(statements);
@@ -173,9 +174,9 @@ export async function oldestPastWindow(env: Env, k: RetainedKind, now: number) {
          SELECT (SELECT MIN(account_id) FROM ${k.table})
          UNION ALL SELECT (SELECT MIN(account_id) FROM ${k.table} WHERE account_id > owners.a) FROM owners WHERE a IS NOT NULL
        )
-       SELECT account_id, id FROM (
-         SELECT a AS account_id, (SELECT MIN(id) FROM ${k.table} WHERE account_id = owners.a) AS id FROM owners WHERE a IS NOT NULL
-       ) WHERE id < ? ORDER BY id LIMIT 1`,
+       SELECT ${textFor(k.table, "account_id", "owner")} AS account_id, ${textFor(k.table, "id", "oldest")} AS id FROM (
+         SELECT a AS owner, (SELECT MIN(id) FROM ${k.table} WHERE account_id = owners.a) AS oldest FROM owners WHERE a IS NOT NULL
+       ) WHERE oldest < ${paramFor(k.table, "id")} ORDER BY oldest LIMIT 1`,
     )
       .bind(floor)
       .first<{ account_id: string; id: string }>();
@@ -183,10 +184,10 @@ export async function oldestPastWindow(env: Env, k: RetainedKind, now: number) {
   if (k.keyed === "webhook") {
     // Each webhook's oldest delivery is one seek of (webhook_id, event_id).
     return env.DB.prepare(
-      `SELECT account_id, id FROM (
-         SELECT w.account_id, (SELECT MIN(event_id) FROM webhook_deliveries d WHERE d.webhook_id = w.id) AS id
+      `SELECT account_id, ${uuidText("oldest")} AS id FROM (
+         SELECT w.account_id, (SELECT MIN(event_id) FROM webhook_deliveries d WHERE d.webhook_id = ${uuidBytes("w.id")}) AS oldest
          FROM webhooks w
-       ) WHERE id < ? ORDER BY id LIMIT 1`,
+       ) WHERE oldest < ${uuidBytes()} ORDER BY oldest LIMIT 1`,
     )
       .bind(floor)
       .first<{ account_id: string; id: string }>();

@@ -7,7 +7,9 @@
  * claims of it go; routes and route optimizations never pointed at it (a task names its route,
  * and an optimization's result is history, written as URLs).
  */
+import { uuidBytes } from "../../db/uuid-bytes";
 import { EITHER_KIND } from "../files/types";
+import { COMMAND_SELECT } from "../task-commands/apply/statements";
 import type { ArchiveSource } from "./archive";
 import { deleteByIds } from "./archive";
 import { asLine } from "./sources";
@@ -43,6 +45,8 @@ export async function oldestFinishedTask(db: D1Database, accountId: string, days
 }
 
 const inList = (col: string) => `${col} IN (SELECT value FROM json_each(?))`;
+/** The same over a column of UUIDs stored as bytes (db/uuid-bytes.ts). */
+const inUuids = (col: string) => `${col} IN (SELECT ${uuidBytes("value")} FROM json_each(?))`;
 
 export function taskSource(days: number, now: number): ArchiveSource {
   return {
@@ -65,7 +69,7 @@ export function taskSource(days: number, now: number): ArchiveSource {
       const orderIds = JSON.stringify([...new Set(tasks.map((t) => t.order_id).filter(Boolean))]);
       const [commands, files, responses, sends, orders] = await db.batch([
         db
-          .prepare(`SELECT * FROM task_commands WHERE ${inList("task_id")} ORDER BY created_at, id`)
+          .prepare(`${COMMAND_SELECT} WHERE ${inUuids("task_id")} ORDER BY created_at, task_commands.id`)
           .bind(ids),
         // The account named (and both kinds): the indexes these tables have lead with it.
         db
@@ -147,7 +151,7 @@ export function taskSource(days: number, now: number): ArchiveSource {
       for (let i = 0; i < keys.length; i += 1000) await env.FILES.delete(keys.slice(i, i + 1000));
       await db.batch([
         db
-          .prepare(`DELETE FROM task_commands WHERE account_id = ? AND ${inList("task_id")}`)
+          .prepare(`DELETE FROM task_commands WHERE account_id = ${uuidBytes()} AND ${inUuids("task_id")}`)
           .bind(accountId, list),
         db
           .prepare(`DELETE FROM attachments WHERE account_id = ? AND ${EITHER_KIND} AND ${inList("task_id")}`)

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { inStatement } from "../../db/in-list";
 import { accountEnv, perDatabase } from "../../db/shards";
+import { uuidBytes } from "../../db/uuid-bytes";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
 import { taskWriter } from "../../durable-objects/task/client";
 import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
@@ -13,6 +14,7 @@ import type { Principal } from "../auth/principal";
 import type { WriteProof } from "../auth/tokens";
 import type { TaskRow } from "../tasks/types";
 import { overdueScheduledTasks } from "./apply";
+import { COMMAND_SELECT } from "./apply/statements";
 import { applyPendingRows } from "./recovery";
 import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
@@ -190,7 +192,7 @@ async function resolve(
     ),
     inStatement(
       env.DB,
-      "SELECT * FROM task_commands WHERE account_id = ? AND external_id IN (IN_LIST)",
+      `${COMMAND_SELECT} WHERE account_id = ${uuidBytes()} AND external_id IN (IN_LIST)`,
       [p.accountId],
       items.map((it) => it.external_id),
     ),
@@ -394,7 +396,8 @@ export async function submitCommandsAsync(
       env.DB.prepare(
         `INSERT INTO task_commands (id, account_id, task_id, external_id, action, time, assignee_id, task_data, notes, location,
           user_id, state, error_message, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', '', ?, ?) ON CONFLICT (account_id, external_id) DO NOTHING`,
+         VALUES (${uuidBytes()}, ${uuidBytes()}, ${uuidBytes()}, ?, ?, ?, ${uuidBytes()}, ?, ?, ?, ${uuidBytes()}, 'pending', '', ?, ?)
+         ON CONFLICT (account_id, external_id) DO NOTHING`,
       ).bind(
         c.id,
         p.accountId,
@@ -467,7 +470,7 @@ export async function pendingCommands(env: Env, msg: PendingMessage): Promise<Co
 
 export async function getCommand(env: Env, p: Principal, id: string) {
   const row = await env.DB.prepare(
-    `SELECT * FROM task_commands WHERE id = ? AND account_id = ?${p.role === "worker" ? " AND user_id = ?" : ""}`,
+    `${COMMAND_SELECT} WHERE id = ${uuidBytes()} AND account_id = ${uuidBytes()}${p.role === "worker" ? ` AND user_id = ${uuidBytes()}` : ""}`,
   )
     .bind(id, p.accountId, ...(p.role === "worker" ? [p.userId] : []))
     .first<CommandRow>();
@@ -509,15 +512,17 @@ export async function listCommands(
   q: CommandListQuery,
   ctx: { url: string; timeZone: string | null },
 ): Promise<Page<CommandRow>> {
-  const where = ["account_id = ?"];
+  const where = [`account_id = ${uuidBytes()}`];
   const params: unknown[] = [p.accountId];
   const add = (sql: string, value: unknown) => {
     where.push(sql);
     params.push(value);
   };
-  if (p.role === "worker") add("user_id = ?", p.userId);
-  if (q.task) add("task_id = ?", parseHyperlink(q.task, "tasks") ?? fail("task", "Invalid task."));
-  if (q.user) add("user_id = ?", parseHyperlink(q.user, "users") ?? fail("user", "Invalid user."));
+  if (p.role === "worker") add(`user_id = ${uuidBytes()}`, p.userId);
+  if (q.task)
+    add(`task_id = ${uuidBytes()}`, parseHyperlink(q.task, "tasks") ?? fail("task", "Invalid task."));
+  if (q.user)
+    add(`user_id = ${uuidBytes()}`, parseHyperlink(q.user, "users") ?? fail("user", "Invalid user."));
   if (q.state) add("state = ?", q.state);
   if (q.action) add("action = ?", q.action);
   if (q.created_at__gte) {
@@ -529,7 +534,10 @@ export async function listCommands(
   }
   return paginateByCreation<CommandRow>({
     db: env.DB,
-    select: "SELECT * FROM task_commands",
+    select: COMMAND_SELECT,
+    // Qualified: a bare `id` in ORDER BY is the select list's text form, which no index holds.
+    idExpr: "task_commands.id",
+    idParam: uuidBytes(),
     where,
     params,
     cursor: q.cursor,

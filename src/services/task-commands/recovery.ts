@@ -1,6 +1,7 @@
 import { inStatement } from "../../db/in-list";
 import { accountEnv, perDatabase } from "../../db/shards";
 import { taskWriter } from "../../durable-objects/task/client";
+import { COMMAND_SELECT } from "./apply/statements";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
 /**
@@ -62,7 +63,7 @@ export async function rejectPending(env: Env, ids: string[], reason: string): Pr
   const now = Date.now();
   await inStatement(
     env.DB,
-    "UPDATE task_commands SET state = 'rejected', error_message = ?, rejected_at = ?, updated_at = ? WHERE state = 'pending' AND id IN (IN_LIST)",
+    "UPDATE task_commands SET state = 'rejected', error_message = ?, rejected_at = ?, updated_at = ? WHERE state = 'pending' AND id IN (UUID_LIST)",
     [reason, now, now],
     ids,
   ).run();
@@ -116,7 +117,7 @@ export const sweepPendingCommands = perDatabase(async function sweepPendingComma
 ): Promise<number> {
   const cutoff = Date.now() - (opts.olderThanMs ?? sweepAfterMs(env));
   const { results } = await env.DB.prepare(
-    "SELECT * FROM task_commands WHERE state = 'pending' AND created_at <= ? ORDER BY created_at, id LIMIT ?",
+    `${COMMAND_SELECT} WHERE state = 'pending' AND created_at <= ? ORDER BY created_at, task_commands.id LIMIT ?`,
   )
     .bind(cutoff, opts.limit ?? SWEEP_LIMIT)
     .all<CommandRow>();

@@ -1,4 +1,5 @@
 import { findByPublicKey } from "../../db/shards";
+import { uuidBytes } from "../../db/uuid-bytes";
 /**
  * The public side of a tracker (contract §17): its tasks reduced to the allowlist, each with
  * `eta` or, when none can be given, `predicted_delivery_error` in the reader's language. Only
@@ -45,7 +46,7 @@ export async function eta(env: Env, task: TaskRow, now: number): Promise<EtaResu
  */
 /** The location of a worker's newest command that carried one (task_commands_user_location_idx). */
 export const LAST_LOCATION_SQL = `SELECT location FROM task_commands
-  WHERE user_id = ? AND location IS NOT NULL AND account_id = ? ORDER BY time DESC LIMIT 1`;
+  WHERE user_id = ${uuidBytes()} AND location IS NOT NULL AND account_id = ${uuidBytes()} ORDER BY time DESC LIMIT 1`;
 
 const lastLocation = (db: D1Database, accountId: string, userId: string) =>
   db.prepare(LAST_LOCATION_SQL).bind(userId, accountId);

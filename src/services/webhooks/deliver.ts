@@ -1,4 +1,5 @@
 import { messageEnv } from "../../db/shards";
+import { DELIVERY_UUIDS, selectColumns, uuidBytes, uuidText } from "../../db/uuid-bytes";
 import { type DeliveryMessage, messageOf } from "../../queues/webhooks/message";
 import { BASE_JOIN, PAYLOAD_COLUMNS, payloadText } from "../events/payloads";
 import { allowPrivate } from ".";
@@ -11,6 +12,9 @@ import {
 import { openSecret } from "./secret-box";
 import { signPayload } from "./signing";
 import { allowedPorts, webhookUrlError } from "./ssrf";
+
+/** SQL: a delivery by its key (bound as text, stored as bytes: db/uuid-bytes.ts). */
+const DELIVERY_KEY = `webhook_id = ${uuidBytes()} AND event_id = ${uuidBytes()}`;
 
 export type DeliverOptions = {
   /** Outbound fetch; defaults to the global one, looked up at call time (tests spy on it). */
@@ -72,11 +76,12 @@ export async function processDelivery(
 ): Promise<DeliveryOutcome> {
   env = await messageEnv(env, (db) => deliveryExists(db, msg));
   const d = await env.DB.prepare(
-    `SELECT COALESCE(d.legacy_id, d.event_id) AS id, d.webhook_id, d.event_id, d.state, d.attempts, d.next_attempt_at,
+    `SELECT COALESCE(d.legacy_id, ${uuidText("d.event_id")}) AS id, ${selectColumns(["webhook_id", "event_id"], DELIVERY_UUIDS, "d")},
+            d.state, d.attempts, d.next_attempt_at,
             w.url, w.secret, w.state AS webhook_state, e.type AS event_type, ${PAYLOAD_COLUMNS}, e.created_at AS event_created_at
-     FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-       JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id ${BASE_JOIN}
-     WHERE ${"deliveryId" in msg ? "d.legacy_id = ?" : "d.webhook_id = ? AND d.event_id = ?"}`,
+     FROM webhook_deliveries d JOIN webhooks w ON w.id = ${uuidText("d.webhook_id")}
+       JOIN events e ON e.account_id = ${uuidBytes("w.account_id")} AND e.id = d.event_id ${BASE_JOIN}
+     WHERE ${"deliveryId" in msg ? "d.legacy_id = ?" : `d.webhook_id = ${uuidBytes()} AND d.event_id = ${uuidBytes()}`}`,
   )
     .bind(...("deliveryId" in msg ? [msg.deliveryId] : [msg.webhookId, msg.eventId]))
     .first<Loaded>();
@@ -86,7 +91,7 @@ export async function processDelivery(
   if (d.webhook_state !== "active") {
     await env.DB.prepare(
       `UPDATE webhook_deliveries SET state = 'held', next_attempt_at = NULL, updated_at = ?
-       WHERE webhook_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?`,
+       WHERE ${DELIVERY_KEY} AND state = 'pending' AND next_attempt_at = ?`,
     )
       .bind(now, d.webhook_id, d.event_id, msg.due)
       .run();
@@ -121,7 +126,7 @@ export async function processDelivery(
     await env.DB.prepare(
       `UPDATE webhook_deliveries SET state = 'succeeded', attempts = ?, last_status_code = ?, last_error = '',
          next_attempt_at = NULL, updated_at = ?
-       WHERE webhook_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?`,
+       WHERE ${DELIVERY_KEY} AND state = 'pending' AND next_attempt_at = ?`,
     )
       .bind(attempt, result.status, done, d.webhook_id, d.event_id, msg.due)
       .run();
@@ -153,7 +158,7 @@ export async function processDelivery(
   const nextDue = Math.max(done + wait * 1000, msg.due + 1);
   const updated = await env.DB.prepare(
     `UPDATE webhook_deliveries SET attempts = ?, last_status_code = ?, last_error = ?, next_attempt_at = ?, updated_at = ?
-     WHERE webhook_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?`,
+     WHERE ${DELIVERY_KEY} AND state = 'pending' AND next_attempt_at = ?`,
   )
     .bind(attempt, result.status, result.error, nextDue, done, d.webhook_id, d.event_id, msg.due)
     .run();
@@ -179,13 +184,12 @@ async function failWebhook(
   f: { attempts: number; status: number | null; error: string; failMessage: string },
 ) {
   const now = Date.now();
-  const won =
-    "EXISTS (SELECT 1 FROM webhook_deliveries WHERE webhook_id = ? AND event_id = ? AND state = 'failed' AND updated_at = ?)";
+  const won = `EXISTS (SELECT 1 FROM webhook_deliveries WHERE ${DELIVERY_KEY} AND state = 'failed' AND updated_at = ?)`;
   await env.DB.batch([
     env.DB.prepare(
       `UPDATE webhook_deliveries SET state = 'failed', attempts = ?, last_status_code = ?, last_error = ?,
          next_attempt_at = NULL, updated_at = ?
-       WHERE webhook_id = ? AND event_id = ? AND state = 'pending' AND next_attempt_at = ?`,
+       WHERE ${DELIVERY_KEY} AND state = 'pending' AND next_attempt_at = ?`,
     ).bind(f.attempts, f.status, f.error, now, d.webhook_id, d.event_id, due),
     env.DB.prepare(
       `UPDATE webhooks SET state = 'failed', failed_at = ?, fail_message = ?, updated_at = ?
@@ -193,7 +197,7 @@ async function failWebhook(
     ).bind(now, f.failMessage.slice(0, MAX_ERROR_CHARS), now, d.webhook_id, d.webhook_id, d.event_id, now),
     env.DB.prepare(
       `UPDATE webhook_deliveries SET state = 'held', next_attempt_at = NULL, updated_at = ?
-       WHERE webhook_id = ? AND state = 'pending' AND ${won}`,
+       WHERE webhook_id = ${uuidBytes()} AND state = 'pending' AND ${won}`,
     ).bind(now, d.webhook_id, d.webhook_id, d.event_id, now),
   ]);
 }
@@ -283,8 +287,6 @@ async function readSnippet(res: Response): Promise<string> {
 /** Whether `db` has the delivery a message names (where its account lives, db/shards.ts). */
 const deliveryExists = (db: D1Database, msg: DeliveryMessage) =>
   db
-    .prepare(
-      `SELECT 1 FROM webhook_deliveries WHERE ${"deliveryId" in msg ? "legacy_id = ?" : "webhook_id = ? AND event_id = ?"}`,
-    )
+    .prepare(`SELECT 1 FROM webhook_deliveries WHERE ${"deliveryId" in msg ? "legacy_id = ?" : DELIVERY_KEY}`)
     .bind(...("deliveryId" in msg ? [msg.deliveryId] : [msg.webhookId, msg.eventId]))
     .first();

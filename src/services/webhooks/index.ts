@@ -1,3 +1,4 @@
+import { DELIVERY_UUIDS, selectAll, selectColumns, uuidBytes, uuidText } from "../../db/uuid-bytes";
 import { type FieldErrors, nonFieldError, notFound, ValidationError } from "../../http/errors";
 import { paginate, paginateByCreation } from "../../http/pagination";
 import { uuidv7 } from "../../lib/ids";
@@ -175,7 +176,8 @@ export async function updateWebhook(env: Env, accountId: string, id: string, inp
     stmts.push(
       env.DB.prepare(
         `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-         WHERE webhook_id = ? AND state IN ('held', 'failed') RETURNING webhook_id, event_id`,
+         WHERE webhook_id = ${uuidBytes()} AND state IN ('held', 'failed')
+         RETURNING ${selectColumns(["webhook_id", "event_id"], DELIVERY_UUIDS)}`,
       ).bind(now, now, id),
     );
   }
@@ -192,7 +194,7 @@ export async function updateWebhook(env: Env, accountId: string, id: string, inp
 export function holdPendingStatement(env: Env, webhookId: string, now: number) {
   return env.DB.prepare(
     `UPDATE webhook_deliveries SET state = 'held', next_attempt_at = NULL, updated_at = ?
-     WHERE webhook_id = ? AND state = 'pending'`,
+     WHERE webhook_id = ${uuidBytes()} AND state = 'pending'`,
   ).bind(now, webhookId);
 }
 
@@ -200,7 +202,7 @@ export async function deleteWebhook(env: Env, accountId: string, id: string) {
   await getWebhook(env, accountId, id);
   // Queued messages of the deleted deliveries find no row and are dropped by the consumer.
   await env.DB.batch([
-    env.DB.prepare("DELETE FROM webhook_deliveries WHERE webhook_id = ?").bind(id),
+    env.DB.prepare(`DELETE FROM webhook_deliveries WHERE webhook_id = ${uuidBytes()}`).bind(id),
     env.DB.prepare("DELETE FROM webhooks WHERE id = ? AND account_id = ?").bind(id, accountId),
   ]);
   forgetWebhooksOf(accountId);
@@ -211,9 +213,9 @@ export async function deleteWebhook(env: Env, accountId: string, id: string) {
  * of `events` (account_id, id), the account being the webhook's. `id` is the row's key in its
  * webhook (the event's id), what pages walk by.
  */
-export const DELIVERY_SELECT = `SELECT d.*, d.event_id AS id, e.type AS event_type
-  FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-  JOIN events e ON e.account_id = w.account_id AND e.id = d.event_id`;
+export const DELIVERY_SELECT = `SELECT ${selectAll("webhook_deliveries", "d")}, ${uuidText("d.event_id")} AS id, e.type AS event_type
+  FROM webhook_deliveries d JOIN webhooks w ON w.id = ${uuidText("d.webhook_id")}
+  JOIN events e ON e.account_id = ${uuidBytes("w.account_id")} AND e.id = d.event_id`;
 
 type ListQuery = { cursor?: string; page_size?: number };
 
@@ -237,7 +239,7 @@ export function listDeliveries(
   q: ListQuery & { state?: string },
   url: string,
 ) {
-  const where = ["d.webhook_id = ?", "w.account_id = ?"];
+  const where = [`d.webhook_id = ${uuidBytes()}`, "w.account_id = ?"];
   const params: unknown[] = [webhookId, accountId];
   if (q.state) {
     where.push("d.state = ?");
@@ -253,6 +255,8 @@ export function listDeliveries(
     sortExpr: "d.event_id",
     sortValue: (row) => row.event_id,
     idExpr: "d.event_id",
+    sortParam: uuidBytes(),
+    idParam: uuidBytes(),
     desc: true,
     cursor: q.cursor,
     pageSize: q.page_size,
@@ -266,11 +270,13 @@ export function listDeliveries(
  */
 export async function getDelivery(env: Env, accountId: string, webhookId: string, id: string) {
   const row =
-    (await env.DB.prepare(`${DELIVERY_SELECT} WHERE d.webhook_id = ? AND d.event_id = ? AND w.account_id = ?`)
+    (await env.DB.prepare(
+      `${DELIVERY_SELECT} WHERE d.webhook_id = ${uuidBytes()} AND d.event_id = ${uuidBytes()} AND w.account_id = ?`,
+    )
       .bind(webhookId, id, accountId)
       .first<DeliveryRow>()) ??
     (await env.DB.prepare(
-      `${DELIVERY_SELECT} WHERE d.legacy_id = ? AND d.legacy_id IS NOT NULL AND d.webhook_id = ? AND w.account_id = ?`,
+      `${DELIVERY_SELECT} WHERE d.legacy_id = ? AND d.legacy_id IS NOT NULL AND d.webhook_id = ${uuidBytes()} AND w.account_id = ?`,
     )
       .bind(id, webhookId, accountId)
       .first<DeliveryRow>());
@@ -291,7 +297,7 @@ export async function redeliver(env: Env, accountId: string, webhookId: string, 
   const now = Date.now();
   await env.DB.prepare(
     `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-     WHERE webhook_id = ? AND event_id = ?`,
+     WHERE webhook_id = ${uuidBytes()} AND event_id = ${uuidBytes()}`,
   )
     .bind(now, now, webhookId, delivery.event_id)
     .run();

@@ -1,3 +1,4 @@
+import { COMMAND_UUIDS, insertParams, selectColumns, uuidBytes } from "../../../db/uuid-bytes";
 import { bulkEventStatements, type EventItem, type SharedBase } from "../../events/outbox";
 import { eventRender, serializeTask } from "../../tasks/serialize";
 import type { TaskRow } from "../../tasks/types";
@@ -29,7 +30,7 @@ export async function loadTask(db: D1Database, accountId: string, taskId: string
 
 export async function loadCommand(db: D1Database, accountId: string, externalId: string) {
   return db
-    .prepare("SELECT * FROM task_commands WHERE account_id = ? AND external_id = ?")
+    .prepare(`${COMMAND_SELECT} WHERE account_id = ${uuidBytes()} AND external_id = ?`)
     .bind(accountId, externalId)
     .first<CommandRow>();
 }
@@ -85,7 +86,7 @@ export function outcomeStatement(
     return db
       .prepare(
         `UPDATE task_commands SET state = ?, error_message = ?, accepted_at = ?, rejected_at = ?, updated_at = ?
-         WHERE id = ? AND state = 'pending' AND ${cond}`,
+         WHERE id = ${uuidBytes()} AND state = 'pending' AND ${cond}`,
       )
       .bind(outcome, error, acceptedAt, rejectedAt, now, cmd.id, ...condParams);
   }
@@ -93,7 +94,7 @@ export function outcomeStatement(
   return db
     .prepare(
       `INSERT INTO task_commands (${COMMAND_COLUMNS.join(", ")})
-       SELECT ${COMMAND_COLUMNS.map(() => "?").join(", ")} WHERE ${cond}`,
+       SELECT ${insertParams(COMMAND_COLUMNS, COMMAND_UUIDS)} WHERE ${cond}`,
     )
     .bind(...commandValues(r), ...condParams);
 }
@@ -120,6 +121,9 @@ export const COMMAND_COLUMNS = [
 ] as const;
 
 export const commandValues = (r: CommandRow) => COMMAND_COLUMNS.map((c) => r[c]);
+
+/** `SELECT <every column, ids as text> FROM task_commands` (ids are stored as bytes, db/uuid-bytes.ts). */
+export const COMMAND_SELECT = `SELECT ${selectColumns(COMMAND_COLUMNS, COMMAND_UUIDS)} FROM task_commands`;
 
 /** The stored row of a command, as this code writes it (saves a read-back). */
 export function rowOf(
@@ -230,7 +234,7 @@ export async function writeRun(
     db
       .prepare(
         `INSERT INTO task_commands (${COMMAND_COLUMNS.join(", ")})
-         SELECT ${COMMAND_COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")}
+         SELECT ${COMMAND_COLUMNS.map((c, i) => (COMMAND_UUIDS.has(c) ? uuidBytes(`value ->> ${i}`) : `value ->> ${i}`)).join(", ")}
          FROM json_each(?) WHERE ${guard.sql}`,
       )
       .bind(JSON.stringify(rows.map(commandValues)), ...guard.params),
