@@ -71,6 +71,27 @@ export function selectAll(table: string, alias: string): string {
   return uuids ? selectColumns(TABLE_COLUMNS[table], uuids, alias) : `${alias}.*`;
 }
 
+/** The columns of a task command row, in their stored order (migration 0036). */
+export const TASK_COMMAND_COLUMNS = [
+  "id",
+  "account_id",
+  "task_id",
+  "external_id",
+  "action",
+  "time",
+  "assignee_id",
+  "task_data",
+  "notes",
+  "location",
+  "user_id",
+  "state",
+  "error_message",
+  "accepted_at",
+  "rejected_at",
+  "created_at",
+  "updated_at",
+] as const;
+
 /** The columns of the tables with bytes, in their stored order (migration 0036). */
 const TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> = {
   events: ["id", "account_id", "type", "payload", "base_id", "created_at", "dispatched_at"],
@@ -86,23 +107,5 @@ const TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> = {
     "updated_at",
     "legacy_id",
   ],
-  task_commands: [
-    "id",
-    "account_id",
-    "task_id",
-    "external_id",
-    "action",
-    "time",
-    "assignee_id",
-    "task_data",
-    "notes",
-    "location",
-    "user_id",
-    "state",
-    "error_message",
-    "accepted_at",
-    "rejected_at",
-    "created_at",
-    "updated_at",
-  ],
+  task_commands: TASK_COMMAND_COLUMNS,
 };

@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { accountDatabase } from "../../src/db/shards";
-import { uuidBytes, uuidText } from "../../src/db/uuid-bytes";
+import { selectAll, UUID_COLUMNS, uuidBytes, uuidText } from "../../src/db/uuid-bytes";
 import { dispatchPendingEvents } from "../../src/services/events/dispatch";
 import { call, expectStatus, newAccount } from "../helpers";
 import { sampleTask } from "../tasks/helpers";
@@ -40,6 +40,22 @@ describe("UUIDs stored as bytes", () => {
       .bind("not-a-uuid")
       .first<{ none: number }>();
     expect(bad!.none).toBe(1);
+  });
+
+  it("every column of the three tables is read, and those converted are the ones stored as bytes", async () => {
+    for (const [table, uuids] of Object.entries(UUID_COLUMNS)) {
+      const { results: info } = await env.DB.prepare("SELECT name, type FROM pragma_table_info(?)")
+        .bind(table)
+        .all<{ name: string; type: string }>();
+      const [names] = await env.DB.prepare(`SELECT ${selectAll(table, "x")} FROM ${table} x LIMIT 0`).raw({
+        columnNames: true,
+      });
+      expect(names, table).toEqual(info.map((c) => c.name));
+      expect(
+        info.filter((c) => c.type.toLowerCase() === "blob" && c.name !== "payload").map((c) => c.name),
+        table,
+      ).toEqual([...uuids].sort((a, b) => names.indexOf(a) - names.indexOf(b)));
+    }
   });
 
   it("a delivered command's rows hold 16 bytes per id, and the API answers the same ids", async () => {

@@ -1,4 +1,10 @@
-import { COMMAND_UUIDS, insertParams, selectColumns, uuidBytes } from "../../../db/uuid-bytes";
+import {
+  COMMAND_UUIDS,
+  insertParams,
+  selectColumns,
+  TASK_COMMAND_COLUMNS,
+  uuidBytes,
+} from "../../../db/uuid-bytes";
 import { bulkEventStatements, type EventItem, type SharedBase } from "../../events/outbox";
 import { eventRender, serializeTask } from "../../tasks/serialize";
 import type { TaskRow } from "../../tasks/types";
@@ -100,25 +106,7 @@ export function outcomeStatement(
 }
 
 /** The columns of a command row, in the order `commandValues` gives them. */
-export const COMMAND_COLUMNS = [
-  "id",
-  "account_id",
-  "task_id",
-  "external_id",
-  "action",
-  "time",
-  "assignee_id",
-  "task_data",
-  "notes",
-  "location",
-  "user_id",
-  "state",
-  "error_message",
-  "accepted_at",
-  "rejected_at",
-  "created_at",
-  "updated_at",
-] as const;
+export const COMMAND_COLUMNS = TASK_COMMAND_COLUMNS;
 
 export const commandValues = (r: CommandRow) => COMMAND_COLUMNS.map((c) => r[c]);
 
