@@ -15,12 +15,16 @@ import { putStream } from "../../src/s3/r2-put";
  *                       with shape=indexed, the same rows into tables shaped as the service's
  *                       (the columns a command writes and every index over them: the task's
  *                       updated_at, position and route indexes, the command table's four b-trees,
- *                       the events' account index): the price of these writes in the service's schema
+ *                       the events clustered on (account, id); UUIDs as 16 bytes, as the service
+ *                       keeps them): the price of these writes in the service's schema
  *   POST /upload        the request body streamed into R2 (a known length, no parsing)
  */
 type FloorEnv = { DB: D1Database; FLOOR_DO: DurableObjectNamespace<FloorDO>; FILES: R2Bucket };
 
-/** The command row's columns (the service's task_commands), for shape=indexed. */
+/**
+ * The command row's columns (the service's task_commands), for shape=indexed; the UUIDs among
+ * them stored as 16 bytes, as the service stores them (its migration 0036).
+ */
 const COMMAND_COLUMNS = [
   "id",
   "account_id",
@@ -40,6 +44,11 @@ const COMMAND_COLUMNS = [
   "created_at",
   "updated_at",
 ];
+const COMMAND_UUIDS = new Set(["id", "account_id", "task_id", "assignee_id", "user_id"]);
+const bytes = (expr: string) => `unhex(${expr}, '-')`;
+/** A UUID standing for a floor row's id (`row-<n>`) where the service's column holds a task's. */
+const taskUuid = (id: string) =>
+  `00000000-0000-7000-8000-${(id.match(/\d+/)?.[0] ?? "0").padStart(12, "0").slice(-12)}`;
 const ACCOUNT = "00000000-0000-7000-8000-000000000001";
 
 export class FloorDO extends DurableObject<FloorEnv> {
@@ -51,7 +60,7 @@ export class FloorDO extends DurableObject<FloorEnv> {
         return [
           cid,
           ACCOUNT,
-          id,
+          taskUuid(id),
           `ext-${cid}`,
           "update",
           now,
@@ -59,7 +68,7 @@ export class FloorDO extends DurableObject<FloorEnv> {
           '{"position":1}',
           "",
           null,
-          "u",
+          ACCOUNT,
           "accepted",
           "",
           now,
@@ -76,10 +85,11 @@ export class FloorDO extends DurableObject<FloorEnv> {
           id,
         ),
         this.env.DB.prepare(
-          `INSERT INTO floor_commands (${COMMAND_COLUMNS.join(", ")}) SELECT ${COMMAND_COLUMNS.map((_, i) => `value ->> ${i}`).join(", ")} FROM json_each(?)`,
+          `INSERT INTO floor_commands (${COMMAND_COLUMNS.join(", ")}) SELECT ${COMMAND_COLUMNS.map((c, i) => (COMMAND_UUIDS.has(c) ? bytes(`value ->> ${i}`) : `value ->> ${i}`)).join(", ")} FROM json_each(?)`,
         ).bind(JSON.stringify(commands)),
         this.env.DB.prepare(
-          `INSERT INTO floor_task_events (id, account_id, object_id, payload, created_at) SELECT * FROM (VALUES ${commands.map(() => "(?, ?, ?, ?, ?)").join(", ")})`,
+          `INSERT INTO floor_task_events (id, account_id, payload, created_at)
+           SELECT ${bytes("column1")}, ${bytes("column2")}, column4, column5 FROM (VALUES ${commands.map(() => "(?, ?, ?, ?, ?)").join(", ")})`,
         ).bind(...events),
       ]);
       return n;
@@ -132,16 +142,17 @@ export default {
           "CREATE INDEX IF NOT EXISTS floor_tasks_updated ON floor_tasks (account_id, updated_at, id)",
           "CREATE INDEX IF NOT EXISTS floor_tasks_position ON floor_tasks (account_id, position, id)",
           "CREATE INDEX IF NOT EXISTS floor_tasks_route ON floor_tasks (account_id, route_id, position, id)",
-          `CREATE TABLE IF NOT EXISTS floor_commands (id TEXT PRIMARY KEY, account_id TEXT NOT NULL, task_id TEXT NOT NULL,
-            external_id TEXT NOT NULL, action TEXT NOT NULL, time INTEGER NOT NULL, assignee_id TEXT, task_data TEXT NOT NULL,
-            notes TEXT NOT NULL, location TEXT, user_id TEXT, state TEXT NOT NULL, error_message TEXT NOT NULL,
+          `CREATE TABLE IF NOT EXISTS floor_commands (id BLOB PRIMARY KEY, account_id BLOB NOT NULL, task_id BLOB NOT NULL,
+            external_id TEXT NOT NULL, action TEXT NOT NULL, time INTEGER NOT NULL, assignee_id BLOB, task_data TEXT NOT NULL,
+            notes TEXT NOT NULL, location TEXT, user_id BLOB, state TEXT NOT NULL, error_message TEXT NOT NULL,
             accepted_at INTEGER, rejected_at INTEGER, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
           "CREATE UNIQUE INDEX IF NOT EXISTS floor_commands_external ON floor_commands (account_id, external_id)",
           "CREATE INDEX IF NOT EXISTS floor_commands_created ON floor_commands (account_id, created_at, id)",
-          "CREATE INDEX IF NOT EXISTS floor_commands_task ON floor_commands (account_id, task_id, created_at, id)",
+          "CREATE INDEX IF NOT EXISTS floor_commands_task ON floor_commands (task_id, created_at, id)",
           "CREATE INDEX IF NOT EXISTS floor_commands_pending ON floor_commands (created_at, id) WHERE state = 'pending'",
-          "CREATE TABLE IF NOT EXISTS floor_task_events (id TEXT PRIMARY KEY, account_id TEXT, object_id TEXT, payload TEXT, created_at INTEGER)",
-          "CREATE INDEX IF NOT EXISTS floor_task_events_account ON floor_task_events (account_id, id)",
+          // The service's events: clustered on (account_id, id) (its migrations 0025 and 0036).
+          `CREATE TABLE IF NOT EXISTS floor_task_events (id BLOB NOT NULL, account_id BLOB NOT NULL, payload TEXT,
+            created_at INTEGER, PRIMARY KEY (account_id, id)) WITHOUT ROWID`,
         ].map((sql) => env.DB.prepare(sql)),
       );
       await env.DB.batch(
