@@ -1,4 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
+import { COMMAND_UUIDS, TASK_COMMAND_COLUMNS, uuidBytes } from "../../src/db/uuid-bytes";
 import { byteLimiter, parseMultipartForm } from "../../src/s3/multipart";
 import { putStream } from "../../src/s3/r2-put";
 
@@ -25,27 +26,7 @@ type FloorEnv = { DB: D1Database; FLOOR_DO: DurableObjectNamespace<FloorDO>; FIL
  * The command row's columns (the service's task_commands), for shape=indexed; the UUIDs among
  * them stored as 16 bytes, as the service stores them (its migration 0036).
  */
-const COMMAND_COLUMNS = [
-  "id",
-  "account_id",
-  "task_id",
-  "external_id",
-  "action",
-  "time",
-  "assignee_id",
-  "task_data",
-  "notes",
-  "location",
-  "user_id",
-  "state",
-  "error_message",
-  "accepted_at",
-  "rejected_at",
-  "created_at",
-  "updated_at",
-];
-const COMMAND_UUIDS = new Set(["id", "account_id", "task_id", "assignee_id", "user_id"]);
-const bytes = (expr: string) => `unhex(${expr}, '-')`;
+const COMMAND_COLUMNS = TASK_COMMAND_COLUMNS;
 /** A UUID standing for a floor row's id (`row-<n>`) where the service's column holds a task's. */
 const taskUuid = (id: string) =>
   `00000000-0000-7000-8000-${(id.match(/\d+/)?.[0] ?? "0").padStart(12, "0").slice(-12)}`;
@@ -85,11 +66,11 @@ export class FloorDO extends DurableObject<FloorEnv> {
           id,
         ),
         this.env.DB.prepare(
-          `INSERT INTO floor_commands (${COMMAND_COLUMNS.join(", ")}) SELECT ${COMMAND_COLUMNS.map((c, i) => (COMMAND_UUIDS.has(c) ? bytes(`value ->> ${i}`) : `value ->> ${i}`)).join(", ")} FROM json_each(?)`,
+          `INSERT INTO floor_commands (${COMMAND_COLUMNS.join(", ")}) SELECT ${COMMAND_COLUMNS.map((c, i) => (COMMAND_UUIDS.has(c) ? uuidBytes(`value ->> ${i}`) : `value ->> ${i}`)).join(", ")} FROM json_each(?)`,
         ).bind(JSON.stringify(commands)),
         this.env.DB.prepare(
           `INSERT INTO floor_task_events (id, account_id, payload, created_at)
-           SELECT ${bytes("column1")}, ${bytes("column2")}, column4, column5 FROM (VALUES ${commands.map(() => "(?, ?, ?, ?, ?)").join(", ")})`,
+           SELECT ${uuidBytes("column1")}, ${uuidBytes("column2")}, column4, column5 FROM (VALUES ${commands.map(() => "(?, ?, ?, ?, ?)").join(", ")})`,
         ).bind(...events),
       ]);
       return n;

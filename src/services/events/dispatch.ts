@@ -13,8 +13,8 @@ import { type DeliveryKey, enqueueDeliveries } from "../../queues/webhooks/messa
  */
 
 const MAX_EVENTS_PER_ROUND = 100;
-/** A delivery's key as a queue message carries it (ids as text). */
-const DELIVERY_KEY = selectColumns(["webhook_id", "event_id", "legacy_id"], DELIVERY_UUIDS);
+/** A delivery's key as a queue message carries it (ids as text): a select list. */
+const DELIVERY_KEY_COLUMNS = selectColumns(["webhook_id", "event_id", "legacy_id"], DELIVERY_UUIDS);
 /** How overdue a pending delivery must be before the sweeper assumes its message was lost. */
 export const STALE_DELIVERY_MS = 2 * 60_000;
 
@@ -90,7 +90,7 @@ export const dispatchPendingEvents = perDatabase(async function dispatchPendingE
          SELECT ${uuidBytes("value ->> 0")}, ${uuidBytes("value ->> 1")}, value ->> 2, 0, value ->> 3, '', ?, ?
          FROM json_each(?) WHERE true
          ON CONFLICT (webhook_id, event_id) DO NOTHING
-         RETURNING ${DELIVERY_KEY}, state`,
+         RETURNING ${DELIVERY_KEY_COLUMNS}, state`,
       )
       .bind(now, now, JSON.stringify(rows)),
     // By the events' primary key (account_id, id).
@@ -127,7 +127,7 @@ export const requeueStaleDeliveries = perDatabase(async function requeueStaleDel
     `UPDATE webhook_deliveries SET next_attempt_at = ?, updated_at = ?
      WHERE (webhook_id, event_id) IN (
        SELECT webhook_id, event_id FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at < ? LIMIT ?)
-     RETURNING ${DELIVERY_KEY}`,
+     RETURNING ${DELIVERY_KEY_COLUMNS}`,
   )
     .bind(now, now, now - STALE_DELIVERY_MS, limit)
     .all<DeliveryKey>();
