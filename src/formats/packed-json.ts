@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 /**
  * Event payloads as stored (contract §23: what a task leaves behind stays small). An event
  * carries the whole task inline (contract §9), about 1.2 KB of JSON, eleven times over a
@@ -71,6 +72,16 @@ export function packJsonText(text: string, baseText?: string): Uint8Array {
 }
 
 export const packJson = (value: unknown) => packJsonText(JSON.stringify(value));
+
+/**
+ * `packJsonText` as hex, the form packed bytes cross the D1 binding in (SQL stores them with
+ * `unhex(?)`): the binding sends a byte parameter as a JSON array of numbers, about four
+ * characters a byte that both sides of the binding build and parse; hex is two, one string.
+ */
+export const packJsonHex = (text: string, baseText?: string) => {
+  const bytes = packJsonText(text, baseText);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+};
 
 /** Whether a stored payload was packed against a base (and so reads only with it). */
 export const needsBase = (stored: unknown) => bytesOf(stored)?.[0] === AGAINST_BASE;

@@ -106,6 +106,23 @@ describe("the events of one write share their stored task (contract §23)", () =
     expect(() => unpackJson(packed)).toThrow(/without its base/);
   });
 
+  it("stores payloads as bytes, sent across the D1 binding as hex (events/outbox.ts)", async () => {
+    const { acc } = await assignedTask();
+    const { results } = await stored
+      .prepare(
+        "SELECT typeof(payload) AS kind, length(payload) AS size FROM events WHERE account_id = unhex(?, '-')",
+      )
+      .bind(acc.account.id)
+      .all<{ kind: string; size: number }>();
+    expect(results.length).toBeGreaterThanOrEqual(2);
+    for (const r of results) {
+      expect(r.kind).toBe("blob");
+      expect(r.size).toBeGreaterThan(1);
+    }
+    const rows = await rowsOf(acc.account.id);
+    expect(rows.map((r) => formatOf(r.payload)).sort()).toEqual([1, 2]);
+  });
+
   it("stores a command's event against its task's state_changed event, and every reader gets both whole", async () => {
     const { acc, task, cmd } = await assignedTask();
     const rows = await rowsOf(acc.account.id);

@@ -1,5 +1,5 @@
 import { uuidBytes } from "../../db/uuid-bytes";
-import { packJson, packJsonText } from "../../formats/packed-json";
+import { packJsonHex } from "../../formats/packed-json";
 import { uuidv7 } from "../../lib/ids";
 
 /** Event names of contract §9. */
@@ -51,13 +51,13 @@ export function eventStatement(
   return db
     .prepare(
       `INSERT INTO events (id, account_id, type, payload, created_at, dispatched_at)
-       SELECT ${uuidBytes()}, ${uuidBytes()}, ?, ?, ?, ${DISPATCHED_AT} WHERE ${e.when?.sql ?? "1"}`,
+       SELECT ${uuidBytes()}, ${uuidBytes()}, ?, unhex(?), ?, ${DISPATCHED_AT} WHERE ${e.when?.sql ?? "1"}`,
     )
     .bind(
       uuidv7(now),
       e.accountId,
       e.type,
-      packJson(e.data),
+      packJsonHex(JSON.stringify(e.data)),
       now,
       e.accountId,
       now,
@@ -132,10 +132,10 @@ export function bulkEventStatements(
     const outer = opts.onlyIfExistsIn ? null : (opts.shared?.base ?? null);
     const shared = !opts.onlyIfExistsIn && !outer && chunk.length > 1;
     const values = chunk.flatMap((e, j) => {
-      if (outer) return [ids[j], e.type, packJsonText(texts[j], outer.text), outer.id];
-      if (!shared) return [ids[j], e.type, packJsonText(texts[j]), opts.onlyIfExistsIn ? e.objectId : null];
-      if (j === last) return [ids[j], e.type, packJsonText(texts[j]), null];
-      return [ids[j], e.type, packJsonText(texts[j], texts[last]), ids[last]];
+      if (outer) return [ids[j], e.type, packJsonHex(texts[j], outer.text), outer.id];
+      if (!shared) return [ids[j], e.type, packJsonHex(texts[j]), opts.onlyIfExistsIn ? e.objectId : null];
+      if (j === last) return [ids[j], e.type, packJsonHex(texts[j]), null];
+      return [ids[j], e.type, packJsonHex(texts[j], texts[last]), ids[last]];
     });
     if (opts.shared && !opts.onlyIfExistsIn && !outer)
       opts.shared.base = { id: ids[last], text: texts[last] };
@@ -143,7 +143,7 @@ export function bulkEventStatements(
       db
         .prepare(
           "INSERT INTO events (id, account_id, type, payload, base_id, created_at, dispatched_at) " +
-            `SELECT ${uuidBytes("v.column1")}, ${uuidBytes()}, v.column2, v.column3, ${baseColumn}, ?, ${DISPATCHED_AT} ` +
+            `SELECT ${uuidBytes("v.column1")}, ${uuidBytes()}, v.column2, unhex(v.column3), ${baseColumn}, ?, ${DISPATCHED_AT} ` +
             `FROM (VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}) AS v${guard}`,
         )
         .bind(accountId, now, accountId, now, ...values, ...conditionParams),

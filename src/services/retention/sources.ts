@@ -3,7 +3,7 @@
  * the rows of one account made on one day before the window's cutoff, by id (UUIDv7) order.
  */
 import { paramFor, selectAll, textFor, uuidBytes, uuidText } from "../../db/uuid-bytes";
-import { packJsonText } from "../../formats/packed-json";
+import { packJsonHex } from "../../formats/packed-json";
 import { BASE_JOIN, PAYLOAD_COLUMNS, payloadTexts, type StoredPayload } from "../events/payloads";
 import type { ArchiveSource } from "./archive";
 import { deleteByIds } from "./archive";
@@ -116,8 +116,8 @@ async function restandDependents(env: Env, accountId: string, ids: string[]) {
   const texts = payloadTexts(results);
   return results.map((r, i) =>
     env.DB.prepare(
-      `UPDATE events SET payload = ?, base_id = NULL WHERE account_id = ${uuidBytes()} AND id = ${uuidBytes()}`,
-    ).bind(packJsonText(texts[i]), accountId, r.id),
+      `UPDATE events SET payload = unhex(?), base_id = NULL WHERE account_id = ${uuidBytes()} AND id = ${uuidBytes()}`,
+    ).bind(packJsonHex(texts[i]), accountId, r.id),
   );
 }
 
