@@ -14,8 +14,9 @@ import { addUser, call, expectStatus, newAccount, signIn } from "../helpers";
 import { stored } from "../stored";
 
 // A single command carries its token's check to the batch its task's object makes (a
-// WriteProof, http/first-batch.ts): the batch reads the token's row first and guards every
-// write with it. These pin that a token that no longer holds writes nothing and learns nothing.
+// WriteProof, http/first-batch.ts): every write of the batch is guarded by the token's row, and
+// the row is read only when the batch wrote nothing. These pin that a token that no longer holds
+// writes nothing and learns nothing.
 
 let n = 0;
 const ext = () => `proof-${Date.now()}-${n++}-${crypto.randomUUID().slice(0, 6)}`;
@@ -153,6 +154,31 @@ describe("a single command's token check, carried by its write", () => {
     const c = command(task.url);
     expectStatus(await call("/task_commands/", { token: hijack.body.token, body: c }), 401);
     expect(await storedCommand(c.external_id)).toBeNull();
+  });
+
+  it("a batch that wrote nothing because another writer moved the task reads the row, and the command still applies once", async () => {
+    const acc = await newAccount();
+    const session = await signIn(acc.admin.email, acc.admin.password);
+    const task = await insertTask(acc.account.id);
+    const known = await proofOf(session.token);
+    // The task's object remembers the task as this command leaves it...
+    const first = command(task.url);
+    expect((await applySingle(env, known.principal, first, opts, known.proof)).outcome?.row.state).toBe(
+      "accepted",
+    );
+    // ...and another writer moves its version behind the object's back, so the next batch's
+    // guarded update (the one carrying the proof) writes nothing although the token holds.
+    await stored.prepare("UPDATE tasks SET version = version + 1 WHERE id = ?").bind(task.id).run();
+    const second = command(task.url);
+    const r = await applySingle(env, known.principal, second, opts, known.proof);
+    expect(r.tokenMismatch).toBeUndefined();
+    expect(fieldsOf(r.token!.row!).id).toBe(known.principal.tokenId);
+    expect(r.outcome?.row.state).toBe("accepted");
+    const rows = await stored
+      .prepare("SELECT COUNT(*) AS n FROM task_commands WHERE external_id = ?")
+      .bind(second.external_id)
+      .first<{ n: number }>();
+    expect(rows?.n).toBe(1);
   });
 
   it("the guard in SQL and its test in JavaScript agree: unchanged and unexpired, or nothing", async () => {

@@ -174,14 +174,16 @@ export type TokenCheck = {
 };
 
 /**
- * A token's check carried by a write (a single command's batch in its task's object): the
- * token's row is read as the batch's first statement, and every write of the batch is guarded
- * by `proofGuard`, so nothing is written unless the row is still the one this isolate last
- * settled into a principal. Plain data: it crosses the Durable Object's RPC boundary.
+ * A token's check carried by a write (a single command's batch in its task's object): every
+ * write of the batch is guarded by `proofGuard`, so nothing is written unless the row is still
+ * the one this isolate last settled into a principal, and a batch that wrote proves it was.
+ * Only a batch that wrote nothing reads the row (`proofStatement`) to tell a token that no
+ * longer holds from a plan another writer broke. Plain data: it crosses the Durable Object's
+ * RPC boundary.
  */
 export type WriteProof = { by: "id" | "token_hash"; key: string; fingerprint: string };
 
-/** The statement reading the token's row, to run first in the batch the proof guards. */
+/** The statement reading the token's row, for a batch carrying the proof that wrote nothing. */
 export function proofStatement(db: D1Database, proof: WriteProof): D1PreparedStatement {
   return db.prepare(`${RESOLVE_SQL}t.${proofColumn(proof)} = ?`).bind(proof.key);
 }

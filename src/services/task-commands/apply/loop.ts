@@ -53,9 +53,9 @@ export type ApplyOptions = {
   /** The task as the caller last saw it (the TaskDO's memory); read from D1 when absent. */
   task?: TaskRow | null;
   /**
-   * The caller's token check, carried by this write (http/first-batch.ts): the token's row is
-   * read as the first statement of the first batch and every write of that batch is guarded
-   * by it, so nothing is written for a token that no longer holds.
+   * The caller's token check, carried by this write (http/first-batch.ts): every write of the
+   * first batch is guarded by the token's row being the proven one, so nothing is written for a
+   * token that no longer holds; the row is read only when that batch wrote nothing.
    */
   proof?: WriteProof;
 };
@@ -317,8 +317,15 @@ export async function applyToTask(
     let results: D1Result[];
     try {
       if (proof) {
-        const [read, ...rest] = await db.batch([proofStatement(db, proof), ...statements]);
-        const row = (read.results[0] as TokenRow | undefined) ?? null;
+        const rest = await db.batch(statements);
+        // Every write of the batch is guarded by the proof, directly or through the task's
+        // guarded update, so one row written shows that it held: the token's row was the proven
+        // one (same fingerprint, unexpired at proof.now). Only a batch that wrote nothing (the
+        // proof failed, or the plan did: another writer moved the task) reads the row to tell.
+        const wrote = rest.some((r) => (r.meta.changes ?? 0) > 0);
+        const row = wrote
+          ? { fingerprint: proof.fingerprint }
+          : await proofStatement(db, proof).first<TokenRow>();
         token = { row, now: proof.now };
         // Not the proven row, or expired since: every write of the batch found its guard false.
         if (!proofHolds(row, proof, proof.now)) {
