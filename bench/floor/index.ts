@@ -1,5 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { COMMAND_UUIDS, TASK_COMMAND_COLUMNS, uuidBytes } from "../../src/db/uuid-bytes";
+import { COMMAND_UUIDS, jsonRowColumns, TASK_COMMAND_COLUMNS, uuidBytes } from "../../src/db/uuid-bytes";
 import { byteLimiter, parseMultipartForm } from "../../src/s3/multipart";
 import { putStream } from "../../src/s3/r2-put";
 
@@ -66,7 +66,7 @@ export class FloorDO extends DurableObject<FloorEnv> {
           id,
         ),
         this.env.DB.prepare(
-          `INSERT INTO floor_commands (${COMMAND_COLUMNS.join(", ")}) SELECT ${COMMAND_COLUMNS.map((c, i) => (COMMAND_UUIDS.has(c) ? uuidBytes(`value ->> ${i}`) : `value ->> ${i}`)).join(", ")} FROM json_each(?)`,
+          `INSERT INTO floor_commands (${COMMAND_COLUMNS.join(", ")}) SELECT ${jsonRowColumns(COMMAND_COLUMNS, COMMAND_UUIDS)} FROM json_each(?)`,
         ).bind(JSON.stringify(commands)),
         this.env.DB.prepare(
           `INSERT INTO floor_task_events (id, account_id, payload, created_at)

@@ -39,6 +39,13 @@ export function selectColumns(
 export const insertParams = (columns: readonly string[], uuids: ReadonlySet<string>) =>
   columns.map((c) => (uuids.has(c) ? uuidBytes() : "?")).join(", ");
 
+/**
+ * SQL: the select list of an INSERT ... SELECT FROM json_each(?) whose JSON holds one array per
+ * row, `columns` in order (bytes for `uuids`).
+ */
+export const jsonRowColumns = (columns: readonly string[], uuids: ReadonlySet<string>) =>
+  columns.map((c, i) => (uuids.has(c) ? uuidBytes(`value ->> ${i}`) : `value ->> ${i}`)).join(", ");
+
 /** The columns of each table stored as bytes. */
 export const EVENT_UUIDS: ReadonlySet<string> = new Set(["id", "account_id", "base_id"]);
 export const DELIVERY_UUIDS: ReadonlySet<string> = new Set(["webhook_id", "event_id"]);

@@ -1,4 +1,3 @@
-import { Buffer } from "node:buffer";
 /**
  * Event payloads as stored (contract §23: what a task leaves behind stays small). An event
  * carries the whole task inline (contract §9), about 1.2 KB of JSON, eleven times over a
@@ -23,6 +22,7 @@ import { Buffer } from "node:buffer";
  * what differs: about a tenth of a format 1 payload. zlib uses the last 32 KiB of a
  * dictionary (RFC 1951's window), the same on both sides, so any base size reads back.
  */
+import { Buffer } from "node:buffer";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 
 const encoder = new TextEncoder();

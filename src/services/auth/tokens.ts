@@ -183,9 +183,12 @@ export type TokenCheck = {
  */
 export type WriteProof = { by: "id" | "token_hash"; key: string; fingerprint: string };
 
-/** The statement reading the token's row, for a batch carrying the proof that wrote nothing. */
-export function proofStatement(db: D1Database, proof: WriteProof): D1PreparedStatement {
-  return db.prepare(`${RESOLVE_SQL}t.${proofColumn(proof)} = ?`).bind(proof.key);
+/**
+ * The statement reading a token's row by its key (a request's check, a proof's batch that wrote
+ * nothing, a live stream's recheck).
+ */
+export function proofStatement(db: D1Database, key: Pick<WriteProof, "by" | "key">): D1PreparedStatement {
+  return db.prepare(`${RESOLVE_SQL}t.${proofColumn(key)} = ?`).bind(key.key);
 }
 
 /**
@@ -290,7 +293,7 @@ export async function checkToken(env: Env, authorization: string | undefined): P
 function withStatement(db: D1Database, check: Omit<TokenCheck, "statement" | "on">): TokenCheck {
   return {
     ...check,
-    statement: db.prepare(`${RESOLVE_SQL}t.${proofColumn(check.key)} = ?`).bind(check.key.key),
+    statement: proofStatement(db, check.key),
     on: (other) => withStatement(other, check),
   };
 }
@@ -340,7 +343,7 @@ function principalOf(row: TokenFields, now: number): Principal {
 
 /** Whether the token with this id still holds, as a request's check would find it (live streams). */
 export async function tokenHolds(env: Env, tokenId: string, now = Date.now()): Promise<boolean> {
-  const row = await env.DB.prepare(`${RESOLVE_SQL}t.id = ?`).bind(tokenId).first<TokenRow>();
+  const row = await proofStatement(env.DB, { by: "id", key: tokenId }).first<TokenRow>();
   if (!row) return false;
   try {
     principalOf(fieldsOf(row), now);

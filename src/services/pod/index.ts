@@ -1,4 +1,3 @@
-import { uuidBytes, uuidText } from "../../db/uuid-bytes";
 /**
  * Proof of delivery (contract §19): what was done at a completed or failed task, for the
  * recipient and the dispatcher: the task, its contact and address, when and where it was
@@ -6,6 +5,7 @@ import { uuidBytes, uuidText } from "../../db/uuid-bytes";
  * order's reference and its description, each shown or not by the `pod_show_*` options (the
  * account's, overridden by the request's).
  */
+import { uuidBytes, uuidText } from "../../db/uuid-bytes";
 import { LOCALES, type Locale } from "../../domain/locales";
 import { negotiateLanguage } from "../../domain/tracker";
 import { fieldError, nonFieldError } from "../../http/errors";

@@ -1,6 +1,7 @@
 import {
   COMMAND_UUIDS,
   insertParams,
+  jsonRowColumns,
   selectColumns,
   TASK_COMMAND_COLUMNS,
   uuidBytes,
@@ -222,7 +223,7 @@ export async function writeRun(
     db
       .prepare(
         `INSERT INTO task_commands (${COMMAND_COLUMNS.join(", ")})
-         SELECT ${COMMAND_COLUMNS.map((c, i) => (COMMAND_UUIDS.has(c) ? uuidBytes(`value ->> ${i}`) : `value ->> ${i}`)).join(", ")}
+         SELECT ${jsonRowColumns(COMMAND_COLUMNS, COMMAND_UUIDS)}
          FROM json_each(?) WHERE ${guard.sql}`,
       )
       .bind(JSON.stringify(rows.map(commandValues)), ...guard.params),
