@@ -17,7 +17,9 @@ import { putStream } from "../../src/s3/r2-put";
  *                       (the columns a command writes and every index over them: the task's
  *                       updated_at, position and route indexes, the command table's four b-trees,
  *                       the events clustered on (account, id); UUIDs as 16 bytes, as the service
- *                       keeps them): the price of these writes in the service's schema
+ *                       keeps them): the price of these writes in the service's schema; with
+ *                       shape=group, the same rows returned by each object and written in one
+ *                       D1 transaction by the request (the service's group commit)
  *   POST /upload        the request body streamed into R2 (a known length, no parsing)
  */
 type FloorEnv = { DB: D1Database; FLOOR_DO: DurableObjectNamespace<FloorDO>; FILES: R2Bucket };
@@ -32,32 +34,47 @@ const taskUuid = (id: string) =>
   `00000000-0000-7000-8000-${(id.match(/\d+/)?.[0] ?? "0").padStart(12, "0").slice(-12)}`;
 const ACCOUNT = "00000000-0000-7000-8000-000000000001";
 
+/** `count` command rows of the floor row `id` (a task of the service's schema), as stored. */
+const indexedCommands = (id: string, now: number, count: number) =>
+  Array.from({ length: count }, () => {
+    const cid = crypto.randomUUID();
+    return [
+      cid,
+      ACCOUNT,
+      taskUuid(id),
+      `ext-${cid}`,
+      "update",
+      now,
+      null,
+      '{"position":1}',
+      "",
+      null,
+      ACCOUNT,
+      "accepted",
+      "",
+      now,
+      null,
+      now,
+      now,
+    ];
+  });
+
 export class FloorDO extends DurableObject<FloorEnv> {
+  /** shape=group: one command run's rows in the service's schema, returned instead of written. */
+  plan(id: string, n: number, count = 5) {
+    const now = Date.now();
+    const commands = indexedCommands(id, now, count);
+    return {
+      task: [id, n, now],
+      commands,
+      events: commands.map((c) => [c[0], ACCOUNT, "e".repeat(2000), now]),
+    };
+  }
+
   async write(id: string, n: number, shape = "", count = 5): Promise<number> {
     const now = Date.now();
     if (shape === "indexed") {
-      const commands = Array.from({ length: count }, () => {
-        const cid = crypto.randomUUID();
-        return [
-          cid,
-          ACCOUNT,
-          taskUuid(id),
-          `ext-${cid}`,
-          "update",
-          now,
-          null,
-          '{"position":1}',
-          "",
-          null,
-          ACCOUNT,
-          "accepted",
-          "",
-          now,
-          null,
-          now,
-          now,
-        ];
-      });
+      const commands = indexedCommands(id, now, count);
       const events = commands.flatMap((c) => [c[0], ACCOUNT, id, "e".repeat(2000), now]);
       await this.env.DB.batch([
         this.env.DB.prepare("UPDATE floor_tasks SET position = ?, updated_at = ? WHERE id = ?").bind(
@@ -204,6 +221,29 @@ export default {
       if (fill) parts.push(await upload.uploadPart(parts.length + 1, buf.subarray(0, fill)));
       await upload.complete(parts);
       return new Response(null, { status: 204 });
+    }
+    if (url.pathname === "/write-many" && url.searchParams.get("shape") === "group") {
+      // The service's way since its group commit: each row's object returns its run's rows,
+      // and the request writes them all in one D1 transaction (one statement per table).
+      const n = Math.min(1000, Number(url.searchParams.get("n") ?? 100));
+      const plans = await Promise.all(
+        Array.from({ length: n }, (_, i) => {
+          const rid = `row-${i % 100}`;
+          return env.FLOOR_DO.get(env.FLOOR_DO.idFromName(rid)).plan(rid, i);
+        }),
+      );
+      await env.DB.batch([
+        env.DB.prepare(
+          "UPDATE floor_tasks SET position = j.value ->> 1, updated_at = j.value ->> 2 FROM json_each(?) AS j WHERE floor_tasks.id = j.value ->> 0",
+        ).bind(JSON.stringify(plans.map((p) => p.task))),
+        env.DB.prepare(
+          `INSERT INTO floor_commands (${COMMAND_COLUMNS.join(", ")}) SELECT ${jsonRowColumns(COMMAND_COLUMNS, COMMAND_UUIDS)} FROM json_each(?)`,
+        ).bind(JSON.stringify(plans.flatMap((p) => p.commands))),
+        env.DB.prepare(
+          `INSERT INTO floor_task_events (id, account_id, payload, created_at) SELECT ${uuidBytes("value ->> 0")}, ${uuidBytes("value ->> 1")}, value ->> 2, value ->> 3 FROM json_each(?)`,
+        ).bind(JSON.stringify(plans.flatMap((p) => p.events))),
+      ]);
+      return Response.json({ n });
     }
     if (url.pathname === "/write-many") {
       // Capped: a few thousand calls in flight exhaust the local runtime's file handles.

@@ -8,6 +8,8 @@ import {
   applyOne,
   applyScheduledMove,
   applyToTask,
+  type GroupRun,
+  planGroup,
 } from "../../services/task-commands/apply";
 import type { Actor, CommandInput, CommandOutcome } from "../../services/task-commands/types";
 import type { TaskRow } from "../../services/tasks/types";
@@ -17,6 +19,9 @@ import {
   type UpdateTaskArgs,
   updateTaskInPlace,
 } from "../../services/tasks/write";
+
+/** Runs of one task in flight at once before its object applies a batch itself instead. */
+const MAX_CHAIN = 8;
 
 type ScheduleRecord = { accountId: string; taskId: string; at: number; baseUrl: string };
 type CommandArgs = { actor: Actor; taskId: string; commands: CommandInput[]; baseUrl: string };
@@ -35,6 +40,23 @@ export class TaskDO extends DurableObject<Env> {
    * write is guarded by the task's version, and a stale hint costs one re-read.
    */
   private task: TaskRow | null | undefined = undefined;
+  /**
+   * Runs this object decided for requests' group commits and has not seen written, oldest
+   * first, each with the task as it leaves it (apply/group.ts). Cleared by every write the
+   * object makes itself: those start from the task as stored, and a run still on its way then
+   * finds its guard false and comes back.
+   */
+  private chain: { run: GroupRun; after: TaskRow; request?: string }[] = [];
+
+  /**
+   * The task as this object last decided it: after the last run it handed to a request, else as
+   * its own last write left it. Every write is guarded by the task being in exactly that state
+   * (version and last command, apply/statements.ts atState), so a run that was not written
+   * after all only costs the next write a re-read.
+   */
+  private latest(): TaskRow | null | undefined {
+    return this.chain.length ? this.chain[this.chain.length - 1].after : this.task;
+  }
 
   /** Runs `work` after every earlier write of this task has finished: the single writer. */
   protected oneAtATime<T>(work: () => Promise<T>): Promise<T> {
@@ -57,9 +79,52 @@ export class TaskDO extends DurableObject<Env> {
           args,
           await applyToTask(env, args.actor, args.taskId, args.commands, {
             baseUrl: args.baseUrl,
-            task: ofActor(this.task) ?? ofActor(args.task),
+            task: ofActor(this.latest()) ?? ofActor(args.task),
           }),
         );
+      }),
+    );
+  }
+
+  /**
+   * A batch's commands for this task (sync mode), for the request's group commit
+   * (task-commands/apply/group.ts): when they make one run, this object decides it and hands
+   * back what it writes (`plan`), with the runs it decided before for other requests that it
+   * has not seen written (`carried`: the request writes those first, so it does not matter
+   * which request reaches D1 first); else it applies them itself, as applyCommands
+   * (`outcomes`).
+   */
+  async planCommands(args: CommandArgs & { task?: TaskRow; stored?: string; request?: string }) {
+    return this.oneAtATime(() =>
+      reported(this.env, args.actor.accountId, async (env) => {
+        const ofActor = (row: TaskRow | null | undefined) =>
+          row?.account_id === args.actor.accountId ? row : undefined;
+        const read = ofActor(args.task);
+        // Runs up to the one the request's read shows, or the last one its isolate saw stored
+        // (`stored`, apply/group.ts lastStoredRun), are written: no need to carry them.
+        for (const lastId of [read?.last_command_id, args.stored]) {
+          const k = lastId ? this.chain.findIndex((c) => c.run.lastId === lastId) : -1;
+          if (k >= 0) this.chain = this.chain.slice(k + 1);
+        }
+        const stored = [ofActor(this.task), read].reduce<TaskRow | undefined>(
+          (a, b) => (!a || (b && b.version > a.version) ? b : a),
+          undefined,
+        );
+        const known = this.chain.length ? this.chain[this.chain.length - 1].after : stored;
+        const plan =
+          known && this.chain.length < MAX_CHAIN
+            ? planGroup(args.actor, known, args.commands, args.baseUrl)
+            : null;
+        if (plan) {
+          const carried = this.chain.map((c) => ({ run: c.run, request: c.request }));
+          this.chain.push({ run: plan.run, after: plan.task, request: args.request });
+          return { plan, carried };
+        }
+        const applied = await applyToTask(env, args.actor, args.taskId, args.commands, {
+          baseUrl: args.baseUrl,
+          task: stored,
+        });
+        return { outcomes: await this.after(args, applied) };
       }),
     );
   }
@@ -81,7 +146,7 @@ export class TaskDO extends DurableObject<Env> {
       reported(this.env, args.actor.accountId, async (env) => {
         const r = await applyOne(env, args.actor, args.taskId, args.command, {
           baseUrl: args.baseUrl,
-          task: this.task,
+          task: this.latest(),
           proof: args.proof,
         });
         if (r.tokenMismatch) return { tokenMismatch: true, token: r.token };
@@ -112,6 +177,7 @@ export class TaskDO extends DurableObject<Env> {
     const task = applied.task;
     // A missing task is not remembered: only a row read from D1 is.
     this.task = task ?? undefined;
+    this.chain = [];
     if (task && applied.geocode) {
       await enqueueGeocodeRetries(this.env.GEOCODE_QUEUE, [
         { accountId: task.account_id, taskId: task.id, baseUrl: args.baseUrl },
@@ -131,6 +197,7 @@ export class TaskDO extends DurableObject<Env> {
   /** PATCH / PUT of this task (services/tasks/write.ts). */
   async update(args: UpdateTaskArgs) {
     this.task = undefined;
+    this.chain = [];
     return this.oneAtATime(() =>
       reported(this.env, args.principal.accountId, (env) => updateTaskInPlace(env, args)),
     );
@@ -139,6 +206,7 @@ export class TaskDO extends DurableObject<Env> {
   /** DELETE of this task (services/tasks/write.ts). */
   async destroy(args: DeleteTaskArgs) {
     this.task = undefined;
+    this.chain = [];
     return this.oneAtATime(() =>
       reported(this.env, args.principal.accountId, (env) => deleteTaskInPlace(env, args)),
     );
@@ -174,6 +242,7 @@ export class TaskDO extends DurableObject<Env> {
     const rec = await this.ctx.storage.get<ScheduleRecord>("schedule");
     if (!rec) return;
     const env = await inAccount(this.env, rec.accountId);
+    this.chain = [];
     const result = await this.oneAtATime(() =>
       applyScheduledMove(env, rec.accountId, rec.taskId, rec.baseUrl),
     );

@@ -27,8 +27,9 @@ export type EventType = (typeof EVENT_TYPES)[number];
  * stand between a webhook and its events). Decided in the same transaction as the insert; a
  * webhook only ever receives events created after it (dispatch.ts).
  */
-const DISPATCHED_AT =
-  "CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.account_id = ?) THEN NULL ELSE ? END";
+const dispatchedAt = (accountExpr = "?", nowExpr = "?") =>
+  `CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.account_id = ${accountExpr}) THEN NULL ELSE ${nowExpr} END`;
+const DISPATCHED_AT = dispatchedAt();
 
 /**
  * `objectId` is the object the event is about; it is not stored (nothing reads it: readers take
@@ -125,20 +126,15 @@ export function bulkEventStatements(
   const out: D1PreparedStatement[] = [];
   for (let i = 0; i < items.length; i += perStatement) {
     const chunk = items.slice(i, i + perStatement);
-    const ids = chunk.map(() => uuidv7(now));
-    const texts = chunk.map((e) => JSON.stringify(e.data));
-    // The largest id (uuidv7 is monotonic within an isolate, so the last; chosen, not assumed).
-    const last = ids.reduce((max, id, j) => (id > ids[max] ? j : max), 0);
     const outer = opts.onlyIfExistsIn ? null : (opts.shared?.base ?? null);
-    const shared = !opts.onlyIfExistsIn && !outer && chunk.length > 1;
-    const values = chunk.flatMap((e, j) => {
-      if (outer) return [ids[j], e.type, packJsonHex(texts[j], outer.text), outer.id];
-      if (!shared) return [ids[j], e.type, packJsonHex(texts[j]), opts.onlyIfExistsIn ? e.objectId : null];
-      if (j === last) return [ids[j], e.type, packJsonHex(texts[j]), null];
-      return [ids[j], e.type, packJsonHex(texts[j], texts[last]), ids[last]];
-    });
-    if (opts.shared && !opts.onlyIfExistsIn && !outer)
-      opts.shared.base = { id: ids[last], text: texts[last] };
+    let values: unknown[];
+    if (opts.onlyIfExistsIn) {
+      values = chunk.flatMap((e) => [uuidv7(now), e.type, packJsonHex(JSON.stringify(e.data)), e.objectId]);
+    } else {
+      const packed = packedEvents(chunk, now, outer);
+      values = packed.rows.flat();
+      if (opts.shared && !outer) opts.shared.base = packed.base;
+    }
     out.push(
       db
         .prepare(
@@ -151,3 +147,38 @@ export function bulkEventStatements(
   }
   return out;
 }
+
+/** An event row as packed for the INSERT: id, type, payload (hex, formats/packed-json.ts), base id. */
+export type PackedEvent = [id: string, type: EventType, payloadHex: string, baseId: string | null];
+
+/**
+ * Events written all or none, packed (contract §23): against `outer` when given, else against
+ * the one of them with the largest id, stored whole (uuidv7 is monotonic within an isolate, so
+ * the last; chosen, not assumed). A single event without `outer` stands alone.
+ */
+export function packedEvents(
+  items: readonly EventItem[],
+  now: number,
+  outer: { id: string; text: string } | null = null,
+): { rows: PackedEvent[]; base: { id: string; text: string } } {
+  const ids = items.map(() => uuidv7(now));
+  const texts = items.map((e) => JSON.stringify(e.data));
+  const last = ids.reduce((max, id, j) => (id > ids[max] ? j : max), 0);
+  const rows = items.map((e, j): PackedEvent => {
+    if (outer) return [ids[j], e.type, packJsonHex(texts[j], outer.text), outer.id];
+    if (j === last) return [ids[j], e.type, packJsonHex(texts[j]), null];
+    return [ids[j], e.type, packJsonHex(texts[j], texts[last]), ids[last]];
+  });
+  return { rows, base: { id: ids[last], text: texts[last] } };
+}
+
+/**
+ * SQL: an INSERT of events from `json_each(?)` whose JSON holds one array per row, laid out as
+ * `PackedEvent` followed by `[created_at, ...]`; `where` (over `j.value`) decides each row. For
+ * writes of many objects in one statement, each row guarded on its own (task-commands group
+ * commit), beyond the 100 bound parameters a `VALUES` list allows. The account is bound once.
+ */
+export const jsonEventsInsert = (where: string) =>
+  "INSERT INTO events (id, account_id, type, payload, base_id, created_at, dispatched_at) " +
+  `SELECT ${uuidBytes("j.value ->> 0")}, ${uuidBytes("?1")}, j.value ->> 1, unhex(j.value ->> 2), ` +
+  `${uuidBytes("j.value ->> 3")}, j.value ->> 4, ${dispatchedAt("?1", "j.value ->> 4")} FROM json_each(?2) AS j WHERE ${where}`;

@@ -1,12 +1,12 @@
-import { accountEnv } from "../../../db/shards";
 /**
  * Applies commands to ONE task, in order. Runs inside that task's Durable Object (the single
  * writer of the task's commands).
  *
  * Each command is one D1 batch (one transaction):
- *   1. the task UPDATE, guarded by the task's `version` and, for transit/active, by the
- *      worker's transit/active count (contract §5: check and write in one atomic step); it
- *      stamps `last_command_id` with this command;
+ *   1. the task UPDATE, guarded by the task's state (its `version` and `last_command_id`:
+ *      atState in statements.ts) and, for transit/active, by the worker's transit/active count
+ *      (contract §5: check and write in one atomic step); it stamps `last_command_id` with
+ *      this command;
  *   2. the command row (and its events) as `accepted` where the task names this command;
  *   3. the command row (and its event) as `rejected` where it does not and the version is
  *      unchanged (so only the limit can have failed).
@@ -14,6 +14,7 @@ import { accountEnv } from "../../../db/shards";
  * 2 nor 3 writes anything and the command is decided again on the fresh task.
  */
 
+import { accountEnv } from "../../../db/shards";
 import { userIdOf } from "../../../domain/metafields";
 import { decide } from "../../../domain/task-state-machine";
 import { enqueueGeocodeRetries } from "../../../queues/geocode/message";
@@ -33,6 +34,7 @@ import {
 } from "./plan";
 import {
   appliedGuard,
+  atState,
   contactAddressUpdate,
   type Guard,
   LIMIT_MESSAGE,
@@ -42,6 +44,7 @@ import {
   outcomeEvents,
   outcomeStatement,
   rowOf,
+  whereAtState,
   writeRun,
 } from "./statements";
 
@@ -76,7 +79,7 @@ export type AppliedTask = {
 };
 
 /** Commands per D1 batch: bounds one transaction (a few statements per command). */
-const COMMANDS_PER_BATCH = 50;
+export const COMMANDS_PER_BATCH = 50;
 
 type Planned = {
   cmd: CommandInput;
@@ -207,10 +210,7 @@ export async function applyToTask(
         statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, error, guard));
         continue;
       }
-      const at = guarded({
-        sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
-        params: [taskId, predicted.version],
-      });
+      const at = guarded(atState(predicted));
       const decision = decide(decisionInput(actor, predicted, cmd, mf));
       if (!decision.ok) {
         const row = rowOf(actor, cmd, "rejected", decision.error, now, createdAt);
@@ -256,17 +256,17 @@ export async function applyToTask(
         geocode: newAddress,
         rescheduled: "scheduled_time" in changes,
       };
+      const where = whereAtState(predicted);
       statements.push(
         db
           .prepare(
             `UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + 1, last_command_id = ?
-             WHERE id = ? AND version = ?${limitSql}`,
+             WHERE ${where.sql}${limitSql}`,
           )
           .bind(
             ...columns.map((c) => (changes as Record<string, unknown>)[c]),
             cmd.id,
-            taskId,
-            predicted.version,
+            ...where.params,
             ...limitParams,
           ),
       );
@@ -293,7 +293,7 @@ export async function applyToTask(
       );
       if (decision.usesTransitSlot && decision.assigneeId) {
         // Only the limit can refuse this update while the version is as planned.
-        const limited = guarded(limitGuard(taskId, cmd.id, predicted.version));
+        const limited = guarded(limitGuard(cmd.id, predicted));
         entry.limitAt = statements.length;
         statements.push(outcomeStatement(db, actor, cmd, pending, "rejected", now, LIMIT_MESSAGE, limited));
         statements.push(
@@ -481,11 +481,8 @@ async function loadMetafieldContext(
   accountId: string,
   commands: CommandInput[],
 ): Promise<MetafieldContext> {
-  const sent = commands.flatMap((c) => {
-    const m = carriesTaskData(c.action) ? (c.taskData as Record<string, unknown>).metafields : undefined;
-    return m && typeof m === "object" ? [m as Record<string, unknown>] : [];
-  });
-  if (!sent.length && !commands.some((c) => c.action === "complete")) return NO_METAFIELDS;
+  const sent = sentMetafields(commands);
+  if (!needsMetafieldContext(commands)) return NO_METAFIELDS;
   const [defs, users] = await db.batch([
     db.prepare("SELECT * FROM metafields WHERE account_id = ? AND applies_to = 'tasks'").bind(accountId),
     db
@@ -499,6 +496,18 @@ async function loadMetafieldContext(
     accountUsers: new Set((users.results as { user_id: string }[]).map((r) => r.user_id)),
   };
 }
+
+/** The `task_data.metafields` objects the commands send. */
+function sentMetafields(commands: CommandInput[]): Record<string, unknown>[] {
+  return commands.flatMap((c) => {
+    const m = carriesTaskData(c.action) ? (c.taskData as Record<string, unknown>).metafields : undefined;
+    return m && typeof m === "object" ? [m as Record<string, unknown>] : [];
+  });
+}
+
+/** Whether deciding these commands needs the account's metafield definitions (loadMetafieldContext). */
+export const needsMetafieldContext = (commands: CommandInput[]) =>
+  sentMetafields(commands).length > 0 || commands.some((c) => c.action === "complete");
 
 /** User ids a metafield value may name (a user URL or UUID); checked against definitions later. */
 function userIdsIn(value: unknown): string[] {

@@ -70,7 +70,8 @@ export function project(
   for (const k of Object.keys(changes) as (keyof TaskRow)[]) {
     if (k !== "updated_at" && changes[k] === task[k]) delete changes[k];
   }
-  const after: TaskRow = { ...task, ...changes, version: task.version + 1 };
+  // As stored once the command applies: its UPDATE also names it the task's last command.
+  const after: TaskRow = { ...task, ...changes, version: task.version + 1, last_command_id: cmd.id };
   return { after, changes, geocode };
 }
 

@@ -23,10 +23,29 @@ export const appliedGuard = (taskId: string, commandId: string): Guard => ({
   params: [taskId, commandId],
 });
 
-export const limitGuard = (taskId: string, commandId: string, version: number): Guard => ({
-  sql: "NOT EXISTS (SELECT 1 FROM tasks WHERE id = ? AND last_command_id = ?) AND EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
-  params: [taskId, commandId, taskId, version],
+/**
+ * The task is in the state `task` shows: its version and its last command. The version alone
+ * does not say it: a state a Durable Object predicted (a run of a group commit on its way,
+ * group.ts) has a version that other writers, who move only the version, may reach too.
+ */
+export const atState = (task: Pick<TaskRow, "id" | "version" | "last_command_id">): Guard => ({
+  sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ? AND last_command_id IS ?)",
+  params: [task.id, task.version, task.last_command_id],
 });
+
+/** SQL for an UPDATE of the task `atState` describes: `WHERE` with its parameters. */
+export const whereAtState = (task: Pick<TaskRow, "id" | "version" | "last_command_id">): Guard => ({
+  sql: "id = ? AND version = ? AND last_command_id IS ?",
+  params: [task.id, task.version, task.last_command_id],
+});
+
+export const limitGuard = (commandId: string, task: TaskRow): Guard => {
+  const at = atState(task);
+  return {
+    sql: `NOT EXISTS (SELECT 1 FROM tasks WHERE id = ? AND last_command_id = ?) AND ${at.sql}`,
+    params: [task.id, commandId, ...at.params],
+  };
+};
 
 export async function loadTask(db: D1Database, accountId: string, taskId: string) {
   return db
@@ -173,6 +192,52 @@ export function outcomeEvents(
   return bulkEventStatements(db, command.account_id, items, { now, when, shared });
 }
 
+/** What a run of commands writes, as its statements and the group commit (group.ts) take it. */
+export type RunParts = {
+  accepted: number;
+  /** The task's columns the run moves, with their final values (none when all are rejected). */
+  set: Record<string, unknown>;
+  /** The last accepted command (the task's `last_command_id` after the run), if any. */
+  lastId: string | null;
+  rows: CommandRow[];
+  events: EventItem[];
+  now: number;
+};
+
+/** The rows and events a run of commands on `start` writes (planRun's entries, in order). */
+export function runParts(actor: Actor, start: TaskRow, run: RunEntry[], baseUrl: string): RunParts {
+  const accepted = run.filter((e) => !e.error);
+  const last = run[run.length - 1];
+  const changes: Partial<TaskRow> = {};
+  for (const e of accepted) Object.assign(changes, e.changes);
+  const set: Record<string, unknown> = {};
+  for (const c of Object.keys(changes)) set[c] = (last.after as Record<string, unknown>)[c];
+  const rows = run.map((e) =>
+    rowOf(actor, e.cmd, e.error ? "rejected" : "accepted", e.error ?? "", e.now, e.now),
+  );
+  const r = eventRender(baseUrl);
+  const events: EventItem[] = [];
+  run.forEach((e, i) => {
+    const taskData = serializeTask(r, e.after);
+    events.push({
+      type: e.error ? "task_command.rejected" : "task_command.accepted",
+      objectId: e.cmd.id,
+      data: { ...serializeCommand(r, rows[i]), task: taskData },
+    });
+    if (!e.error && e.after.state !== e.before.state) {
+      events.push({ type: "task.state_changed", objectId: start.id, data: taskData });
+    }
+  });
+  return {
+    accepted: accepted.length,
+    set,
+    lastId: accepted.length ? accepted[accepted.length - 1].cmd.id : null,
+    rows,
+    events,
+    now: last.now,
+  };
+}
+
 /**
  * A run in one transaction of three statements: the task's final state (guarded by the
  * version the run was planned on), every command row, every event (one JSON parameter each,
@@ -185,40 +250,24 @@ export async function writeRun(
   run: RunEntry[],
   baseUrl: string,
 ): Promise<"applied" | "stale" | "duplicate"> {
-  const accepted = run.filter((e) => !e.error);
-  const last = run[run.length - 1];
+  const parts = runParts(actor, start, run, baseUrl);
   const statements: D1PreparedStatement[] = [];
   let guard: Guard;
-  if (accepted.length) {
-    const changes: Partial<TaskRow> = {};
-    for (const e of accepted) Object.assign(changes, e.changes);
-    const final = last.after;
-    const columns = Object.keys(changes);
-    const lastId = accepted[accepted.length - 1].cmd.id;
+  if (parts.lastId) {
+    const columns = Object.keys(parts.set);
+    const where = whereAtState(start);
     statements.push(
       db
         .prepare(
           `UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + ?, last_command_id = ?
-           WHERE id = ? AND version = ?`,
+           WHERE ${where.sql}`,
         )
-        .bind(
-          ...columns.map((c) => (final as Record<string, unknown>)[c]),
-          accepted.length,
-          lastId,
-          start.id,
-          start.version,
-        ),
+        .bind(...columns.map((c) => parts.set[c]), parts.accepted, parts.lastId, ...where.params),
     );
-    guard = appliedGuard(start.id, lastId);
+    guard = appliedGuard(start.id, parts.lastId);
   } else {
-    guard = {
-      sql: "EXISTS (SELECT 1 FROM tasks WHERE id = ? AND version = ?)",
-      params: [start.id, start.version],
-    };
+    guard = atState(start);
   }
-  const rows = run.map((e) =>
-    rowOf(actor, e.cmd, e.error ? "rejected" : "accepted", e.error ?? "", e.now, e.now),
-  );
   statements.push(
     db
       .prepare(
@@ -226,22 +275,9 @@ export async function writeRun(
          SELECT ${jsonRowColumns(COMMAND_COLUMNS, COMMAND_UUIDS)}
          FROM json_each(?) WHERE ${guard.sql}`,
       )
-      .bind(JSON.stringify(rows.map(commandValues)), ...guard.params),
+      .bind(JSON.stringify(parts.rows.map(commandValues)), ...guard.params),
   );
-  const r = eventRender(baseUrl);
-  const items: EventItem[] = [];
-  run.forEach((e, i) => {
-    const taskData = serializeTask(r, e.after);
-    items.push({
-      type: e.error ? "task_command.rejected" : "task_command.accepted",
-      objectId: e.cmd.id,
-      data: { ...serializeCommand(r, rows[i]), task: taskData },
-    });
-    if (!e.error && e.after.state !== e.before.state) {
-      items.push({ type: "task.state_changed", objectId: start.id, data: taskData });
-    }
-  });
-  statements.push(...bulkEventStatements(db, actor.accountId, items, { now: last.now, when: guard }));
+  statements.push(...bulkEventStatements(db, actor.accountId, parts.events, { now: parts.now, when: guard }));
   let results: D1Result[];
   try {
     results = await db.batch(statements);
@@ -249,6 +285,6 @@ export async function writeRun(
     if (/UNIQUE constraint failed/i.test(String(err))) return "duplicate";
     throw err;
   }
-  const rowsWritten = results[accepted.length ? 1 : 0].meta.changes;
+  const rowsWritten = results[parts.lastId ? 1 : 0].meta.changes;
   return rowsWritten === run.length ? "applied" : "stale";
 }
