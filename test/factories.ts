@@ -1,4 +1,5 @@
 import { uuidv7 } from "../src/lib/ids";
+import type { Actor, CommandInput } from "../src/services/task-commands/types";
 import { BASE } from "./helpers";
 import { stored } from "./stored";
 
@@ -39,3 +40,30 @@ export async function insertTask(
 export async function taskRow(id: string) {
   return stored.prepare("SELECT * FROM tasks WHERE id = ?").bind(id).first<any>();
 }
+
+/** An admin acting on a task's object directly (tests of the apply path, not of the API). */
+export const adminActor = (accountId: string, userId: string): Actor => ({
+  userId,
+  role: "admin",
+  accountId,
+  allowWorkerReordering: false,
+  failedReasons: [],
+  transitActiveLimit: 1,
+});
+
+/** A command as the API hands it to a task's object (validated, ids resolved). */
+export const commandInput = (
+  taskId: string,
+  action: CommandInput["action"],
+  taskData: Record<string, unknown> = {},
+): CommandInput => ({
+  id: uuidv7(),
+  externalId: `apply-${crypto.randomUUID()}`,
+  taskId,
+  action,
+  time: Date.now(),
+  assigneeId: null,
+  taskData,
+  notes: "",
+  location: null,
+});

@@ -1,48 +1,21 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { taskWriter } from "../../src/durable-objects/task/client";
-import { uuidv7 } from "../../src/lib/ids";
 import { applyToTask } from "../../src/services/task-commands/apply";
-import type { Actor, CommandInput } from "../../src/services/task-commands/types";
-import { insertTask, taskRow } from "../factories";
+import { adminActor, commandInput, insertTask, taskRow } from "../factories";
 import { newAccount } from "../helpers";
 import { stored } from "../stored";
-
-const actorOf = (accountId: string, userId: string): Actor => ({
-  userId,
-  role: "admin",
-  accountId,
-  allowWorkerReordering: false,
-  failedReasons: [],
-  transitActiveLimit: 1,
-});
-
-const command = (
-  taskId: string,
-  action: CommandInput["action"],
-  taskData: Record<string, unknown> = {},
-): CommandInput => ({
-  id: uuidv7(),
-  externalId: `apply-${crypto.randomUUID()}`,
-  taskId,
-  action,
-  time: Date.now(),
-  assigneeId: null,
-  taskData,
-  notes: "",
-  location: null,
-});
 
 describe("applyToTask (inside the task's object)", () => {
   it("writes a run of commands as planned, rejections included, with one event per outcome", async () => {
     const acc = await newAccount();
     const task = await insertTask(acc.account.id, { state: "unassigned" });
     const cmds = [
-      command(task.id, "update", { position: 4 }),
-      command(task.id, "cancel"),
-      command(task.id, "update", { position: 5 }),
+      commandInput(task.id, "update", { position: 4 }),
+      commandInput(task.id, "cancel"),
+      commandInput(task.id, "update", { position: 5 }),
     ];
-    const r = await applyToTask(env, actorOf(acc.account.id, acc.admin.userId), task.id, cmds, {
+    const r = await applyToTask(env, adminActor(acc.account.id, acc.admin.userId), task.id, cmds, {
       baseUrl: "https://api.test",
     });
     expect(r.outcomes.map((o) => o.row.state)).toEqual(["accepted", "accepted", "rejected"]);
@@ -75,8 +48,11 @@ describe("applyToTask (inside the task's object)", () => {
       .prepare("UPDATE tasks SET state = 'cancelled', version = version + 1 WHERE id = ?")
       .bind(task.id)
       .run();
-    const cmds = [command(task.id, "update", { position: 1 }), command(task.id, "update", { position: 2 })];
-    const r = await applyToTask(env, actorOf(acc.account.id, acc.admin.userId), task.id, cmds, {
+    const cmds = [
+      commandInput(task.id, "update", { position: 1 }),
+      commandInput(task.id, "update", { position: 2 }),
+    ];
+    const r = await applyToTask(env, adminActor(acc.account.id, acc.admin.userId), task.id, cmds, {
       baseUrl: "https://api.test",
       task: { ...hint, last_command_id: null } as any,
     });
@@ -93,9 +69,12 @@ describe("applyToTask (inside the task's object)", () => {
   /** Two position updates sent to the task's object with `hint` as the row the request read. */
   const throughObject = (acc: Awaited<ReturnType<typeof newAccount>>, taskId: string, hint: unknown) =>
     taskWriter(env, taskId).applyCommands({
-      actor: actorOf(acc.account.id, acc.admin.userId),
+      actor: adminActor(acc.account.id, acc.admin.userId),
       taskId,
-      commands: [command(taskId, "update", { position: 1 }), command(taskId, "update", { position: 2 })],
+      commands: [
+        commandInput(taskId, "update", { position: 1 }),
+        commandInput(taskId, "update", { position: 2 }),
+      ],
       baseUrl: "https://api.test",
       task: hint as any,
     });

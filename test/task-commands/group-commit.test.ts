@@ -4,35 +4,13 @@ import { taskWriter } from "../../src/durable-objects/task/client";
 import { uuidv7 } from "../../src/lib/ids";
 import { commitRuns, type GroupPlan, planGroup } from "../../src/services/task-commands/apply";
 import type { Actor, CommandInput } from "../../src/services/task-commands/types";
-import { insertTask, taskRow } from "../factories";
+import { adminActor, commandInput, insertTask, taskRow } from "../factories";
 import { BASE, call, expectStatus, newAccount, storedEvents } from "../helpers";
 import { dbOf, stored } from "../stored";
 
 // A batch's commands over many tasks: each task's object decides its run, and the request
 // writes the runs together (services/task-commands/apply/group.ts), each guarded as its own
 // batch would be.
-
-const actorOf = (accountId: string, userId: string): Actor => ({
-  userId,
-  role: "admin",
-  accountId,
-  allowWorkerReordering: false,
-  failedReasons: [],
-  transitActiveLimit: 1,
-});
-
-const command = (taskId: string, action: CommandInput["action"], taskData: Record<string, unknown> = {}) =>
-  ({
-    id: uuidv7(),
-    externalId: `group-${crypto.randomUUID()}`,
-    taskId,
-    action,
-    time: Date.now(),
-    assigneeId: null,
-    taskData,
-    notes: "",
-    location: null,
-  }) satisfies CommandInput;
 
 const commandsOf = (taskId: string) =>
   stored
@@ -50,12 +28,12 @@ async function planned(actor: Actor, taskId: string, cmds: CommandInput[]): Prom
 describe("group commit of a batch's runs", () => {
   it("writes the runs of several tasks in one transaction, each as its own batch would", async () => {
     const acc = await newAccount();
-    const actor = actorOf(acc.account.id, acc.admin.userId);
+    const actor = adminActor(acc.account.id, acc.admin.userId);
     const tasks = await Promise.all([1, 2, 3].map(() => insertTask(acc.account.id)));
     const cmds = tasks.map((t, i) => [
-      command(t.id, "update", { position: 10 + i }),
-      command(t.id, "cancel"),
-      command(t.id, "update", { position: 20 + i }),
+      commandInput(t.id, "update", { position: 10 + i }),
+      commandInput(t.id, "cancel"),
+      commandInput(t.id, "update", { position: 20 + i }),
     ]);
     const plans = await Promise.all(tasks.map((t, i) => planned(actor, t.id, cmds[i])));
     const written = await commitRuns(
@@ -91,10 +69,10 @@ describe("group commit of a batch's runs", () => {
 
   it("splits many runs over several transactions and writes every one", async () => {
     const acc = await newAccount();
-    const actor = actorOf(acc.account.id, acc.admin.userId);
+    const actor = adminActor(acc.account.id, acc.admin.userId);
     const tasks = await Promise.all(Array.from({ length: 130 }, () => insertTask(acc.account.id)));
     const plans = await Promise.all(
-      tasks.map((t, i) => planned(actor, t.id, [command(t.id, "update", { position: i })])),
+      tasks.map((t, i) => planned(actor, t.id, [commandInput(t.id, "update", { position: i })])),
     );
     const db = await dbOf(acc.account.id);
     const written = await commitRuns(
@@ -115,11 +93,11 @@ describe("group commit of a batch's runs", () => {
 
   it("writes nothing of a run planned on a version another writer has moved, and the others whole", async () => {
     const acc = await newAccount();
-    const actor = actorOf(acc.account.id, acc.admin.userId);
+    const actor = adminActor(acc.account.id, acc.admin.userId);
     const [a, b] = await Promise.all([insertTask(acc.account.id), insertTask(acc.account.id)]);
     const plans = [
-      await planned(actor, a.id, [command(a.id, "update", { position: 1 })]),
-      await planned(actor, b.id, [command(b.id, "update", { position: 2 })]),
+      await planned(actor, a.id, [commandInput(a.id, "update", { position: 1 })]),
+      await planned(actor, b.id, [commandInput(b.id, "update", { position: 2 })]),
     ];
     // Between the plans and the write, an order upsert (say) moves task a.
     await stored.prepare("UPDATE tasks SET version = version + 1 WHERE id = ?").bind(a.id).run();
@@ -139,12 +117,12 @@ describe("group commit of a batch's runs", () => {
 
   it("rolls the transaction back whole when another request stored one of its external_ids", async () => {
     const acc = await newAccount();
-    const actor = actorOf(acc.account.id, acc.admin.userId);
+    const actor = adminActor(acc.account.id, acc.admin.userId);
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => insertTask(acc.account.id)));
-    const ca = command(a.id, "update", { position: 1 });
+    const ca = commandInput(a.id, "update", { position: 1 });
     const plans = [
       await planned(actor, a.id, [ca]),
-      await planned(actor, b.id, [command(b.id, "update", { position: 2 })]),
+      await planned(actor, b.id, [commandInput(b.id, "update", { position: 2 })]),
     ];
     // The same external_id, sent meanwhile for task c in another request, is stored first.
     const other = await call("/task_commands/", {
@@ -166,18 +144,18 @@ describe("group commit of a batch's runs", () => {
 
   it("writes a run decided on an earlier, unwritten one with it, whichever request reaches D1 first", async () => {
     const acc = await newAccount();
-    const actor = actorOf(acc.account.id, acc.admin.userId);
+    const actor = adminActor(acc.account.id, acc.admin.userId);
     const t = await insertTask(acc.account.id);
     const db = await dbOf(acc.account.id);
     const first = await planned(actor, t.id, [
-      command(t.id, "update", { position: 1 }),
-      command(t.id, "update", { position: 2 }),
+      commandInput(t.id, "update", { position: 1 }),
+      commandInput(t.id, "update", { position: 2 }),
     ]);
     // The object decides the second request's run on the first one's outcome.
     const second = planGroup(
       actor,
       first.task,
-      [command(t.id, "cancel"), command(t.id, "update", { position: 3 })],
+      [commandInput(t.id, "cancel"), commandInput(t.id, "update", { position: 3 })],
       BASE,
     );
     if (!second) throw new Error("no plan");
@@ -210,10 +188,10 @@ describe("group commit of a batch's runs", () => {
 
   it("writes nothing of a run decided on an earlier one that another writer pre-empted", async () => {
     const acc = await newAccount();
-    const actor = actorOf(acc.account.id, acc.admin.userId);
+    const actor = adminActor(acc.account.id, acc.admin.userId);
     const t = await insertTask(acc.account.id);
-    const first = await planned(actor, t.id, [command(t.id, "update", { position: 1 })]);
-    const second = planGroup(actor, first.task, [command(t.id, "update", { position: 2 })], BASE)!;
+    const first = await planned(actor, t.id, [commandInput(t.id, "update", { position: 1 })]);
+    const second = planGroup(actor, first.task, [commandInput(t.id, "update", { position: 2 })], BASE)!;
     await stored.prepare("UPDATE tasks SET version = version + 1 WHERE id = ?").bind(t.id).run();
     const db = await dbOf(acc.account.id);
     expect(await commitRuns(db, acc.account.id, [{ run: second.run, carried: [first.run] }])).toEqual([
@@ -222,7 +200,7 @@ describe("group commit of a batch's runs", () => {
     expect(await commandsOf(t.id)).toEqual([]);
     expect(await storedEvents({ accountId: acc.account.id })).toEqual([]);
     // Nor does a run decided on the right version but after another last command.
-    const again = await planned(actor, t.id, [command(t.id, "update", { position: 3 })]);
+    const again = await planned(actor, t.id, [commandInput(t.id, "update", { position: 3 })]);
     await stored.prepare("UPDATE tasks SET last_command_id = ? WHERE id = ?").bind(uuidv7(), t.id).run();
     expect(await commitRuns(db, acc.account.id, [{ run: again.run, carried: [] }])).toEqual([false]);
     expect(await commandsOf(t.id)).toEqual([]);
@@ -230,14 +208,14 @@ describe("group commit of a batch's runs", () => {
 
   it("an object whose last run was never written re-reads the task before its next write", async () => {
     const acc = await newAccount();
-    const actor = actorOf(acc.account.id, acc.admin.userId);
+    const actor = adminActor(acc.account.id, acc.admin.userId);
     const t = await insertTask(acc.account.id);
     // The object decides a run for a request that then never writes it (it failed): cancelled,
     // version 2, as the object now believes.
     const decided = await taskWriter(env, t.id).planCommands({
       actor,
       taskId: t.id,
-      commands: [command(t.id, "cancel")],
+      commands: [commandInput(t.id, "cancel")],
       baseUrl: BASE,
       task: await taskRow(t.id),
     });

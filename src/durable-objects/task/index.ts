@@ -30,14 +30,16 @@ type CommandArgs = { actor: Actor; taskId: string; commands: CommandInput[]; bas
  * One instance per task (idFromName(task id)): the single writer of that task. A Durable
  * Object's input gate does not hold other calls while we await D1 (a network call), so the
  * writes are chained explicitly: each runs after the previous one settled, in arrival order,
- * and two writes to one task never interleave (contract §6). D1 stays the source of truth;
- * the DO's own storage keeps only the scheduled-time alarm.
+ * and two writes to one task never interleave (contract §6). A batch's runs are decided here
+ * and sent to D1 by the request with other tasks' runs (planCommands, apply/group.ts); each
+ * lands only on the exact state it was decided on, so they cannot interleave either. D1 stays
+ * the source of truth; the DO's own storage keeps only the scheduled-time alarm.
  */
 export class TaskDO extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
   /**
-   * The task as the last command batch left it (undefined: not known). Only a hint: every
-   * write is guarded by the task's version, and a stale hint costs one re-read.
+   * The task as this object's last write left it (undefined: not known). Only a hint: every
+   * write is guarded by the task's state (atState), and a stale hint costs one re-read.
    */
   private task: TaskRow | null | undefined = undefined;
   /**
