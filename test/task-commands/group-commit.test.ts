@@ -1,6 +1,7 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { taskWriter } from "../../src/durable-objects/task/client";
+import { taskStub, taskWriter } from "../../src/durable-objects/task/client";
 import { uuidv7 } from "../../src/lib/ids";
 import { commitRuns, type GroupPlan, planGroup } from "../../src/services/task-commands/apply";
 import type { Actor, CommandInput } from "../../src/services/task-commands/types";
@@ -310,6 +311,44 @@ describe("group commit of a batch's runs", () => {
       (e) => e.data.task?.id === a.id,
     );
     expect(aEvents.map((e) => e.data.task.position)).toEqual([1, 2, 3, 5]);
+  });
+
+  it("through the API: a batch's runs re-arm a moved scheduled time and geocode a new address", async () => {
+    const acc = await newAccount();
+    const at = Date.now() + 3600_000;
+    const scheduled = await insertTask(acc.account.id, {
+      state: "scheduled",
+      scheduledTime: Date.now() + 86400_000,
+    });
+    const other = await insertTask(acc.account.id);
+    const item = (t: { url: string }, taskData: Record<string, unknown>) => ({
+      task: t.url,
+      external_id: `follow-${crypto.randomUUID()}`,
+      time: new Date().toISOString(),
+      action: "update",
+      task_data: taskData,
+    });
+    const r = await call("/task_commands/", {
+      token: acc.admin.token,
+      body: [
+        item(scheduled, { position: 1 }),
+        item(scheduled, { scheduled_time: new Date(at).toISOString() }),
+        item(other, { address: { raw_address: "Paris, France" } }),
+      ],
+    });
+    expectStatus(r, 201);
+    expect(r.body.map((c: { state: string }) => c.state)).toEqual(["accepted", "accepted", "accepted"]);
+    const alarm = await runInDurableObject(taskStub(env, scheduled.id), (_instance, state) =>
+      state.storage.getAlarm(),
+    );
+    expect(alarm).toBe(at);
+    let got: any = null;
+    for (let i = 0; i < 100; i++) {
+      got = await call(`/tasks/${other.id}/`, { token: acc.admin.token });
+      if (got.body.address.geocoded_at) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(got.body.address).toMatchObject({ raw_address: "Paris, France", geocoding_provider: "offline" });
   });
 
   it("through the API: a batch's tasks are written together after their objects decide", async () => {
