@@ -68,6 +68,36 @@ describe("group commit of a batch's runs", () => {
     }
   });
 
+  it("stamps the events' ids and time when the run is written, not when it was decided", async () => {
+    const acc = await newAccount();
+    const actor = adminActor(acc.account.id, acc.admin.userId);
+    const t = await insertTask(acc.account.id);
+    const plan = await planned(actor, t.id, [
+      commandInput(t.id, "update", { position: 1 }),
+      commandInput(t.id, "cancel"),
+    ]);
+    await new Promise((res) => setTimeout(res, 30));
+    const before = Date.now();
+    expect(
+      await commitRuns(await dbOf(acc.account.id), acc.account.id, [{ run: plan.run, carried: [] }]),
+    ).toEqual([true]);
+    const events = await storedEvents({ accountId: acc.account.id });
+    expect(events).toHaveLength(3);
+    // uuidv7: the first 48 bits are the time in ms (RFC 9562 §5.7).
+    const idTime = (id: string) => Number.parseInt(id.replace(/-/g, "").slice(0, 12), 16);
+    for (const e of events) {
+      expect(idTime(e.id)).toBeGreaterThanOrEqual(before);
+      expect(e.created_at).toBeGreaterThanOrEqual(before);
+    }
+    // Still one run packed against one of its events: every payload reads back.
+    expect(events.map((e) => e.type)).toEqual([
+      "task_command.accepted",
+      "task_command.accepted",
+      "task.state_changed",
+    ]);
+    expect(events[2].data).toMatchObject({ id: t.id, state: "cancelled" });
+  });
+
   it("splits many runs over several transactions and writes every one", async () => {
     const acc = await newAccount();
     const actor = adminActor(acc.account.id, acc.admin.userId);

@@ -29,6 +29,7 @@
  * tasks and about `MAX_JSON` characters.
  */
 import { COMMAND_UUIDS, jsonRowColumns, TASK_COMMAND_COLUMNS, uuidBytes } from "../../../db/uuid-bytes";
+import { uuidv7 } from "../../../lib/ids";
 import { jsonEventsInsert, type PackedEvent, packedEvents } from "../../events/outbox";
 import type { TaskRow } from "../../tasks/types";
 import type { Actor, CommandInput, CommandOutcome } from "../types";
@@ -196,6 +197,29 @@ function statements(db: D1Database, accountId: string, entries: GroupEntry[]): D
   return out;
 }
 
+/**
+ * The run with its events' ids and time taken now, just before its transaction: an event's id
+ * (uuidv7) must not be older than its commit by more than readers allow for a late one (the
+ * `/events/` settle delay, the live stream's overlap, both 5 s), and a run may wait for an
+ * earlier request's write after its object decided it. Ids keep their order, so the run's base
+ * (its largest id) stays the base.
+ */
+function restamped(r: GroupRun, now: number): GroupRun {
+  const ids = new Map(r.events.map((e) => [e[0], uuidv7(now)]));
+  return {
+    ...r,
+    now,
+    events: r.events.map(
+      ([id, type, payload, base]): PackedEvent => [
+        ids.get(id)!,
+        type,
+        payload,
+        base === null ? null : (ids.get(base) ?? base),
+      ],
+    ),
+  };
+}
+
 /** Entries grouped into transactions: at most MAX_TASKS each, and about MAX_JSON of parameters. */
 function transactions(entries: GroupEntry[]): GroupEntry[][] {
   const out: GroupEntry[][] = [];
@@ -297,9 +321,15 @@ export async function commitRuns(
   const done = new Set<string>();
   await Promise.all(
     transactions(entries).map(async (group) => {
+      const now = Date.now();
+      // The carried runs first: ids follow the order the runs are written in.
+      const stamped = group.map((e) => {
+        const carried = e.carried.map((c) => restamped(c, now));
+        return { carried, run: restamped(e.run, now) };
+      });
       let results: D1Result[];
       try {
-        results = await db.batch(statements(db, accountId, group));
+        results = await db.batch(statements(db, accountId, stamped));
       } catch (err) {
         // The unique index on external_id rolled the transaction back whole (a concurrent
         // request stored one of its commands): every run of it goes back to its object.
