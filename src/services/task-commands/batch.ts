@@ -57,39 +57,50 @@ export async function applyGrouped(
   await Promise.all(
     planned.map(async (p, k) => {
       const t = tasks[p.i];
-      if (!written[k]) {
-        outcomes[p.i] = await taskWriter(env, t.taskId).applyCommands({
-          actor,
-          taskId: t.taskId,
-          commands: t.commands,
-          baseUrl,
-        });
+      if (written[k]) {
+        outcomes[p.i] = p.plan.outcomes;
         return;
       }
-      outcomes[p.i] = p.plan.outcomes;
-      await afterRun(env, actor, p.plan, baseUrl);
+      outcomes[p.i] = await taskWriter(env, t.taskId).applyCommands({
+        actor,
+        taskId: t.taskId,
+        commands: t.commands,
+        baseUrl,
+      });
     }),
+  );
+  await afterRuns(
+    env,
+    actor,
+    planned.filter((_, k) => written[k]).map((p) => p.plan),
+    baseUrl,
   );
   return outcomes;
 }
 
 /**
- * What a task's object does after it writes a run (TaskDO.after), for a run the group commit
- * wrote: geocode a new address, arm the move of a `scheduled` task at its new time.
+ * What a task's object does after it writes a run (TaskDO.after), for the runs the group commit
+ * wrote: geocode new addresses (one queue send for all), arm the move of each `scheduled` task
+ * at its new time.
  */
-async function afterRun(env: Env, actor: Actor, plan: GroupPlan, baseUrl: string) {
-  const task = plan.task;
-  if (plan.geocode) {
-    await enqueueGeocodeRetries(env.GEOCODE_QUEUE, [
-      { accountId: actor.accountId, taskId: task.id, baseUrl },
-    ]);
-  }
-  if (plan.rescheduled && task.state === "scheduled") {
-    await taskWriter(env, task.id).armSchedule({
-      accountId: actor.accountId,
-      taskId: task.id,
-      at: task.scheduled_time,
-      baseUrl,
-    });
-  }
+async function afterRuns(env: Env, actor: Actor, plans: GroupPlan[], baseUrl: string) {
+  const geocode = plans.filter((p) => p.geocode).map((p) => p.task);
+  await Promise.all([
+    geocode.length
+      ? enqueueGeocodeRetries(
+          env.GEOCODE_QUEUE,
+          geocode.map((task) => ({ accountId: actor.accountId, taskId: task.id, baseUrl })),
+        )
+      : undefined,
+    ...plans
+      .filter((p) => p.rescheduled && p.task.state === "scheduled")
+      .map((p) =>
+        taskWriter(env, p.task.id).armSchedule({
+          accountId: actor.accountId,
+          taskId: p.task.id,
+          at: p.task.scheduled_time,
+          baseUrl,
+        }),
+      ),
+  ]);
 }
