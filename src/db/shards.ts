@@ -448,6 +448,9 @@ export function isScoped(env: Env): boolean {
   return (env as ScopedEnv)[DATABASE_NAME] !== undefined;
 }
 
+/** The name of the database `env.DB` is (a shard's binding, or the directory's). */
+export const databaseNameOf = (env: Env): string => (env as ScopedEnv)[DATABASE_NAME] ?? DIRECTORY;
+
 /** `env` marked as scoped to the database it already has (an account that lives in the directory). */
 export function markScoped(env: Env, name: string): Env {
   return Object.create(env, { [DATABASE_NAME]: { value: name } }) as Env;

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { taskStub, taskWriter } from "../../src/durable-objects/task/client";
 import { uuidv7 } from "../../src/lib/ids";
-import { commitRuns, type GroupPlan, planGroup } from "../../src/services/task-commands/apply";
+import { commitRuns as commitAt, type GroupPlan, planGroup } from "../../src/services/task-commands/apply";
 import type { Actor, CommandInput } from "../../src/services/task-commands/types";
 import { adminActor, commandInput, insertTask, taskRow } from "../factories";
 import { BASE, call, expectStatus, newAccount, storedEvents } from "../helpers";
@@ -19,6 +19,10 @@ const commandsOf = (taskId: string) =>
     .bind(taskId)
     .all<{ external_id: string; state: string }>()
     .then((r) => r.results);
+
+/** Whether each entry's run is stored (commitRuns answers the time it was written at, or null). */
+const commitRuns = async (...args: Parameters<typeof commitAt>) =>
+  (await commitAt(...args)).map((at) => at !== null);
 
 async function planned(actor: Actor, taskId: string, cmds: CommandInput[]): Promise<GroupPlan> {
   const plan = planGroup(actor, await taskRow(taskId), cmds, BASE);
@@ -146,7 +150,7 @@ describe("group commit of a batch's runs", () => {
     expect(events.map((e) => e.data.task?.id)).toEqual([b.id]);
   });
 
-  it("rolls the transaction back whole when another request stored one of its external_ids", async () => {
+  it("writes nothing of a run whose external_id another request stored meanwhile, and the others whole", async () => {
     const acc = await newAccount();
     const actor = adminActor(acc.account.id, acc.admin.userId);
     const [a, b, c] = await Promise.all([1, 2, 3].map(() => insertTask(acc.account.id)));
@@ -166,11 +170,35 @@ describe("group commit of a batch's runs", () => {
       acc.account.id,
       plans.map((p) => ({ run: p.run, carried: [] })),
     );
-    expect(written).toEqual([false, false]);
-    expect(await taskRow(b.id)).toMatchObject({ version: 1, position: null });
-    expect(await commandsOf(b.id)).toEqual([]);
-    expect(await commandsOf(a.id)).toEqual([]);
+    expect(written).toEqual([false, true]);
     expect(await taskRow(a.id)).toMatchObject({ version: 1, position: null });
+    expect(await commandsOf(a.id)).toEqual([]);
+    expect(await taskRow(b.id)).toMatchObject({ version: 2, position: 2 });
+    expect((await commandsOf(b.id)).map((r) => r.state)).toEqual(["accepted"]);
+  });
+
+  it("rolls the transaction back whole when two of its runs carry the same new external_id", async () => {
+    const acc = await newAccount();
+    const actor = adminActor(acc.account.id, acc.admin.userId);
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => insertTask(acc.account.id)));
+    const ca = commandInput(a.id, "update", { position: 1 });
+    const plans = [
+      await planned(actor, a.id, [ca]),
+      await planned(actor, b.id, [
+        { ...commandInput(b.id, "update", { position: 2 }), externalId: ca.externalId },
+      ]),
+      await planned(actor, c.id, [commandInput(c.id, "update", { position: 3 })]),
+    ];
+    const written = await commitRuns(
+      await dbOf(acc.account.id),
+      acc.account.id,
+      plans.map((p) => ({ run: p.run, carried: [] })),
+    );
+    expect(written).toEqual([false, false, false]);
+    for (const t of [a, b, c]) {
+      expect(await taskRow(t.id)).toMatchObject({ version: 1, position: null });
+      expect(await commandsOf(t.id)).toEqual([]);
+    }
   });
 
   it("writes a run decided on an earlier, unwritten one with it, whichever request reaches D1 first", async () => {

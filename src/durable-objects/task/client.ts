@@ -10,7 +10,14 @@ type Reported<T> = { value: T; d1: D1Report };
 type Unwrapped<F> = F extends (...args: infer A) => Promise<Reported<infer T>>
   ? (...args: A) => Promise<T>
   : never;
-type WriterCalls = "applyCommands" | "planCommands" | "applyOne" | "applyPending" | "update" | "destroy";
+type WriterCalls =
+  | "applyCommands"
+  | "planCommands"
+  | "planOne"
+  | "applyOne"
+  | "applyPending"
+  | "update"
+  | "destroy";
 
 /**
  * A task's writer as the request sees it: each call's D1 work (done by the object, in a session
@@ -36,6 +43,7 @@ export function taskWriter(
   return {
     applyCommands: unwrap("applyCommands"),
     planCommands: unwrap("planCommands"),
+    planOne: unwrap("planOne"),
     applyOne: unwrap("applyOne"),
     applyPending: unwrap("applyPending"),
     update: unwrap("update"),

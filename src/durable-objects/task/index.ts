@@ -25,6 +25,7 @@ const MAX_CHAIN = 8;
 
 type ScheduleRecord = { accountId: string; taskId: string; at: number; baseUrl: string };
 type CommandArgs = { actor: Actor; taskId: string; commands: CommandInput[]; baseUrl: string };
+type OneArgs = { actor: Actor; taskId: string; command: CommandInput; baseUrl: string; proof?: WriteProof };
 
 /**
  * One instance per task (idFromName(task id)): the single writer of that task. A Durable
@@ -99,34 +100,75 @@ export class TaskDO extends DurableObject<Env> {
   async planCommands(args: CommandArgs & { task?: TaskRow; stored?: string; request?: string }) {
     return this.oneAtATime(() =>
       reported(this.env, args.actor.accountId, async (env) => {
-        const ofActor = (row: TaskRow | null | undefined) =>
-          row?.account_id === args.actor.accountId ? row : undefined;
-        const read = ofActor(args.task);
-        // Runs up to the one the request's read shows, or the last one its isolate saw stored
-        // (`stored`, apply/group.ts lastStoredRun), are written: no need to carry them.
-        for (const lastId of [read?.last_command_id, args.stored]) {
-          const k = lastId ? this.chain.findIndex((c) => c.run.lastId === lastId) : -1;
-          if (k >= 0) this.chain = this.chain.slice(k + 1);
-        }
-        const stored = [ofActor(this.task), read].reduce<TaskRow | undefined>(
-          (a, b) => (!a || (b && b.version > a.version) ? b : a),
-          undefined,
-        );
-        const known = this.chain.length ? this.chain[this.chain.length - 1].after : stored;
-        const plan =
-          known && this.chain.length < MAX_CHAIN
-            ? planGroup(args.actor, known, args.commands, args.baseUrl)
-            : null;
-        if (plan) {
-          const carried = this.chain.map((c) => ({ run: c.run, request: c.request }));
-          this.chain.push({ run: plan.run, after: plan.task, request: args.request });
-          return { plan, carried };
-        }
+        const { stored, decided } = this.planned(args);
+        if (decided) return decided;
         const applied = await applyToTask(env, args.actor, args.taskId, args.commands, {
           baseUrl: args.baseUrl,
           task: stored,
         });
-        return { outcomes: await this.after(args, applied) };
+        return { plan: undefined, outcomes: await this.after(args, applied) };
+      }),
+    );
+  }
+
+  /**
+   * The run of `commands` for a request's group commit, decided on the task as this object last
+   * decided it (`decided`: the plan and the earlier runs the request carries), or null when they
+   * do not make one (planGroup) or the task is not known here; `stored`: the task as last known
+   * stored, for the object to apply the commands itself.
+   */
+  private planned(
+    args: CommandArgs & { task?: TaskRow; stored?: string; request?: string; proof?: WriteProof },
+  ) {
+    const ofActor = (row: TaskRow | null | undefined) =>
+      row?.account_id === args.actor.accountId ? row : undefined;
+    const read = ofActor(args.task);
+    // Runs up to the one the request's read shows, or the last one its isolate saw stored
+    // (`stored`, apply/group.ts lastStoredRun), are written: no need to carry them, and the task
+    // was as the last of them left it.
+    let confirmed: TaskRow | undefined;
+    for (const lastId of [read?.last_command_id, args.stored]) {
+      const k = lastId ? this.chain.findIndex((c) => c.run.lastId === lastId) : -1;
+      if (k >= 0) {
+        confirmed = this.chain[k].after;
+        this.chain = this.chain.slice(k + 1);
+      }
+    }
+    const stored = [ofActor(this.task), read, ofActor(confirmed)].reduce<TaskRow | undefined>(
+      (a, b) => (!a || (b && b.version > a.version) ? b : a),
+      undefined,
+    );
+    this.task = stored ?? this.task;
+    const known = this.chain.length ? this.chain[this.chain.length - 1].after : stored;
+    const plan =
+      known && this.chain.length < MAX_CHAIN
+        ? planGroup(args.actor, known, args.commands, args.baseUrl)
+        : null;
+    if (!plan) return { stored, decided: null };
+    if (args.proof) plan.run.proof = args.proof;
+    const carried = this.chain.map((c) => ({ run: c.run, request: c.request }));
+    this.chain.push({ run: plan.run, after: plan.task, request: args.request });
+    return { stored, decided: { plan, carried } };
+  }
+
+  /**
+   * A single command for a request's group commit (task-commands/batch.ts applyTogether): its
+   * run and the runs to carry, as planCommands, its write guarded by the caller's token proof;
+   * or, when it makes no run, what applyOne answers (this object applied it).
+   */
+  async planOne(args: {
+    actor: Actor;
+    taskId: string;
+    command: CommandInput;
+    baseUrl: string;
+    proof: WriteProof;
+    stored?: string;
+    request: string;
+  }) {
+    return this.oneAtATime(() =>
+      reported(this.env, args.actor.accountId, async (env) => {
+        const { decided } = this.planned({ ...args, commands: [args.command] });
+        return decided ?? (await this.one(env, args));
       }),
     );
   }
@@ -137,29 +179,33 @@ export class TaskDO extends DurableObject<Env> {
    * the answer then carries the token's row as that batch read it, for the caller to settle,
    * and `tokenMismatch` when the row was not the proven one (nothing was written).
    */
-  async applyOne(args: {
-    actor: Actor;
-    taskId: string;
-    command: CommandInput;
-    baseUrl: string;
-    proof?: WriteProof;
-  }) {
+  async applyOne(args: OneArgs & { notWritten?: boolean }) {
     return this.oneAtATime(() =>
       reported(this.env, args.actor.accountId, async (env) => {
-        const r = await applyOne(env, args.actor, args.taskId, args.command, {
-          baseUrl: args.baseUrl,
-          task: this.latest(),
-          proof: args.proof,
-        });
-        if (r.tokenMismatch) return { tokenMismatch: true, token: r.token };
-        if (r.error) {
-          this.task = r.task ?? undefined;
-          return { error: r.error, token: r.token };
+        // A run this object handed to a group commit was not written: what it decided after
+        // it is void, and the task is read again.
+        if (args.notWritten) {
+          this.chain = [];
+          this.task = undefined;
         }
-        const [outcome] = await this.after({ ...args, commands: [args.command] }, r);
-        return { outcome, token: r.token };
+        return this.one(env, args);
       }),
     );
+  }
+
+  private async one(env: Env, args: OneArgs) {
+    const r = await applyOne(env, args.actor, args.taskId, args.command, {
+      baseUrl: args.baseUrl,
+      task: this.latest(),
+      proof: args.proof,
+    });
+    if (r.tokenMismatch) return { tokenMismatch: true as const, token: r.token };
+    if (r.error) {
+      this.task = r.task ?? undefined;
+      return { error: r.error, token: r.token };
+    }
+    const [outcome] = await this.after({ ...args, commands: [args.command] }, r);
+    return { outcome, token: r.token };
   }
 
   /** Moves stored `pending` commands to their outcome (asynchronous mode, from the queue). */

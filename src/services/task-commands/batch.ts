@@ -5,8 +5,10 @@
  */
 import { taskWriter } from "../../durable-objects/task/client";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
+import type { WriteProof } from "../auth/tokens";
 import type { TaskRow } from "../tasks/types";
 import { commitRuns, type GroupPlan, type GroupRun, groupTurn, lastStoredRun } from "./apply";
+import { commitTogether } from "./apply/together";
 import type { Actor, CommandInput, CommandOutcome } from "./types";
 
 /**
@@ -22,8 +24,8 @@ export async function applyGrouped(
 ): Promise<CommandOutcome[][]> {
   const turn = groupTurn();
   const outcomes: CommandOutcome[][] = new Array(tasks.length);
-  let planned: { i: number; plan: GroupPlan; carried: GroupRun[] }[];
-  let written: boolean[];
+  let planned: { i: number; plan: GroupPlan; carried: () => GroupRun[] }[];
+  let written: (number | null)[];
   try {
     const decided = await Promise.all(
       tasks.map((t) =>
@@ -49,7 +51,7 @@ export async function applyGrouped(
     written = await commitRuns(
       env.DB,
       actor.accountId,
-      planned.map((p) => ({ run: p.plan.run, carried: p.carried })),
+      planned.map((p) => ({ run: p.plan.run, carried: p.carried() })),
     );
   } finally {
     turn.finish();
@@ -57,7 +59,7 @@ export async function applyGrouped(
   await Promise.all(
     planned.map(async (p, k) => {
       const t = tasks[p.i];
-      if (written[k]) {
+      if (written[k] !== null) {
         outcomes[p.i] = p.plan.outcomes;
         return;
       }
@@ -72,10 +74,62 @@ export async function applyGrouped(
   await afterRuns(
     env,
     actor,
-    planned.filter((_, k) => written[k]).map((p) => p.plan),
+    planned.filter((_, k) => written[k] !== null).map((p) => p.plan),
     baseUrl,
   );
   return outcomes;
+}
+
+/**
+ * A single command whose token check its write carries (`proof`, http/first-batch.ts), written
+ * with the other runs this isolate is writing for the account (apply/together.ts): its task's
+ * object decides it, the request writes it. What TaskDO.applyOne answers: the outcome and the
+ * token's row as the write proved it, or a field error, or `tokenMismatch` (nothing written).
+ * A run that was not written goes back to the object, which applies the command on the task as
+ * stored (and tells a token that no longer holds from another writer's change).
+ */
+export async function applyTogether(
+  env: Env,
+  actor: Actor,
+  command: CommandInput,
+  baseUrl: string,
+  proof: WriteProof,
+) {
+  const writer = taskWriter(env, command.taskId);
+  const turn = groupTurn();
+  let plan: GroupPlan;
+  let at: number | null;
+  try {
+    const d = await writer.planOne({
+      actor,
+      taskId: command.taskId,
+      command,
+      baseUrl,
+      proof,
+      stored: lastStoredRun(command.taskId),
+      request: turn.id,
+    });
+    if (!("plan" in d)) return d;
+    plan = d.plan;
+    const carried = turn.settle(d.carried);
+    await turn.ready();
+    at = await commitTogether(env, actor.accountId, { run: plan.run, carried: carried() });
+  } finally {
+    turn.finish();
+  }
+  if (at === null) {
+    return taskWriter(env, command.taskId).applyOne({
+      actor,
+      taskId: command.taskId,
+      command,
+      baseUrl,
+      proof,
+      notWritten: true,
+    });
+  }
+  await afterRuns(env, actor, [plan], baseUrl);
+  // The run's UPDATE held only while the token's row was the proven one, unexpired at `at`.
+  return { outcome: plan.outcomes[0], token: { row: { fingerprint: proof.fingerprint }, now: at } };
 }
 
 /**

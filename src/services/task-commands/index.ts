@@ -15,7 +15,7 @@ import type { WriteProof } from "../auth/tokens";
 import type { TaskRow } from "../tasks/types";
 import { overdueScheduledTasks } from "./apply";
 import { COMMAND_SELECT } from "./apply/statements";
-import { applyGrouped } from "./batch";
+import { applyGrouped, applyTogether } from "./batch";
 import { applyPendingRows } from "./recovery";
 import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
@@ -276,6 +276,7 @@ export async function applySingle(
   const r = await resolve(env, p, [item], opts.timeZone, { lookups: false });
   if ("errors" in r) throw new ValidationError(opts.isArray ? r.errors! : r.errors![0]);
   const c = r.commands[0];
+  if (proof) return applyTogether(env, actorOf(p), c, opts.baseUrl, proof);
   return taskWriter(env, c.taskId).applyOne({
     actor: actorOf(p),
     taskId: c.taskId,

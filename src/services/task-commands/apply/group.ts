@@ -22,7 +22,8 @@
  * The transaction's last statement reads which of the request's runs are stored; a run that is
  * not goes back to its task's object, which applies it on the task as stored (the path of
  * every batch before group commit). A duplicate `external_id` rolls the transaction back whole
- * (the unique index): every run of it goes back.
+ * (the unique index): every run of it goes back. A run whose `external_id` is already stored
+ * (a retried command) finds its UPDATE's guard false instead, and goes back alone.
  *
  * Statement count stays within D1's per-invocation budget and each JSON parameter well below
  * its 2 MB value limit (D1 limits): runs are grouped into transactions of at most `MAX_TASKS`
@@ -30,6 +31,8 @@
  */
 import { COMMAND_UUIDS, jsonRowColumns, TASK_COMMAND_COLUMNS, uuidBytes } from "../../../db/uuid-bytes";
 import { uuidv7 } from "../../../lib/ids";
+import { pollFor } from "../../../lib/poll";
+import { proofGuard, type WriteProof } from "../../auth/tokens";
 import { jsonEventsInsert, type PackedEvent, packedEvents } from "../../events/outbox";
 import type { TaskRow } from "../../tasks/types";
 import type { Actor, CommandInput, CommandOutcome } from "../types";
@@ -52,6 +55,12 @@ export type GroupRun = {
   rows: unknown[][];
   events: PackedEvent[];
   now: number;
+  /**
+   * The token check the run's write carries (a single command's, http/first-batch.ts): its
+   * UPDATE applies only while the token's row is the proven one, unexpired when written. A run
+   * without one belongs to a request that checked its token before.
+   */
+  proof?: WriteProof;
 };
 
 /** A request's run of one task, after the earlier runs of that task it must carry. */
@@ -115,24 +124,40 @@ const writtenHere = (taskAt: number, lastAt: number) =>
   `EXISTS (SELECT 1 FROM tasks t WHERE t.id = j.value ->> ${taskAt} AND t.last_command_id = j.value ->> ${lastAt}) ` +
   `AND NOT EXISTS (SELECT 1 FROM task_commands c WHERE c.id = ${uuidBytes(`j.value ->> ${lastAt}`)})`;
 
+const EXTERNAL_ID_AT = TASK_COMMAND_COLUMNS.indexOf("external_id");
+
 /** The statements writing `runs` (of different tasks) after what the statements before wrote. */
-function runStatements(db: D1Database, accountId: string, runs: GroupRun[]): D1PreparedStatement[] {
+function runStatements(
+  db: D1Database,
+  accountId: string,
+  runs: GroupRun[],
+  now: number,
+): D1PreparedStatement[] {
   const out: D1PreparedStatement[] = [];
-  // One UPDATE per set of moved columns (a run of `update` commands moves the same few).
-  const bySet = new Map<string, GroupRun[]>();
+  // One UPDATE per set of moved columns (a run of `update` commands moves the same few) and
+  // token proof (the proof's parameters are the statement's).
+  const bySet = new Map<string, { columns: string[]; proof?: WriteProof; runs: GroupRun[] }>();
   for (const r of runs) {
-    const key = Object.keys(r.set).join(",");
-    bySet.set(key, [...(bySet.get(key) ?? []), r]);
+    const columns = Object.keys(r.set);
+    const key = `${columns.join(",")} ${r.proof ? JSON.stringify(r.proof) : ""}`;
+    const group = bySet.get(key) ?? { columns, proof: r.proof, runs: [] };
+    group.runs.push(r);
+    bySet.set(key, group);
   }
-  for (const [key, group] of bySet) {
-    const columns = key.split(",");
+  for (const { columns, proof, runs: group } of bySet.values()) {
+    const guard = proof ? proofGuard(proof, now) : { sql: "1", params: [] };
+    // A stored external_id (a retry) would roll the whole transaction back at the command's
+    // INSERT (the unique index): its run writes nothing instead.
     out.push(
       db
         .prepare(
-          `UPDATE tasks SET ${columns.map((c, i) => `${c} = j.value ->> ${5 + i}`).join(", ")},
+          `UPDATE tasks SET ${columns.map((c, i) => `${c} = j.value ->> ${6 + i}`).join(", ")},
              version = version + (j.value ->> 1), last_command_id = j.value ->> 2
-           FROM json_each(?) AS j
-           WHERE tasks.id = j.value ->> 0 AND tasks.version = j.value ->> 3 AND tasks.last_command_id IS j.value ->> 4`,
+           FROM json_each(?1) AS j
+           WHERE tasks.id = j.value ->> 0 AND tasks.version = j.value ->> 3 AND tasks.last_command_id IS j.value ->> 4
+             AND NOT EXISTS (SELECT 1 FROM task_commands c WHERE c.account_id = ${uuidBytes("?2")}
+               AND c.external_id IN (SELECT value FROM json_each(j.value -> 5)))
+             AND ${guard.sql}`,
         )
         .bind(
           JSON.stringify(
@@ -142,9 +167,12 @@ function runStatements(db: D1Database, accountId: string, runs: GroupRun[]): D1P
               r.lastId,
               r.version,
               r.baseLastId,
+              r.rows.map((row) => row[EXTERNAL_ID_AT]),
               ...columns.map((c) => r.set[c]),
             ]),
           ),
+          accountId,
+          ...guard.params,
         ),
     );
   }
@@ -173,26 +201,43 @@ function runStatements(db: D1Database, accountId: string, runs: GroupRun[]): D1P
  * The statements of one transaction: the carried runs and then the own ones, a layer at a time
  * (a task's runs in their order), and last a read of which own runs are stored.
  */
-function statements(db: D1Database, accountId: string, entries: GroupEntry[]): D1PreparedStatement[] {
+function statements(
+  db: D1Database,
+  accountId: string,
+  entries: GroupEntry[],
+  now: number,
+): D1PreparedStatement[] {
   const out: D1PreparedStatement[] = [];
-  const chains = entries.map((e) => [...e.carried, e.run]);
+  // A run written twice in one transaction would store its events twice (their ids collide).
+  const seen = new Set<string>();
+  const chains = entries.map((e) =>
+    [...e.carried, e.run].map((r) => {
+      if (seen.has(r.lastId)) return null;
+      seen.add(r.lastId);
+      return r;
+    }),
+  );
   const depth = Math.max(...chains.map((c) => c.length));
   for (let d = 0; d < depth; d++) {
     out.push(
       ...runStatements(
         db,
         accountId,
-        chains.flatMap((c) => (c[d] ? [c[d]] : [])),
+        chains.flatMap((c) => {
+          const r = c[d];
+          return r ? [r] : [];
+        }),
+        now,
       ),
     );
   }
   out.push(
     db
       .prepare(
-        `SELECT j.value ->> 0 AS id FROM json_each(?) AS j
-         WHERE EXISTS (SELECT 1 FROM task_commands c WHERE c.id = ${uuidBytes("j.value ->> 1")})`,
+        `SELECT j.value AS id FROM json_each(?) AS j
+         WHERE EXISTS (SELECT 1 FROM task_commands c WHERE c.id = ${uuidBytes("j.value")})`,
       )
-      .bind(JSON.stringify(entries.map((e) => [e.run.taskId, e.run.lastId]))),
+      .bind(JSON.stringify(entries.map((e) => e.run.lastId))),
   );
   return out;
 }
@@ -261,15 +306,18 @@ function noteStored(run: GroupRun) {
 }
 
 /**
- * The requests of this isolate writing runs now, each with its place in arrival order and a
- * promise settled once its writes are done. A request whose object carried it a run of an
- * earlier request here waits for that request's write instead of sending the run again (it
- * was on its way to D1 anyway); a run of a later request, of another isolate or of a request
- * that never wrote is carried. Only earlier ones are waited for, so two requests never wait
- * for each other.
+ * The requests of this isolate writing runs now, each with its place in arrival order (gone
+ * once its writes are done). A request whose object carried it a run of an earlier request here
+ * waits for that request's write instead of sending the run again (it was on its way to D1
+ * anyway), polling on timers of its own (lib/poll.ts), for at most STALL_MS; a run of a later
+ * request, of another isolate, of a request that never wrote or that it waited for too long is
+ * carried. Only earlier ones are waited for, so two requests never wait for each other.
  */
-const writing = new Map<string, { seq: number; done: Promise<void> }>();
+const writing = new Map<string, { seq: number }>();
 let requests = 0;
+
+/** How long a request waits for an earlier one's write before it carries that one's runs itself. */
+export const STALL_MS = 10_000;
 
 /**
  * A request's turn at group commit: `id` names it to the tasks' objects (TaskDO.planCommands
@@ -279,46 +327,48 @@ let requests = 0;
 export function groupTurn() {
   const id = crypto.randomUUID();
   const seq = ++requests;
-  let finish!: () => void;
-  writing.set(id, {
-    seq,
-    done: new Promise<void>((resolve) => {
-      finish = resolve;
-    }),
-  });
-  const waits = new Set<Promise<void>>();
+  writing.set(id, { seq });
+  const waits = new Set<string>();
+  let late = false;
   return {
     id,
-    /** The runs to carry of `carried`; the others' requests are waited for (`ready`). */
-    settle(carried: { run: GroupRun; request?: string }[]): GroupRun[] {
-      return carried.flatMap((c) => {
+    /**
+     * The runs to carry of `carried`, known once `ready` settled: those whose requests are not
+     * waited for, or all of them when the wait for those requests ran out (STALL_MS).
+     */
+    settle(carried: { run: GroupRun; request?: string }[]): () => GroupRun[] {
+      const now = carried.flatMap((c) => {
         const other = c.request ? writing.get(c.request) : undefined;
         if (other && other.seq < seq) {
-          waits.add(other.done);
+          waits.add(c.request!);
           return [];
         }
         return [c.run];
       });
+      return () => (late ? carried.map((c) => c.run) : now);
     },
-    ready: () => Promise.all(waits),
+    async ready() {
+      const done = () => ([...waits].every((w) => !writing.has(w)) ? true : undefined);
+      late = !(await pollFor(done, STALL_MS, false));
+    },
     finish() {
       writing.delete(id);
-      finish();
     },
   };
 }
 
 /**
  * Writes the entries' runs (each entry of a different task of `accountId`), the carried ones
- * first; answers, per entry, whether its own run is stored (by this call or, carried, by another
- * request's). A run that is not wrote nothing and goes back to its task's object.
+ * first; answers, per entry, the time its own run was found stored at (by this call or, carried,
+ * by another request's; a run carrying a proof held it then), or null: it wrote nothing and goes
+ * back to its task's object.
  */
 export async function commitRuns(
   db: D1Database,
   accountId: string,
   entries: GroupEntry[],
-): Promise<boolean[]> {
-  const done = new Set<string>();
+): Promise<(number | null)[]> {
+  const done = new Map<string, number>();
   await Promise.all(
     transactions(entries).map(async (group) => {
       const now = Date.now();
@@ -329,19 +379,21 @@ export async function commitRuns(
       });
       let results: D1Result[];
       try {
-        results = await db.batch(statements(db, accountId, stamped));
+        results = await db.batch(statements(db, accountId, stamped, now));
       } catch (err) {
         // The unique index on external_id rolled the transaction back whole (a concurrent
         // request stored one of its commands): every run of it goes back to its object.
         if (/UNIQUE constraint failed/i.test(String(err))) return;
         throw err;
       }
-      for (const row of results[results.length - 1].results as { id: string }[]) done.add(row.id);
+      for (const row of results[results.length - 1].results as { id: string }[]) done.set(row.id, now);
     }),
   );
   return entries.map((e) => {
-    if (!done.has(e.run.taskId)) return false;
+    // By the run's last command: entries of one call may be runs of the same task.
+    const at = done.get(e.run.lastId);
+    if (at === undefined) return null;
     noteStored(e.run);
-    return true;
+    return at;
   });
 }
