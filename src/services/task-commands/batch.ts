@@ -1,7 +1,8 @@
 /**
- * A batch's commands over many tasks, written together (group commit, apply/group.ts): each
- * task's Durable Object decides its commands, the request writes the runs they hand back, and
- * does what the object does after its own writes for the runs it wrote.
+ * Commands written together (group commit, apply/group.ts): each task's Durable Object decides
+ * its commands, the request writes the runs they hand back (a batch's runs over many tasks at
+ * once; a single command's with the other single commands of its isolate, apply/together.ts),
+ * and does what the object does after its own writes for the runs it wrote.
  */
 import { taskWriter } from "../../durable-objects/task/client";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
