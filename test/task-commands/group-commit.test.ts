@@ -24,6 +24,14 @@ const commandsOf = (taskId: string) =>
 const commitRuns = async (...args: Parameters<typeof commitAt>) =>
   (await commitAt(...args)).map((at) => at !== null);
 
+/** An account's admin and three tasks, with a first command for the first of them. */
+async function threeTasks() {
+  const acc = await newAccount();
+  const actor = adminActor(acc.account.id, acc.admin.userId);
+  const [a, b, c] = await Promise.all([1, 2, 3].map(() => insertTask(acc.account.id)));
+  return { acc, actor, a, b, c, ca: commandInput(a.id, "update", { position: 1 }) };
+}
+
 async function planned(actor: Actor, taskId: string, cmds: CommandInput[]): Promise<GroupPlan> {
   const plan = planGroup(actor, await taskRow(taskId), cmds, BASE);
   if (!plan) throw new Error("no plan");
@@ -151,10 +159,7 @@ describe("group commit of a batch's runs", () => {
   });
 
   it("writes nothing of a run whose external_id another request stored meanwhile, and the others whole", async () => {
-    const acc = await newAccount();
-    const actor = adminActor(acc.account.id, acc.admin.userId);
-    const [a, b, c] = await Promise.all([1, 2, 3].map(() => insertTask(acc.account.id)));
-    const ca = commandInput(a.id, "update", { position: 1 });
+    const { acc, actor, a, b, c, ca } = await threeTasks();
     const plans = [
       await planned(actor, a.id, [ca]),
       await planned(actor, b.id, [commandInput(b.id, "update", { position: 2 })]),
@@ -178,10 +183,7 @@ describe("group commit of a batch's runs", () => {
   });
 
   it("rolls the transaction back whole when two of its runs carry the same new external_id", async () => {
-    const acc = await newAccount();
-    const actor = adminActor(acc.account.id, acc.admin.userId);
-    const [a, b, c] = await Promise.all([1, 2, 3].map(() => insertTask(acc.account.id)));
-    const ca = commandInput(a.id, "update", { position: 1 });
+    const { acc, actor, a, b, c, ca } = await threeTasks();
     const plans = [
       await planned(actor, a.id, [ca]),
       await planned(actor, b.id, [

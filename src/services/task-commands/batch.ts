@@ -119,14 +119,7 @@ export async function applyTogether(
     turn.finish();
   }
   if (at === null) {
-    return taskWriter(env, command.taskId).applyOne({
-      actor,
-      taskId: command.taskId,
-      command,
-      baseUrl,
-      proof,
-      notWritten: true,
-    });
+    return writer.applyOne({ actor, taskId: command.taskId, command, baseUrl, proof, notWritten: true });
   }
   await afterRuns(env, actor, [plan], baseUrl);
   // The run's UPDATE held only while the token's row was the proven one, unexpired at `at`.
