@@ -178,23 +178,37 @@ describe("a read that starts before its token is settled", () => {
     expect(before.body.results).toHaveLength(1);
     const roles = await api("/account_roles/?page_size=500", { token: acc.admin.token });
     const role = roles.body.results.find((r: any) => r.user === manager.user);
-    expectStatus(
-      await api(`/account_roles/${role.id}/`, {
-        method: "PATCH",
-        token: acc.admin.token,
-        body: { role: "worker" },
-      }),
-      200,
-    );
-    // A worker sees only the tasks assigned to it: none.
-    const after = await api("/tasks/", { token: manager.token });
-    expectStatus(after, 200);
-    expect(after.body.results).toEqual([]);
-    // The request ran twice inside but counts once against the token's rate limit.
     const remaining = (r: { headers: Headers }) =>
       Number(/;r=(\d+)/.exec(r.headers.get("RateLimit") ?? "")?.[1]);
-    const next = await api("/tasks/", { token: manager.token });
-    expect(remaining(before) - remaining(after)).toBe(1);
-    expect(remaining(after) - remaining(next)).toBe(1);
+    // The rate limit counts in one-second windows aligned to the clock's seconds
+    // (durable-objects/rate-limiter), so the two requests measured start at the top of a fresh
+    // window; on a machine so loaded that they still span two, the role flips back and the
+    // measure is taken again.
+    let measured = false;
+    for (let attempt = 0; attempt < 4 && !measured; attempt++) {
+      const now = attempt % 2 === 0 ? "worker" : "manager";
+      expectStatus(
+        await api(`/account_roles/${role.id}/`, {
+          method: "PATCH",
+          token: acc.admin.token,
+          body: { role: now },
+        }),
+        200,
+      );
+      await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 20));
+      // A worker sees only the tasks assigned to it (none); a manager sees the task.
+      const after = await api("/tasks/", { token: manager.token });
+      expectStatus(after, 200);
+      expect(after.body.results).toHaveLength(now === "worker" ? 0 : 1);
+      const next = await api("/tasks/", { token: manager.token });
+      const quota = Number(/;q=(\d+)/.exec(after.headers.get("RateLimit-Policy") ?? "")?.[1]);
+      expect(quota).toBeGreaterThan(2);
+      expect(remaining(after)).toBe(quota - 1);
+      if (remaining(next) === quota - 1) continue; // `next` began the following window
+      // The request ran twice inside but counted once against the token's rate limit.
+      expect(remaining(next)).toBe(quota - 2);
+      measured = true;
+    }
+    expect(measured).toBe(true);
   });
 });
