@@ -15,6 +15,21 @@ export default defineConfig(async () => {
       cloudflareTest({
         wrangler: { configPath: "./wrangler.jsonc" },
         miniflare: {
+          // The assets-only Worker (static/wrangler.jsonc) the ASSETS service binding reaches:
+          // the /docs/ page's files and the PDFs' fonts, served as Workers Static Assets.
+          workers: [
+            {
+              name: "field-dispatch-static",
+              modules: true,
+              script: "export default {}",
+              compatibilityDate: "2026-10-01",
+              assets: {
+                directory: "./public",
+                routerConfig: { has_user_worker: false },
+                assetConfig: { html_handling: "auto-trailing-slash", not_found_handling: "none" },
+              },
+            },
+          ],
           d1Databases: ["EMPTY_DB"],
           bindings: {
             TEST_MIGRATIONS: migrations,

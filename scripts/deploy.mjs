@@ -4,7 +4,8 @@
 //   1. the D1 databases, the directory and each shard (ids written into wrangler.jsonc for that environment),
 //   2. the R2 bucket, 3. the queues and their dead-letter queues,
 //   4. the remote D1 migrations, on every database,
-//   5. the Worker, with source maps and any secret it does not have yet (generated here;
+//   5. the static files' Worker (static/wrangler.jsonc), named for the environment,
+//   6. the Worker, with source maps and any secret it does not have yet (generated here;
 //      existing secrets are never replaced).
 // `--plan` prints the commands without running them (CI runs it to check the configuration).
 // Nothing here touches local development.
@@ -100,13 +101,22 @@ const queues = new Set([
 ]);
 for (const q of queues) wrangler(["queues", "create", q], { allowFailure: EXISTS });
 
-// 4. Migrations
 // 4. Migrations, on the directory and on every shard (one schema for all: src/db/shards.ts)
 for (const db of databases) {
   wrangler(["d1", "migrations", "apply", db.binding, "--remote", "--env", env], { input: "y\n" });
 }
 
-// 5. Secrets the Worker lacks, uploaded with the deploy (never replacing an existing one).
+// 5. The static files' Worker (static/wrangler.jsonc: the /docs/ page and the PDFs' fonts, no
+// public address), under the name this environment's ASSETS service binding gives it. First, so
+// the API Worker's binding has its target when the API deploys.
+const assets = (config.services ?? []).find((b) => b.binding === "ASSETS");
+if (!assets) {
+  console.error(`${CONFIG}: env.${env} has no ASSETS service binding (run npm run config:envs)`);
+  process.exit(1);
+}
+wrangler(["deploy", "--config", "static/wrangler.jsonc", "--name", assets.service]);
+
+// 6. Secrets the Worker lacks, uploaded with the deploy (never replacing an existing one).
 let existing = [];
 if (!planOnly) {
   const listed = spawnSync("npx", ["wrangler", "secret", "list", "--env", env, "--format", "json"], {

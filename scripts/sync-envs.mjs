@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `npm run config:envs`: rewrites the `env` section of wrangler.jsonc from the top level, so the
 // deployed environments declare every var, binding and queue consumer local development has
-// (wrangler inherits none of these). Kept per environment: its Worker, database, bucket and
-// queue names, its database ids, and the vars listed in KEEP (set them in the file).
+// (wrangler inherits none of these). Kept per environment: its Worker, database, bucket, queue
+// and static Worker names, its database ids, and the vars listed in KEEP (set them in the file).
 import { readFileSync, writeFileSync } from "node:fs";
 import { unstable_readConfig } from "wrangler";
 
@@ -43,6 +43,8 @@ for (const [name, e] of Object.entries(ENVS)) {
     r2_buckets: [{ binding: top.r2_buckets[0].binding, bucket_name: e.bucket }],
     durable_objects: { bindings: top.durable_objects.bindings },
     ...(top.send_email?.length ? { send_email: top.send_email } : {}),
+    // The assets-only Worker of static/wrangler.jsonc, one per environment (npm run deploy names it).
+    services: (top.services ?? []).map((b) => ({ ...b, service: `${b.service}${e.suffix}` })),
     queues: {
       producers: top.queues.producers.map((p) => ({ ...p, queue: q(p.queue) })),
       consumers: top.queues.consumers.map((c) => {

@@ -24,6 +24,9 @@ const worker = await unstable_startWorker({
         ? { hostname: "127.0.0.1", port: Number(process.env.BENCH_INSPECTOR_PORT || 0) }
         : false,
     persist,
+    // Workers started apart (the service and its static files' Worker, static/wrangler.jsonc) reach
+    // each other's service bindings through one registry directory per bench run.
+    ...(process.env.DEV_REGISTRY ? { registry: process.env.DEV_REGISTRY } : {}),
     logLevel: "error",
     watch: false,
     testScheduled: flags.includes("--test-scheduled"),

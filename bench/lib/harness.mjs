@@ -2,7 +2,7 @@
 // calls to the API, load generation, and the runtime's CPU time and memory read from /proc.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import autocannon from "autocannon";
@@ -27,6 +27,11 @@ export async function freePort() {
 
 export function createWorkers(stateDir) {
   const children = [];
+  // The service's ASSETS service binding reaches the static files' Worker (static/wrangler.jsonc)
+  // through this registry; started once, before the first service, and shared by every service.
+  const registry = join(stateDir, "registry");
+  mkdirSync(registry, { recursive: true });
+  let staticWorker = null;
 
   function wrangler(args) {
     return spawnSync("npx", ["wrangler", ...args], { stdio: "ignore", env: { ...process.env, CI: "true" } });
@@ -39,6 +44,12 @@ export function createWorkers(stateDir) {
    * appears on a command line.
    */
   async function start(name, configPath, vars, extraArgs = [], env = {}) {
+    if (configPath === "wrangler.jsonc")
+      staticWorker ??= start("static", "static/wrangler.jsonc", {}).catch((err) => {
+        staticWorker = null;
+        throw err;
+      });
+    if (configPath === "wrangler.jsonc") await staticWorker;
     const port = await freePort();
     const envFile = join(stateDir, `${name}.env`);
     writeFileSync(envFile, envFileText(vars), { mode: 0o600 });
@@ -54,7 +65,13 @@ export function createWorkers(stateDir) {
       ],
       {
         stdio: ["ignore", "inherit", "inherit"],
-        env: { ...process.env, CI: "true", CLOUDFLARE_CF_FETCH_ENABLED: "false", ...env },
+        env: {
+          ...process.env,
+          CI: "true",
+          CLOUDFLARE_CF_FETCH_ENABLED: "false",
+          DEV_REGISTRY: registry,
+          ...env,
+        },
         detached: true,
       },
     );

@@ -71,7 +71,7 @@ export interface paths {
         };
         /**
          * The API documentation page (Swagger UI over this document)
-         * @description Served from this Worker's own assets (no CDN), under a Content-Security-Policy that allows this origin only. `/docs` redirects here (301); the page's scripts and styles are under `/docs/`.
+         * @description Served from the service's own static files (no CDN), under a Content-Security-Policy that allows this origin only. `/docs` redirects here (301); the page's scripts and styles are under `/docs/`.
          */
         get: operations["retrieveDocsPage"];
         put?: never;

@@ -74,7 +74,7 @@ const docsPageRoute = createRoute({
   security: [],
   summary: "The API documentation page (Swagger UI over this document)",
   description:
-    "Served from this Worker's own assets (no CDN), under a Content-Security-Policy that allows this origin only. " +
+    "Served from the service's own static files (no CDN), under a Content-Security-Policy that allows this origin only. " +
     "`/docs` redirects here (301); the page's scripts and styles are under `/docs/`.",
   responses: {
     200: { description: "The page.", content: { "text/html": { schema: z.string() } } },
@@ -83,8 +83,9 @@ const docsPageRoute = createRoute({
 
 /**
  * `/openapi.json` and the `/docs/` page that renders it: anonymous, any origin, no versions.
- * The page's files are static assets of this Worker (wrangler.jsonc `assets`, Swagger UI from
- * the pinned swagger-ui-dist), so it renders offline and references no other origin.
+ * The page's files are the static assets of the service's assets-only Worker (static/wrangler.jsonc,
+ * reached through the ASSETS service binding; Swagger UI from the pinned swagger-ui-dist), so it
+ * renders offline and references no other origin.
  */
 export function createDocsApp(documented: Router[]) {
   const app = createRouter();

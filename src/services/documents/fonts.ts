@@ -2,7 +2,8 @@
  * The fonts the PDFs embed (the proof of delivery, contract §19; the route report, §16): Noto Sans
  * Regular and Bold, kept in Workers Static Assets (public/fonts/, copied by
  * scripts/static-assets.mjs) rather than in the bundle: the two files are 1.2 MiB, and assets do
- * not count toward the Worker's size. The Worker reads them through its ASSETS binding, once per
+ * not count toward the Worker's size. They are the assets of the static files' Worker
+ * (static/wrangler.jsonc), which this Worker reads through its ASSETS service binding, once per
  * isolate; each PDF then embeds a subset of only the glyphs it uses (src/render/pdf-doc.ts).
  */
 import type { FontFiles } from "../../render/pdf-doc";
@@ -13,7 +14,7 @@ let cached: Promise<FontFiles> | null = null;
 
 async function load(assets: Fetcher): Promise<FontFiles> {
   const read = async (path: string) => {
-    // The host is not looked at: the binding serves this Worker's own assets.
+    // The host is not looked at: the static files' Worker serves its assets by path.
     const res = await assets.fetch(new Request(`https://assets.invalid${path}`));
     if (!res.ok) throw new Error(`The PDF font ${path} is missing from the static assets (${res.status}).`);
     return new Uint8Array(await res.arrayBuffer());
