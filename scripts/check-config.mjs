@@ -16,7 +16,7 @@ const bindings = (c) =>
     ...c.durable_objects.bindings.map((b) => `do:${b.name}:${b.class_name}`),
     ...c.queues.producers.map((q) => `queue:${q.binding}`),
     ...(c.send_email ?? []).map((e) => `email:${e.name}`),
-    ...(c.assets?.binding ? [`assets:${c.assets.binding}`] : []),
+    ...(c.services ?? []).map((b) => `service:${b.binding}`),
   ].sort();
 for (const name of ["staging", "production"]) {
   const env = unstable_readConfig({ config: "wrangler.jsonc", env: name });
@@ -40,6 +40,35 @@ for (const name of ["staging", "production"]) {
     if (suffix && !q.endsWith(suffix)) problems.push(`env.${name}: queue ${q} lacks the suffix ${suffix}`);
   }
 }
+// The static files live in an assets-only Worker (static/wrangler.jsonc): the API Worker has no
+// `assets` of its own (the platform's static-assets router would then stand in front of every API
+// request), reaches that Worker through its ASSETS service binding in every environment, and the
+// static Worker has no address of its own (no workers.dev, no preview URLs, no routes).
+const staticConfig = unstable_readConfig({ config: "static/wrangler.jsonc" });
+if (top.assets)
+  problems.push(
+    "wrangler.jsonc: `assets` on the API Worker; the static files belong to static/wrangler.jsonc",
+  );
+if (staticConfig.main) problems.push("static/wrangler.jsonc: an assets-only Worker has no `main`");
+if (staticConfig.workers_dev !== false || staticConfig.preview_urls !== false || staticConfig.routes?.length)
+  problems.push(
+    "static/wrangler.jsonc: the static Worker must have no workers.dev address, preview URLs or routes",
+  );
+for (const [name, c] of [
+  ["top level", top],
+  ...["staging", "production"].map((n) => [
+    `env.${n}`,
+    unstable_readConfig({ config: "wrangler.jsonc", env: n }),
+  ]),
+]) {
+  const binding = (c.services ?? []).find((b) => b.binding === "ASSETS");
+  const expected = `${staticConfig.name}${c.vars.QUEUE_SUFFIX ?? ""}`;
+  if (binding?.service !== expected)
+    problems.push(
+      `wrangler.jsonc ${name}: ASSETS must be a service binding to ${expected} (static/wrangler.jsonc, named per environment)`,
+    );
+}
+
 // Every secret the Worker requires (src/env.d.ts, not optional) is one `npm run deploy` sets.
 const required = [...readFileSync("src/env.d.ts", "utf8").matchAll(/^\s+([A-Z][A-Z0-9_]+): string;/gm)].map(
   (m) => m[1],
@@ -55,5 +84,5 @@ if (problems.length) {
   process.exit(1);
 }
 console.log(
-  "wrangler.jsonc: staging and production declare every var, binding and consumer of the top level.",
+  "wrangler.jsonc: staging and production declare every var, binding and consumer of the top level; the static files' Worker is bound in each.",
 );
