@@ -6,7 +6,11 @@ import { putStream } from "../../src/s3/r2-put";
 /**
  * The floor the benchmark compares the service against: a minimal Worker on the same
  * runtime doing only the primitive under each endpoint, with no routing, auth or JSON work.
- *   GET  /read?id=...   one D1 read by primary key
+ *   GET  /read?id=...   one D1 read by primary key, in a D1 session (Sessions API) as every
+ *                       request of the service reads (contract §24): the local runtime's D1
+ *                       persists a bookmark, one SQLite write and fsync, on every call made in a
+ *                       session, which a read outside one does not pay; `&plain=1` reads outside
+ *                       a session (a diagnostic: the floor before §24)
  *   POST /write?id=...  one Durable Object RPC whose body is one D1 batch write (with
  *                       shape=indexed: one command's rows in the service's schema, see below)
  *   POST /write-many?n=100&shape=run
@@ -169,7 +173,9 @@ export default {
       return new Response("ok");
     }
     if (url.pathname === "/read") {
-      const row = await env.DB.prepare("SELECT * FROM floor_rows WHERE id = ?").bind(id).first();
+      // A GET without a bookmark starts its session anywhere, as the service's does (http/middleware.ts).
+      const db = url.searchParams.get("plain") === "1" ? env.DB : env.DB.withSession("first-unconstrained");
+      const row = await db.prepare("SELECT * FROM floor_rows WHERE id = ?").bind(id).first();
       return Response.json(row);
     }
     if (url.pathname === "/upload") {
