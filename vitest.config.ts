@@ -1,5 +1,7 @@
+import { resolve } from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { unstable_readConfig } from "wrangler";
 import { copyStaticAssets } from "./scripts/static-assets.mjs";
 import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 
@@ -8,6 +10,7 @@ import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 // fixed test values here, so a fresh clone can run the suite without any setup.
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
+  const staticWorker = unstable_readConfig({ config: "static/wrangler.jsonc" });
   // The /docs/ page's Swagger UI files and the PDFs' fonts (wrangler's build command does this for dev and deploy).
   copyStaticAssets();
   return {
@@ -19,14 +22,17 @@ export default defineConfig(async () => {
           // the /docs/ page's files and the PDFs' fonts, served as Workers Static Assets.
           workers: [
             {
-              name: "field-dispatch-static",
+              name: staticWorker.name,
               modules: true,
               script: "export default {}",
-              compatibilityDate: "2026-10-01",
+              compatibilityDate: staticWorker.compatibility_date,
               assets: {
-                directory: "./public",
+                directory: resolve("static", staticWorker.assets!.directory),
                 routerConfig: { has_user_worker: false },
-                assetConfig: { html_handling: "auto-trailing-slash", not_found_handling: "none" },
+                assetConfig: {
+                  html_handling: staticWorker.assets!.html_handling,
+                  not_found_handling: staticWorker.assets!.not_found_handling,
+                },
               },
             },
           ],

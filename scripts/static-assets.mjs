@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// Copies the static assets that come from pinned npm packages into public/, which Workers Static
-// Assets serve (wrangler.jsonc `assets`). Run by wrangler's `build.command` (dev, deploy) and by
-// vitest.config.ts, so a fresh clone needs nothing but `npm install`. The copies are not
+// Copies the static assets that come from pinned npm packages into public/, which the static
+// files' Worker serves as Workers Static Assets (static/wrangler.jsonc `assets`). Run by wrangler's
+// `build.command` (dev, deploy), by `npm run dev` before it starts, and by vitest.config.ts, so a
+// fresh clone needs nothing but `npm install`. The copies are not
 // committed (.gitignore); the licences that go with them are (public/fonts/OFL.txt).
 //   - public/docs/vendor/: Swagger UI (swagger-ui-dist, an exact version), served under /docs/.
 //   - public/fonts/: Noto Sans Regular and Bold (@expo-google-fonts/noto-sans, an exact version:
 //     Google Fonts' build, Latin with its extensions, Greek and Cyrillic), which the Worker reads
-//     through its ASSETS binding to embed in PDFs (src/services/documents/fonts.ts). Nothing
-//     routes /fonts/ to the assets, so they are not served to the public.
+//     through its ASSETS service binding to embed in PDFs (src/services/documents/fonts.ts). The
+//     static Worker has no public address and the API routes nothing to /fonts/, so they are not
+//     served to the public.
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";

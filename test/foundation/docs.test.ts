@@ -76,4 +76,20 @@ describe("/docs/", () => {
     expect(bare.status).toBe(301);
     expect(bare.headers.get("Location")).toBe("/docs/");
   });
+
+  it("comes from the static files' Worker, which keeps the PDFs' fonts out of the public's reach", async () => {
+    // The ASSETS service binding reaches the assets-only Worker of static/wrangler.jsonc.
+    const font = await env.ASSETS.fetch("https://assets.invalid/fonts/NotoSans-Regular.ttf");
+    expect(font.status).toBe(200);
+    expect((await font.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    const page = await env.ASSETS.fetch("https://assets.invalid/docs/");
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("init.js");
+    // Through the API, the same path is not a file: only /docs/ is handed to the binding.
+    for (const path of ["/fonts/NotoSans-Regular.ttf", "/fonts/OFL.txt"]) {
+      const r = await call(path);
+      expectStatus(r, 404);
+      expect(r.body.code).toBe("not_found");
+    }
+  });
 });
