@@ -44,12 +44,13 @@ export function createWorkers(stateDir) {
    * appears on a command line.
    */
   async function start(name, configPath, vars, extraArgs = [], env = {}) {
-    if (configPath === "wrangler.jsonc")
+    if (configPath === "wrangler.jsonc") {
       staticWorker ??= start("static", "static/wrangler.jsonc", {}).catch((err) => {
         staticWorker = null;
         throw err;
       });
-    if (configPath === "wrangler.jsonc") await staticWorker;
+      await staticWorker;
+    }
     const port = await freePort();
     const envFile = join(stateDir, `${name}.env`);
     writeFileSync(envFile, envFileText(vars), { mode: 0o600 });
