@@ -11,7 +11,7 @@ import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   const staticWorker = unstable_readConfig({ config: "static/wrangler.jsonc" });
-  // The /docs/ page's Swagger UI files and the PDFs' fonts (wrangler's build command does this for dev and deploy).
+  // The /docs/ page's Swagger UI files and the PDFs' fonts (the static Worker's build command does this for dev and deploy).
   copyStaticAssets();
   return {
     plugins: [

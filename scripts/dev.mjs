@@ -7,7 +7,6 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { unstable_readConfig } from "wrangler";
-import { copyStaticAssets } from "./static-assets.mjs";
 
 // `npm run dev -- --port 9000 --ip 0.0.0.0` (or PORT=9000): the options wrangler receives once.
 const args = process.argv.slice(2);
@@ -63,10 +62,8 @@ for (const binding of d1Bindings()) {
 // assets-only Worker its ASSETS service binding reaches (static/wrangler.jsonc). --test-scheduled:
 // GET /__scheduled runs the cron, which a local wrangler dev never fires by itself
 // (`npm run accounts:move` drives a move with it).
+// The static Worker's build command copies its files into public/ before it reads them.
 const configs = ["-c", "wrangler.jsonc", "-c", "static/wrangler.jsonc"];
-// The static Worker's files, before either Worker starts (each config's build command copies them
-// too, but the two builds may run after the static Worker has read its directory).
-copyStaticAssets();
 const dev = spawn(
   "npx",
   ["wrangler", "dev", ...configs, "--port", port, "--ip", ip, "--test-scheduled", ...args],

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Copies the static assets that come from pinned npm packages into public/, which the static
-// files' Worker serves as Workers Static Assets (static/wrangler.jsonc `assets`). Run by wrangler's
-// `build.command` (dev, deploy), by `npm run dev` before it starts, and by vitest.config.ts, so a
-// fresh clone needs nothing but `npm install`. The copies are not
+// files' Worker serves as Workers Static Assets (static/wrangler.jsonc `assets`). Run by that
+// Worker's `build.command` (dev, deploy, the bench) and by vitest.config.ts, so a fresh clone
+// needs nothing but `npm install`. The copies are not
 // committed (.gitignore); the licences that go with them are (public/fonts/OFL.txt).
 //   - public/docs/vendor/: Swagger UI (swagger-ui-dist, an exact version), served under /docs/.
 //   - public/fonts/: Noto Sans Regular and Bold (@expo-google-fonts/noto-sans, an exact version:
