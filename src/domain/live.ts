@@ -1,32 +1,86 @@
+import type { FormSnapshot } from "./forms";
+import {
+  attachmentVisibleToWorker,
+  type HiddenFields,
+  hiddenKeysOfSnapshot,
+  responseForReader,
+  taskForWorker,
+} from "./worker-view";
+
 /**
- * What the live stream (contract §25) shows to whom: the role rules of contract §2, as the API
- * applies them (not a tracker's allowlist). Admins, managers and integrations see every event of
- * the account; a worker only those of tasks assigned to it (a task event, a command on the task,
- * a document or signature on it, a form response of it); nothing of orders, users or other
- * workers' tasks. Pure: the stream's Durable Object and the tests use it alike.
+ * What the live stream (contract §25) shows to whom: each event rendered for the viewer's role
+ * as the API would answer that viewer's `GET` of the object (contract §2 role rules, not a
+ * tracker's allowlist), with the same rules (domain/worker-view.ts), or nothing where that `GET`
+ * is 404. Admins, managers and integrations see every event of the account as stored. A worker:
+ * - `task.*`: tasks assigned to it, without hidden form fields' defaults;
+ * - `task_command.*`: the commands it sent (`GET /task_commands/` lists only those), the task
+ *   inline only while it is assigned to it (else its URL, as the command's `GET` has it);
+ * - `document.*`, `signature.*`: those `visible_to_worker` on tasks assigned to it;
+ * - `form_response.completed`: responses of tasks assigned to it, without hidden fields' keys;
+ * - nothing of orders, users or other workers' tasks.
+ * Pure: the stream's Durable Object and the tests use it alike.
  */
 export type LiveViewer = { userId: string; role: string };
+
+type Data = Record<string, unknown>;
 
 const userIdOf = (url: unknown) =>
   typeof url === "string" ? /\/users\/([^/]+)\/?$/.exec(url)?.[1] : undefined;
 
-/** The assignee (user id) of the task an event concerns, or undefined for events of no task. */
-export function taskAssigneeOf(type: string, data: Record<string, unknown>): string | null | undefined {
-  if (type.startsWith("task.")) return userIdOf(data.assignee) ?? null;
-  const task = data.task as Record<string, unknown> | null | undefined;
-  if (task && typeof task === "object") return userIdOf(task.assignee) ?? null;
-  return undefined;
-}
+const isTask = (v: unknown): v is Data => !!v && typeof v === "object";
 
-export function visibleTo(viewer: LiveViewer, type: string, data: Record<string, unknown>): boolean {
-  if (viewer.role !== "worker") return true;
-  const assignee = taskAssigneeOf(type, data);
-  return assignee !== undefined && assignee !== null && assignee === viewer.userId;
+const sees = (viewer: LiveViewer) => viewer.role !== "worker";
+
+/**
+ * The event's `data` as `viewer` may see it, or null when it may not see the event at all.
+ * `hidden`: the account's form fields hidden from workers (needed for workers only).
+ */
+export function eventForViewer(
+  viewer: LiveViewer,
+  type: string,
+  data: Data,
+  hidden: HiddenFields,
+): Data | null {
+  if (sees(viewer)) return data;
+  const mine = (task: unknown) => isTask(task) && userIdOf(task.assignee) === viewer.userId;
+  const inlineTask = (d: Data): Data => (isTask(d.task) ? { ...d, task: taskForWorker(d.task, hidden) } : d);
+  if (type.startsWith("task.")) return mine(data) ? taskForWorker(data, hidden) : null;
+  if (type.startsWith("task_command.")) {
+    if (userIdOf(data.user) !== viewer.userId) return null;
+    if (isTask(data.task) && !mine(data.task)) return { ...data, task: data.task.url ?? null };
+    return inlineTask(data);
+  }
+  if (type.startsWith("document.") || type.startsWith("signature.")) {
+    return mine(data.task) && attachmentVisibleToWorker(data) ? inlineTask(data) : null;
+  }
+  if (type === "form_response.completed") {
+    if (!mine(data.task)) return null;
+    const response = data as Data & { data: Data; schema_snapshot: FormSnapshot | null };
+    return inlineTask(responseForReader(response, hiddenKeysOfSnapshot(response.schema_snapshot)));
+  }
+  return null;
 }
 
 /** The task ids an event concerns (for trackers, which follow tasks). */
-export function taskIdsOf(type: string, data: Record<string, unknown>): string[] {
+export function taskIdsOf(type: string, data: Data): string[] {
   if (type.startsWith("task.")) return typeof data.id === "string" ? [data.id] : [];
-  const task = data.task as Record<string, unknown> | null | undefined;
+  const task = data.task as Data | null | undefined;
   return task && typeof task.id === "string" ? [task.id] : [];
+}
+
+/** The longest frame a client has reason to send (`ping`), with room to spare (bytes, UTF-16 units). */
+export const MAX_CLIENT_FRAME = 1024;
+
+/**
+ * What the stream does with a frame from its client: answer `ping`, ignore other short text
+ * (room for later verbs), or close with RFC 6455 §7.4.1's code for what it got: 1003 for a
+ * binary frame (a kind of data it cannot accept), 1009 for one too big to process, 1007 for text
+ * that was not valid UTF-8 (the runtime hands it over with U+FFFD in place of the bad bytes; no
+ * client of ours sends that character).
+ */
+export function clientFrame(message: string | ArrayBuffer): "pong" | { code: number; reason: string } | null {
+  if (typeof message !== "string") return { code: 1003, reason: "Binary frames are not accepted." };
+  if (message.length > MAX_CLIENT_FRAME) return { code: 1009, reason: "Message too big." };
+  if (message.includes("\uFFFD")) return { code: 1007, reason: "Text frames must be valid UTF-8." };
+  return message === "ping" ? "pong" : null;
 }

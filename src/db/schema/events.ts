@@ -80,6 +80,9 @@ export const webhookDeliveries = sqliteTable(
     // of them) leaves no entry behind (contract §23).
     index("webhook_deliveries_due_idx").on(t.state, t.nextAttemptAt).where(sql`state = 'pending'`),
     uniqueIndex("webhook_deliveries_legacy_idx").on(t.legacyId).where(sql`legacy_id IS NOT NULL`),
+    // Retention keeps an event while a delivery of it is still owed (services/retention): the
+    // owed ones by event. Partial, so it holds only the few deliveries not yet final.
+    index("webhook_deliveries_owed_idx").on(t.eventId).where(sql`state IN ('pending', 'held')`),
   ],
 );
 

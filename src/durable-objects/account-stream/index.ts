@@ -1,8 +1,10 @@
 import { DurableObject } from "cloudflare:workers";
 import { accountDatabase } from "../../db/shards";
 import { uuidBytes, uuidText } from "../../db/uuid-bytes";
-import { taskIdsOf, visibleTo } from "../../domain/live";
+import { clientFrame, eventForViewer, taskIdsOf } from "../../domain/live";
+import type { HiddenFields } from "../../domain/worker-view";
 import { eventPageSql, type StoredPayload, withTexts } from "../../services/events/payloads";
+import { hiddenFormFields } from "../../services/forms/worker-view";
 
 /**
  * One per account: the live fan-out of its events (contract §25) to dispatch screens
@@ -33,7 +35,18 @@ type Attachment =
 /** An event with its payload's JSON text (services/events/payloads.ts). */
 type EventRow = { id: string; type: string; text: string; created_at: number };
 /** A row decoded once per read, whatever the number of sockets it goes to. */
-type Decoded = { id: string; type: string; data: Record<string, unknown>; message: string };
+type Decoded = {
+  id: string;
+  type: string;
+  created_at: number;
+  data: Record<string, unknown>;
+  message: string;
+  /** A worker's rendering (domain/live.ts), per worker: its message, or null when it may not see it. */
+  forWorker?: Map<string, string | null>;
+};
+
+/** What one page of the fan-out shares between sockets. */
+type Pass = { decoded: Map<string, Decoded>; hidden: HiddenFields };
 
 export type StreamStats = {
   /** Open sockets (dispatch screens and tracking pages). */
@@ -63,10 +76,22 @@ export type ConnectEvents = {
   userId: string;
   role: string;
   tokenId: string;
+  /** The admin behind a hijack token (contract §14), whose standing the stream also hangs on. */
+  actorUserId: string | null;
   types: string[] | null;
   /** Replay what came after this event id first (null: live from now on). */
   after: string | null;
+  caps: { perUser: number; perAccount: number };
 };
+
+/** The sockets `revoke` and `tokensOf` look at for a user: theirs, and hijack streams they opened. */
+const EVENTS_TAG = "events";
+const userTag = (userId: string) => `user:${userId}`;
+const actorTag = (userId: string) => `actor:${userId}`;
+
+/** Past a cap the upgrade is refused; the Worker answers it as 429 (services/live). */
+const capReached = (detail: string) =>
+  new Response(JSON.stringify({ detail }), { status: 429, headers: { "Content-Type": "application/json" } });
 
 export class AccountStreamDO extends DurableObject<Env> {
   /** Ids sent lately, per socket (memory only: lost with hibernation, which only follows quiet). */
@@ -109,6 +134,12 @@ export class AccountStreamDO extends DurableObject<Env> {
   /** A dispatch screen: the socket, after the replay of what came after `after`. */
   private async connectEvents(c: ConnectEvents): Promise<Response> {
     await this.remember(c.accountId);
+    if (this.ctx.getWebSockets(userTag(c.userId)).length >= c.caps.perUser)
+      return capReached(`Too many open streams for this user (at most ${c.caps.perUser}); close one first.`);
+    if (this.ctx.getWebSockets(EVENTS_TAG).length >= c.caps.perAccount)
+      return capReached(
+        `Too many open streams in this account (at most ${c.caps.perAccount}); close one first.`,
+      );
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     const start = c.after ?? (await this.newestId(c.accountId)) ?? idFloor(Date.now());
@@ -122,7 +153,9 @@ export class AccountStreamDO extends DurableObject<Env> {
       last: start,
       at: Date.now(),
     };
-    this.ctx.acceptWebSocket(server, [`user:${c.userId}`]);
+    const tags = [userTag(c.userId), EVENTS_TAG];
+    if (c.actorUserId) tags.push(actorTag(c.actorUserId));
+    this.ctx.acceptWebSocket(server, tags);
     server.serializeAttachment(att);
     // The replay and then anything written meanwhile: the same read as a poke.
     await this.sendNew([server]);
@@ -134,8 +167,11 @@ export class AccountStreamDO extends DurableObject<Env> {
     accountId: string;
     trackerId: string;
     taskIds: string[];
+    cap: number;
   }): Promise<Response> {
     await this.remember(c.accountId);
+    if (this.ctx.getWebSockets(`tracker:${c.trackerId}`).length >= c.cap)
+      return capReached(`Too many open streams for this tracking page (at most ${c.cap}).`);
     const pair = new WebSocketPair();
     const [client, server] = [pair[0], pair[1]];
     this.ctx.acceptWebSocket(server, [`tracker:${c.trackerId}`]);
@@ -174,10 +210,20 @@ export class AccountStreamDO extends DurableObject<Env> {
     return this.fanOut;
   }
 
-  /** Closes the streams of `userId` whose token no longer holds (sign-out, password, role). */
+  /** The event streams of `userId`, and those it opened as another user with a hijack token. */
+  private socketsOf(userId: string): WebSocket[] {
+    return [
+      ...new Set([...this.ctx.getWebSockets(userTag(userId)), ...this.ctx.getWebSockets(actorTag(userId))]),
+    ];
+  }
+
+  /**
+   * Closes the streams of `userId` (and the hijack streams it opened) whose token no longer
+   * holds (sign-out, password, role), with the code of a revoked token.
+   */
   async revoke(userId: string, stillValid: string[]): Promise<number> {
     let closed = 0;
-    for (const ws of this.ctx.getWebSockets(`user:${userId}`)) {
+    for (const ws of this.socketsOf(userId)) {
       const att = ws.deserializeAttachment() as Attachment;
       if (att.kind === "events" && !stillValid.includes(att.tokenId)) {
         ws.close(4001, "The token behind this stream was revoked.");
@@ -191,8 +237,7 @@ export class AccountStreamDO extends DurableObject<Env> {
   async tokensOf(userId: string): Promise<string[]> {
     return [
       ...new Set(
-        this.ctx
-          .getWebSockets(`user:${userId}`)
+        this.socketsOf(userId)
           .map((ws) => ws.deserializeAttachment() as Attachment)
           .flatMap((a) => (a.kind === "events" ? [a.tokenId] : [])),
       ),
@@ -204,8 +249,11 @@ export class AccountStreamDO extends DurableObject<Env> {
   }
 
   webSocketMessage(ws: WebSocket, message: string | ArrayBuffer) {
-    // Clients need not speak; a `ping` is answered so they can check the connection.
-    if (message === "ping") ws.send("pong");
+    // Clients need not speak; a `ping` is answered so they can check the connection. Frames a
+    // client has no reason to send close the socket (domain/live.ts clientFrame).
+    const verdict = clientFrame(message);
+    if (verdict === "pong") ws.send("pong");
+    else if (verdict) ws.close(verdict.code, verdict.reason);
   }
 
   webSocketClose(ws: WebSocket, code: number) {
@@ -249,6 +297,14 @@ export class AccountStreamDO extends DurableObject<Env> {
     let cursor = lower;
     let newest = hwm ?? from;
     const db = await accountDatabase(this.env, accountId);
+    // The account's hidden form fields, read once a pass and only when a worker's socket is there:
+    // read before any socket is served, so serving a socket stays one synchronous step (two
+    // passes never interleave on one socket's attachment).
+    const workers = sockets.some((ws) => {
+      const a = ws.deserializeAttachment() as Attachment;
+      return a.kind === "events" && a.role === "worker";
+    });
+    const hidden: HiddenFields = workers ? await hiddenFormFields(db, accountId) : new Set();
     for (;;) {
       const { results: stored } = await db
         .prepare(
@@ -262,9 +318,9 @@ export class AccountStreamDO extends DurableObject<Env> {
         .all<Omit<EventRow, "text"> & StoredPayload>();
       if (!stored.length) break;
       const results: EventRow[] = withTexts(stored);
-      const decoded = new Map<string, Decoded>();
+      const pass: Pass = { decoded: new Map(), hidden };
       for (let i = 0; i < sockets.length; i++) {
-        sent += this.deliver(sockets[i], results, decoded);
+        sent += this.deliver(sockets[i], results, pass);
         // A thousand sockets take a while: let other work of the object (and of the runtime
         // it shares a thread with) through between slices instead of holding it up to the end.
         if (i % FAN_OUT_SLICE === FAN_OUT_SLICE - 1) await scheduler.wait(0);
@@ -288,13 +344,37 @@ export class AccountStreamDO extends DurableObject<Env> {
         created_at: new Date(r.created_at).toISOString(),
         data,
       });
-      d = { id: r.id, type: r.type, data, message };
+      d = { id: r.id, type: r.type, created_at: r.created_at, data, message };
       decoded.set(r.id, d);
     }
     return d;
   }
 
-  private deliver(ws: WebSocket, rows: EventRow[], decoded: Map<string, Decoded>): number {
+  /**
+   * The message of `d` for a worker: rendered as the API would answer that worker (domain/live.ts),
+   * once per worker and event however many sockets the worker has; null when it may not see it.
+   */
+  private forWorker(d: Decoded, userId: string, pass: Pass): string | null {
+    d.forWorker ??= new Map();
+    let m = d.forWorker.get(userId);
+    if (m === undefined) {
+      const data = eventForViewer({ userId, role: "worker" }, d.type, d.data, pass.hidden);
+      m =
+        data === null
+          ? null
+          : JSON.stringify({
+              id: d.id,
+              type: d.type,
+              created_at: new Date(d.created_at).toISOString(),
+              data,
+            });
+      d.forWorker.set(userId, m);
+    }
+    return m;
+  }
+
+  private deliver(ws: WebSocket, rows: EventRow[], pass: Pass): number {
+    const { decoded } = pass;
     const att = ws.deserializeAttachment() as Attachment;
     const recent = this.recent.get(ws) ?? new Map<string, number>();
     this.recent.set(ws, recent);
@@ -324,8 +404,9 @@ export class AccountStreamDO extends DurableObject<Env> {
       last = later(last, r.id);
       if (att.types && !att.types.includes(r.type)) continue;
       const d = this.decode(r, decoded);
-      if (!visibleTo({ userId: att.userId, role: att.role }, r.type, d.data)) continue;
-      ws.send(d.message);
+      const message = att.role === "worker" ? this.forWorker(d, att.userId, pass) : d.message;
+      if (message === null) continue;
+      ws.send(message);
       n++;
     }
     // Ids older than the overlap are settled (a later commit with such an id is not waited for,

@@ -226,7 +226,7 @@ async function step(env: Env, m: MoveRow, now: number): Promise<MoveRow | number
       const wait = (m.marked_at ?? now) + SETTLE_MS - now;
       if (wait > 0) return wait;
       await clearTarget(target, m.account_id);
-      await copyGlobals(env, m.account_id, m.target);
+      await copyGlobals(env, m.account_id, m.target, source);
       return save(env, m, { phase: "copying", table_index: 0, cursor: null, rows_copied: 0 });
     }
     case "copying": {
@@ -270,7 +270,7 @@ async function step(env: Env, m: MoveRow, now: number): Promise<MoveRow | number
     case "switching": {
       // The global rows once more (a token revoked or a member added during the copy), then the
       // one statement that moves the account: the directory's entry.
-      await copyGlobals(env, m.account_id, m.target);
+      await copyGlobals(env, m.account_id, m.target, source);
       await target.prepare("UPDATE accounts SET shard = ? WHERE id = ?").bind(m.target, m.account_id).run();
       await directory
         .prepare("UPDATE accounts SET shard = ? WHERE id = ?")
@@ -284,7 +284,7 @@ async function step(env: Env, m: MoveRow, now: number): Promise<MoveRow | number
       const wait = (m.switched_at ?? now) + DRAIN_MS - now;
       if (wait > 0) return wait;
       // Tokens revoked in the drain by an isolate that still placed the account at the source.
-      await copyGlobals(env, m.account_id, m.target);
+      await copyGlobals(env, m.account_id, m.target, source);
       return save(env, m, { phase: "deleting", table_index: ACCOUNT_DATA_TABLES.length - 1, cursor: null });
     }
     case "deleting": {
@@ -456,10 +456,22 @@ async function clearTarget(db: D1Database, accountId: string) {
  * account (with its write lease), stubs of its members' other accounts (their foreign keys),
  * the members, their roles in this account, and their tokens. Idempotent: an upsert each.
  */
-async function copyGlobals(env: Env, accountId: string, targetName: string) {
+async function copyGlobals(env: Env, accountId: string, targetName: string, source: D1Database) {
   const directory = directoryOf(env);
   const target = databaseNamed(env, targetName);
   await copyRows(directory, target, "accounts", "id = ?", [accountId]);
+  // The live flag (services/live: writes poke the stream object while it is in the future) is
+  // written on the account's own database, not the directory's row copied above: carried over,
+  // so the streams opened before the move go on receiving the writes made after it.
+  const live = await source
+    .prepare("SELECT live_until FROM accounts WHERE id = ?")
+    .bind(accountId)
+    .first<{ live_until: number | null }>();
+  if (live?.live_until)
+    await target
+      .prepare("UPDATE accounts SET live_until = MAX(COALESCE(live_until, 0), ?) WHERE id = ?")
+      .bind(live.live_until, accountId)
+      .run();
   const { results: members } = await directory
     .prepare("SELECT DISTINCT user_id AS id FROM account_roles WHERE account_id = ?")
     .bind(accountId)

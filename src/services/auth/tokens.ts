@@ -341,16 +341,24 @@ function principalOf(row: TokenFields, now: number): Principal {
   };
 }
 
+/**
+ * The principal of the token with this id as a request's check would find it now (its user's
+ * current role, a hijacking admin still standing), or null when the token no longer holds.
+ * Live streams use it: a stream acts with the role held when it opens, not when its ticket was made.
+ */
+export async function tokenPrincipal(env: Env, tokenId: string, now = Date.now()): Promise<Principal | null> {
+  const row = await proofStatement(env.DB, { by: "id", key: tokenId }).first<TokenRow>();
+  if (!row) return null;
+  try {
+    return principalOf(fieldsOf(row), now);
+  } catch {
+    return null;
+  }
+}
+
 /** Whether the token with this id still holds, as a request's check would find it (live streams). */
 export async function tokenHolds(env: Env, tokenId: string, now = Date.now()): Promise<boolean> {
-  const row = await proofStatement(env.DB, { by: "id", key: tokenId }).first<TokenRow>();
-  if (!row) return false;
-  try {
-    principalOf(fieldsOf(row), now);
-    return true;
-  } catch {
-    return false;
-  }
+  return (await tokenPrincipal(env, tokenId, now)) !== null;
 }
 
 /**

@@ -8,6 +8,7 @@
  * worker sees those of the tasks assigned to it that are `visible_to_worker`. Changing or
  * deleting one takes a dispatcher role, or being the user who created it.
  */
+import { WORKER_ATTACHMENT_SQL } from "../../domain/worker-view";
 import { type FieldErrors, notFound, permissionDenied, ValidationError } from "../../http/errors";
 import { type Page, paginateByCreation } from "../../http/pagination";
 import { link } from "../../http/serialize";
@@ -304,7 +305,7 @@ function visibility(p: Principal, kind: AttachmentKind): { sql: string[]; params
   const params: unknown[] = [p.accountId, kind];
   if (p.role === "worker") {
     sql.push(
-      "visible_to_worker = 1",
+      WORKER_ATTACHMENT_SQL,
       "task_id IN (SELECT id FROM tasks WHERE account_id = ? AND assignee_id = ?)",
     );
     params.push(p.accountId, p.userId);

@@ -10,6 +10,7 @@ import {
   snapshotOf,
   startingData,
 } from "../../domain/forms";
+import { hiddenKeysOfSnapshot } from "../../domain/worker-view";
 import { type FieldErrors, fieldError, nonFieldError, notFound, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { parseHyperlink } from "../../http/urls";
@@ -96,7 +97,7 @@ export async function hiddenKeysFor(db: D1Database, p: Principal, rows: FormResp
   for (const row of rows) {
     if (row.state === "completed") {
       const snap = parseJson<FormSnapshot | null>(row.schema_snapshot, null);
-      out.set(row.id, new Set(snap?.fields.filter((f) => !f.visible_to_worker).map((f) => f.key) ?? []));
+      out.set(row.id, hiddenKeysOfSnapshot(snap));
       continue;
     }
     if (!current.has(row.form_id)) {

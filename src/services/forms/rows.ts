@@ -1,4 +1,5 @@
 import type { FormFieldDef, FormFieldType, FormSnapshot } from "../../domain/forms";
+import { responseForReader } from "../../domain/worker-view";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseJson } from "../tasks/types";
 
@@ -108,23 +109,22 @@ export function serializeResponse(
 ) {
   const data = parseJson<Record<string, unknown>>(row.data, {});
   const snapshot = parseJson<FormSnapshot | null>(row.schema_snapshot, null);
-  return {
-    id: row.id,
-    url: link(r, "form_responses", row.id),
-    account: link(r, "accounts", row.account_id),
-    form: link(r, "forms", row.form_id),
-    task: link(r, "tasks", row.task_id),
-    data: Object.fromEntries(Object.entries(data).filter(([k]) => !hidden.has(k))),
-    state: row.state,
-    completed_at: ts(r, row.completed_at),
-    completed_by: link(r, "users", row.completed_by),
-    schema_snapshot: snapshot && hidden.size ? withoutHidden(snapshot) : snapshot,
-    created_by: link(r, "users", row.created_by),
-    created_at: ts(r, row.created_at),
-    updated_at: ts(r, row.updated_at),
-  };
-}
-
-function withoutHidden(s: FormSnapshot): FormSnapshot {
-  return { form: s.form, fields: s.fields.filter((f) => f.visible_to_worker) };
+  return responseForReader(
+    {
+      id: row.id,
+      url: link(r, "form_responses", row.id),
+      account: link(r, "accounts", row.account_id),
+      form: link(r, "forms", row.form_id),
+      task: link(r, "tasks", row.task_id),
+      data,
+      state: row.state,
+      completed_at: ts(r, row.completed_at),
+      completed_by: link(r, "users", row.completed_by),
+      schema_snapshot: snapshot,
+      created_by: link(r, "users", row.created_by),
+      created_at: ts(r, row.created_at),
+      updated_at: ts(r, row.updated_at),
+    },
+    hidden,
+  );
 }

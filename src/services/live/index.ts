@@ -5,14 +5,37 @@ import { directoryOf, inAccount } from "../../db/shards";
  * (durable-objects/account-stream) does the fan-out; the events table stays the truth.
  */
 
-import type { AccountStreamDO } from "../../durable-objects/account-stream";
-import { fieldError } from "../../http/errors";
+import type { AccountStreamDO, ConnectEvents } from "../../durable-objects/account-stream";
+import { ApiError, fieldError } from "../../http/errors";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import type { Principal } from "../auth/principal";
-import { tokenHolds } from "../auth/tokens";
+import { tokenHolds, tokenPrincipal } from "../auth/tokens";
 import { EVENT_TYPES } from "../events/outbox";
 
 export const TICKET_TTL_MS = 60_000;
+/** Past a cap on open streams, try again after this long (a stream that closes frees a place). */
+const STREAM_CAP_RETRY_SECONDS = 30;
+
+/**
+ * Caps on open live connections (settings, docs/configuration.md): per user (its dispatch
+ * screens and phones; a hijack stream counts for the user it shows), per account (every user's
+ * event streams together) and per tracker (the recipients' pages of one tracking link). Each
+ * bounds the memory one caller can pin in the account's stream object.
+ */
+export type StreamCaps = { perUser: number; perAccount: number; perTracker: number };
+
+export function streamCaps(env: Env): StreamCaps {
+  const vars = env as unknown as Record<string, string | undefined>;
+  const cap = (name: string, fallback: number) => {
+    const n = Number(vars[name]);
+    return vars[name] !== undefined && vars[name] !== "" && Number.isInteger(n) && n > 0 ? n : fallback;
+  };
+  return {
+    perUser: cap("LIVE_STREAMS_PER_USER", 50),
+    perAccount: cap("LIVE_STREAMS_PER_ACCOUNT", 2000),
+    perTracker: cap("LIVE_STREAMS_PER_TRACKER", 50),
+  };
+}
 /** How long after a stream opened writes keep poking the account's object. */
 const LIVE_FOR_MS = 24 * 3600_000;
 const LIVE_RENEW_MS = 3600_000;
@@ -30,6 +53,10 @@ async function upgrade(env: Env, accountId: string, path: string, facts: unknown
       headers: { Upgrade: "websocket", "X-Stream": JSON.stringify(facts) },
     }),
   );
+  if (res.status === 429) {
+    const { detail } = await res.json<{ detail: string }>();
+    throw new ApiError(429, "throttled", detail, { "Retry-After": String(STREAM_CAP_RETRY_SECONDS) });
+  }
   return new Response(null, {
     status: res.status,
     webSocket: res.webSocket,
@@ -85,17 +112,23 @@ export async function openStream(env: Env, q: StreamQuery, now = Date.now()): Pr
     .first<{ account_id: string; user_id: string; token_id: string; role: string }>();
   if (!spent) throw fieldError("ticket", "Invalid, used or expired ticket.");
   const account = await inAccount(env, spent.account_id);
-  if (!(await tokenHolds(account, spent.token_id, now)))
+  // The token as it stands now: the stream shows what its user's current role may see (a
+  // ticket minted before a demotion does not keep the old role), and a hijack stream knows its
+  // admin, so the admin's sign-out, demotion or removal closes it too (closeRevokedStreams).
+  const p = await tokenPrincipal(account, spent.token_id, now);
+  if (!p || p.accountId !== spent.account_id || p.userId !== spent.user_id)
     throw fieldError("ticket", "Invalid, used or expired ticket.");
   await markLive(account, spent.account_id, now);
   return upgrade(account, spent.account_id, "/events", {
     accountId: spent.account_id,
-    userId: spent.user_id,
-    role: spent.role,
+    userId: p.userId,
+    role: p.role,
     tokenId: spent.token_id,
+    actorUserId: p.actorUserId,
     types: types?.length ? types : null,
     after: q.after?.toLowerCase() ?? null,
-  });
+    caps: streamCaps(env),
+  } satisfies ConnectEvents);
 }
 
 /** A tracking page's stream: told `changed` when one of its tasks has news. */
@@ -110,6 +143,7 @@ export async function openTrackerStream(
     accountId: tracker.account_id,
     trackerId: tracker.id,
     taskIds: tracker.taskIds,
+    cap: streamCaps(env).perTracker,
   });
 }
 
@@ -138,8 +172,9 @@ export async function pokeAccount(env: Env, accountId: string) {
 
 /**
  * A token of `userId` was revoked (sign-out, a session deleted, a new password, deactivation, a
- * role removed or disabled): every stream of theirs whose token no longer holds is closed, in
- * the accounts where they may have one open.
+ * role removed or disabled): every stream whose token no longer holds is closed, in the accounts
+ * where they may have one open: theirs, and the hijack streams they opened as another user (a
+ * hijack token hangs from its admin's session and standing).
  */
 export async function closeRevokedStreams(env: Env, userId: string, now = Date.now()) {
   const { results } = await env.DB.prepare(
@@ -157,7 +192,10 @@ export async function closeRevokedStreams(env: Env, userId: string, now = Date.n
   }
 }
 
-/** The user's role in the account changed or went: their streams there close (reopen to see as the new role). */
+/**
+ * The user's role in the account changed or went: their streams there close (reopen to see as
+ * the new role), and so do the hijack streams they opened there (an admin no more).
+ */
 export async function closeStreamsOfUser(env: Env, accountId: string, userId: string) {
   const live = await env.DB.prepare("SELECT 1 AS x FROM accounts WHERE id = ? AND live_until > ?")
     .bind(accountId, Date.now())

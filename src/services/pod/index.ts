@@ -5,9 +5,11 @@
  * order's reference and its description, each shown or not by the `pod_show_*` options (the
  * account's, overridden by the request's).
  */
+
 import { uuidBytes, uuidText } from "../../db/uuid-bytes";
 import { LOCALES, type Locale } from "../../domain/locales";
 import { negotiateLanguage } from "../../domain/tracker";
+import { WORKER_ATTACHMENT_SQL } from "../../domain/worker-view";
 import { fieldError, nonFieldError } from "../../http/errors";
 import { parseHyperlink } from "../../http/urls";
 import type { PodData, PodImage } from "../../render/pod";
@@ -60,7 +62,7 @@ export async function podData(
       .bind(task.order_id ?? "", p.accountId),
     db
       .prepare(
-        "SELECT kind, key, thumbnail_key, file_name, mimetype, description, signer_name FROM attachments WHERE account_id = ? AND task_id = ? AND (? OR visible_to_worker = 1) ORDER BY created_at, id",
+        `SELECT kind, key, thumbnail_key, file_name, mimetype, description, signer_name FROM attachments WHERE account_id = ? AND task_id = ? AND (? OR ${WORKER_ATTACHMENT_SQL}) ORDER BY created_at, id`,
       )
       // A worker's proof of delivery shows what the worker may see of the task, nothing else.
       .bind(p.accountId, task.id, isDispatcher(p) ? 1 : 0),

@@ -105,13 +105,17 @@ const DEPENDENTS_WITHIN_MS = 60_000;
  * after the batch, by primary key.
  */
 async function restandDependents(env: Env, accountId: string, ids: string[]) {
-  const last = [...ids].sort().at(-1)!; // ids are text: Math.max does not compare them
+  const sorted = [...ids].sort(); // ids are text: Math.max does not compare them
+  const [first, last] = [sorted[0], sorted[sorted.length - 1]];
+  // From the batch's first id: an event kept inside the batch's range (a delivery of it is
+  // still owed, windows.ts) may hang from a base the batch removes.
   const { results } = await env.DB.prepare(
     `SELECT ${uuidText("e.id")} AS id, ${PAYLOAD_COLUMNS} FROM events e ${BASE_JOIN}
      WHERE e.account_id = ${uuidBytes()} AND e.id > ${uuidBytes()} AND e.id < ${uuidBytes()}
-       AND e.base_id IN (SELECT ${uuidBytes("value")} FROM json_each(?))`,
+       AND e.base_id IN (SELECT ${uuidBytes("value")} FROM json_each(?4))
+       AND e.id NOT IN (SELECT ${uuidBytes("value")} FROM json_each(?4))`,
   )
-    .bind(accountId, last, idFloor(idTime(last) + DEPENDENTS_WITHIN_MS), JSON.stringify(ids))
+    .bind(accountId, first, idFloor(idTime(last) + DEPENDENTS_WITHIN_MS), JSON.stringify(ids))
     .all<StoredPayload>();
   const texts = payloadTexts(results);
   return results.map((r, i) =>
@@ -135,7 +139,7 @@ function deliverySource(k: RetainedKind, now: number): ArchiveSource {
       const { results } = await env.DB.prepare(
         `SELECT ${uuidText("d.event_id")} AS id, ${selectAll("webhook_deliveries", "d")}
          FROM webhooks w JOIN webhook_deliveries d ON d.webhook_id = ${uuidBytes("w.id")}
-         WHERE w.account_id = ? AND d.event_id >= ${uuidBytes()} AND d.event_id < ${uuidBytes()}
+         WHERE w.account_id = ? AND d.event_id >= ${uuidBytes()} AND d.event_id < ${uuidBytes()}${k.where ? ` AND ${k.where}` : ""}
          ORDER BY d.event_id, d.webhook_id LIMIT ?`,
       )
         .bind(accountId, idFloor(day.start), idFloor(upper), limit)
@@ -175,7 +179,7 @@ export async function oldestPastWindow(env: Env, k: RetainedKind, now: number) {
          UNION ALL SELECT (SELECT MIN(account_id) FROM ${k.table} WHERE account_id > owners.a) FROM owners WHERE a IS NOT NULL
        )
        SELECT ${textFor(k.table, "account_id", "owner")} AS account_id, ${textFor(k.table, "id", "oldest")} AS id FROM (
-         SELECT a AS owner, (SELECT MIN(id) FROM ${k.table} WHERE account_id = owners.a) AS oldest FROM owners WHERE a IS NOT NULL
+         SELECT a AS owner, (SELECT e.id FROM ${k.table} e WHERE e.account_id = owners.a${k.where ? ` AND ${k.where}` : ""} ORDER BY e.id LIMIT 1) AS oldest FROM owners WHERE a IS NOT NULL
        ) WHERE oldest < ${paramFor(k.table, "id")} ORDER BY oldest LIMIT 1`,
     )
       .bind(floor)
@@ -185,7 +189,7 @@ export async function oldestPastWindow(env: Env, k: RetainedKind, now: number) {
     // Each webhook's oldest delivery is one seek of (webhook_id, event_id).
     return env.DB.prepare(
       `SELECT account_id, ${uuidText("oldest")} AS id FROM (
-         SELECT w.account_id, (SELECT MIN(event_id) FROM webhook_deliveries d WHERE d.webhook_id = ${uuidBytes("w.id")}) AS oldest
+         SELECT w.account_id, (SELECT d.event_id FROM webhook_deliveries d WHERE d.webhook_id = ${uuidBytes("w.id")}${k.where ? ` AND ${k.where}` : ""} ORDER BY d.event_id LIMIT 1) AS oldest
          FROM webhooks w
        ) WHERE oldest < ${uuidBytes()} ORDER BY oldest LIMIT 1`,
     )

@@ -1,3 +1,4 @@
+import { retrySchedule } from "../webhooks/schedule";
 /**
  * Retention windows (contract §23): how long each kind of row stays in D1 before the cron moves
  * it to the archive (R2) and deletes it. Each window is a setting (days), documented in
@@ -24,17 +25,26 @@ export type RetainedKind = {
    * the event's id being the row's time).
    */
   keyed?: "id" | "account" | "webhook";
+  /**
+   * The window is at least the webhook retry schedule's span and a day (`WEBHOOK_RETRY_SCHEDULE`):
+   * a schedule longer than the window stretches the window rather than cut deliveries short.
+   */
+  coversRetries?: boolean;
 };
 
 export const RETAINED: readonly RetainedKind[] = [
   // Deliveries before their events: a delivery never outlives the event it delivered.
+  // Only final ones (succeeded, or failed after the last attempt): a delivery still owed
+  // (pending, or held while its webhook is failed) stays, whatever its age, and so does its event.
   {
     kind: "webhook_deliveries",
     table: "webhook_deliveries",
     setting: "WEBHOOK_DELIVERIES_RETENTION_DAYS",
     defaultDays: 30,
+    where: "d.state IN ('succeeded', 'failed')",
     scope: "account",
     keyed: "webhook",
+    coversRetries: true,
   },
   // 30 days, as integrators know from Stripe's events.
   {
@@ -42,8 +52,11 @@ export const RETAINED: readonly RetainedKind[] = [
     table: "events",
     setting: "EVENTS_RETENTION_DAYS",
     defaultDays: 30,
+    where:
+      "NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.state IN ('pending', 'held'))",
     scope: "account",
     keyed: "account",
+    coversRetries: true,
   },
   // Whatever their state: an SMS still queued after 90 days will not be sent any more.
   { kind: "sms", table: "sms", setting: "SMS_RETENTION_DAYS", defaultDays: 90, scope: "account" },
@@ -99,9 +112,16 @@ export function windowDays(env: Env, setting: string, fallback: number): number 
   return v !== undefined && v !== "" && Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
+/** A kind's window in days: its setting, stretched over the retry schedule where it must cover it. */
+export function retainedDays(env: Env, k: RetainedKind): number {
+  const days = windowDays(env, k.setting, k.defaultDays);
+  if (!k.coversRetries) return days;
+  const span = retrySchedule(env.WEBHOOK_RETRY_SCHEDULE).reduce((a, b) => a + b, 0);
+  return Math.max(days, Math.ceil(span / 86_400) + 1);
+}
+
 /** Rows made before this instant are past their window. */
-export const cutoffOf = (env: Env, k: RetainedKind, now: number) =>
-  now - windowDays(env, k.setting, k.defaultDays) * DAY_MS;
+export const cutoffOf = (env: Env, k: RetainedKind, now: number) => now - retainedDays(env, k) * DAY_MS;
 
 /**
  * The smallest UUIDv7 of an instant (ms): its 48-bit time, then the version and variant bits

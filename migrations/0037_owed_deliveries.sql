@@ -1,0 +1,1 @@
+CREATE INDEX `webhook_deliveries_owed_idx` ON `webhook_deliveries` (`event_id`) WHERE state IN ('pending', 'held');
