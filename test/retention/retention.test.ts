@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { selectAll, uuidText } from "../../src/db/uuid-bytes";
+import { selectAll, uuidBytes, uuidText } from "../../src/db/uuid-bytes";
 import { dispatchPendingEvents } from "../../src/services/events/dispatch";
 import { sweepRecurrences } from "../../src/services/recurrences";
 import { sweepRetention } from "../../src/services/retention/sweep";
@@ -86,7 +86,56 @@ const retainFinishedTasks = (acc: TestAccount, days: number) =>
 const eventsOf = (acc: TestAccount) =>
   count("SELECT COUNT(*) AS n FROM events WHERE account_id = unhex(?, '-')", acc.account.id);
 
+/** Sets the state of every webhook delivery of the account (as the relay's attempts would). */
+const markDeliveries = (acc: TestAccount, state: string) =>
+  stored
+    .prepare(
+      `UPDATE webhook_deliveries SET state = ? WHERE webhook_id IN (SELECT ${uuidBytes("id")} FROM webhooks WHERE account_id = ?)`,
+    )
+    .bind(state, acc.account.id)
+    .run();
+
+const deliveriesOf = (acc: TestAccount) =>
+  count(
+    `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE webhook_id IN (SELECT ${uuidBytes("id")} FROM webhooks WHERE account_id = ?)`,
+    acc.account.id,
+  );
+
 describe("retention windows and the archive (contract §23)", () => {
+  it("a delivery still owed stays past its window, with its event; once final, both go (issue 45, item 7)", async () => {
+    const acc = await busyAccount("Owed");
+    await dispatchPendingEvents(env);
+    const made = await deliveriesOf(acc);
+    expect(made).toBeGreaterThanOrEqual(3);
+    const events = await eventsOf(acc);
+    // The cron's clock 40 days ahead, the deliveries pending (the queue was away) or held (the
+    // webhook failed): nothing is archived, whatever the age.
+    for (const state of ["pending", "held"]) {
+      await markDeliveries(acc, state);
+      await sweepRetention(env, Date.now() + 40 * DAY);
+      expect(await deliveriesOf(acc)).toBe(made);
+      expect(await eventsOf(acc)).toBe(events);
+    }
+    await markDeliveries(acc, "failed");
+    await sweepRetention(env, Date.now() + 40 * DAY);
+    expect(await deliveriesOf(acc)).toBe(0);
+    expect(await eventsOf(acc)).toBe(0);
+    expect((await archivesOf(acc, "&kind=webhook_deliveries"))[0].rows).toBe(made);
+  });
+
+  it("a retry schedule longer than the window stretches the window of deliveries and events", async () => {
+    const acc = await busyAccount("Long retries");
+    await dispatchPendingEvents(env);
+    await markDeliveries(acc, "succeeded");
+    const events = await eventsOf(acc);
+    const long = { ...env, WEBHOOK_RETRY_SCHEDULE: "20d,20d" } as Env;
+    await sweepRetention(long, Date.now() + 35 * DAY);
+    expect(await eventsOf(acc)).toBe(events);
+    await sweepRetention(long, Date.now() + 42 * DAY);
+    expect(await eventsOf(acc)).toBe(0);
+    expect(await deliveriesOf(acc)).toBe(0);
+  });
+
   it("events and deliveries go to the archive after 30 days, SMS after 90; the archive is whole", async () => {
     const acc = await busyAccount("Busy");
     expectStatus(
@@ -112,8 +161,10 @@ describe("retention windows and the archive (contract §23)", () => {
         .bind(acc.account.id)
         .all<{ event_id: string; webhook_id: string; state: string }>();
     await dispatchPendingEvents(env);
+    expect((await hookDeliveries()).results.map((d) => d.event_id)).toEqual(before);
+    // Delivered (only final deliveries are archived: the next test keeps one owed).
+    await markDeliveries(acc, "succeeded");
     const deliveries = (await hookDeliveries()).results;
-    expect(deliveries.map((d) => d.event_id)).toEqual(before);
     const now = Date.now();
     await sweepRetention(env, now + 29 * DAY);
     expect(await eventsOf(acc)).toBe(before.length);
@@ -197,6 +248,9 @@ describe("retention windows and the archive (contract §23)", () => {
       }),
     } as Env;
     const later = Date.now() + 31 * DAY;
+    // Delivered by then (a delivery still owed keeps its event: the first test).
+    await dispatchPendingEvents(env);
+    await markDeliveries(acc, "succeeded");
     await sweepRetention(crashing, later).catch(() => undefined);
     await sweepRetention(crashing, later).catch(() => undefined);
     // Both crashes happened (each counter started at 1).
@@ -219,6 +273,8 @@ describe("retention windows and the archive (contract §23)", () => {
     const old = await busyAccount("Old");
     const fresh = await busyAccount("Fresh");
     const before = await eventsOf(fresh);
+    await dispatchPendingEvents(env);
+    for (const a of [old, fresh]) await markDeliveries(a, "succeeded");
     await sweepRetention({ ...env, EVENTS_RETENTION_DAYS: "5" } as Env, Date.now() + 6 * DAY);
     expect(await eventsOf(old)).toBe(0);
     // The same run saw `fresh`'s rows too (the same age): the window is per kind, not per
