@@ -5,6 +5,7 @@ import { databaseNamed } from "../../src/db/shards";
 import { advanceMoves, DRAIN_MS, digest, type MoveRow, requestMove } from "../../src/services/accounts/move";
 import { BASE, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { sampleTask } from "../tasks/helpers";
+import { open, ticket } from "../live/client";
 import { hookUrl, seedDelivery } from "../webhooks/support";
 
 /**
@@ -87,6 +88,34 @@ function withFailingBatches(name: string, failing: () => boolean): Env {
 }
 
 describe("moving an account to another shard (contract §24)", () => {
+  it("a live stream opened before the move receives the writes before and after it, each once (issue 45, item 5)", async () => {
+    const acc = await newAccount();
+    const s = await open(await ticket(acc.admin.token));
+    expect(s.status).toBe(101);
+    const created: string[] = [];
+    const write = async (expected: number) => {
+      const r = await call("/tasks/", { token: acc.admin.token, body: sampleTask(acc) });
+      if (r.status === 201) created.push(r.body.id);
+      expect(r.status).toBe(expected);
+    };
+    const seen = () => s.messages.filter((m) => m.type === "task.created").map((m) => m.data.id);
+    await write(201);
+    await s.until(() => seen().length === 1, "the write before the move");
+    const from = await shardOf(acc.account.id);
+    const t0 = Date.now();
+    await requestMove(env, acc.account.id, other(from), t0);
+    await advanceMoves(env, t0, 1_000);
+    await write(503); // during: writes wait, and nothing reaches the stream
+    await advanceMoves(env, t0 + 5_000, 10_000);
+    await advanceMoves(env, t0 + 5_000 + DRAIN_MS + 1_000, 10_000);
+    expect(await shardOf(acc.account.id)).toBe(other(from));
+    for (let i = 0; i < 3; i++) await write(201);
+    await s.until(() => seen().length === 4, "the writes after the move");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen()).toEqual(created);
+    expect(s.closed()).toBeNull();
+  });
+
   it("every table is either an account's data (moved) or global, with a key that is the table's", async () => {
     const { results } = await env.DB.prepare(
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name <> 'd1_migrations'",
