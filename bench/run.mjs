@@ -96,6 +96,9 @@ async function main() {
     // One token drives all the load: the limit is raised out of the way, but the count still
     // runs on every request (leased from its Durable Object), so its cost is in the figures.
     RATE_LIMIT_PER_SECOND: "1000000",
+    // The live section's thousand dispatch screens are one token's: the per-user cap on open
+    // streams (default 50) is raised for them, the per-account one (2,000) left as it is.
+    LIVE_STREAMS_PER_USER: "5000",
     ROUTE_OPTIMIZATION_ITERATIONS: String(settings.optimizationIterations),
     // Each answer says its sequential D1 round trips (section 14); one header, no other cost.
     EXPOSE_D1_ROUND_TRIPS: "true",
