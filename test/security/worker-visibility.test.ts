@@ -36,6 +36,25 @@ describe("workers see what the worker may see, nothing else", () => {
       expectStatus(doc, 201);
       ids[name] = doc.body.id;
     }
+    // A signature hidden from workers, too (the POD's signatures follow the same rule).
+    const sigUpload = await uploadFile(
+      acc.admin.token,
+      "hidden-sig.png",
+      "image/png",
+      await pngBytes(30, 10),
+    );
+    const sig = await call("/signatures/", {
+      token: acc.admin.token,
+      body: {
+        account: acc.account.url,
+        task: task.body.url,
+        file_upload: sigUpload.url,
+        visible_to_worker: false,
+      },
+    });
+    expectStatus(sig, 201);
+    ids["hidden-sig.png"] = sig.body.id;
+    expectStatus(await call(`/signatures/${sig.body.id}/`, { token: worker.token }), 404);
     for (const action of ["transit", "complete"]) await command(worker.token, task.body.url, action);
     const asWorker = await call(`/tasks/${task.body.id}/pod/`, { token: worker.token });
     const asAdmin = await call(`/tasks/${task.body.id}/pod/`, { token: acc.admin.token });
@@ -43,6 +62,8 @@ describe("workers see what the worker may see, nothing else", () => {
     expect(asAdmin.text).toContain(ids["door.png"]);
     expect(asWorker.text).toContain(ids["door.png"]);
     expect(asWorker.text).not.toContain(ids["damage-claim.png"]);
+    expect(asAdmin.text).toContain(ids["hidden-sig.png"]);
+    expect(asWorker.text).not.toContain(ids["hidden-sig.png"]);
   });
 
   it("hidden form fields: no definition in /form_fields/, no default in the task's form_default_values", async () => {
