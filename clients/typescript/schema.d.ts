@@ -5028,9 +5028,9 @@ export interface components {
         Accept: string;
         /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
         "Accept-Timezone": string;
-        /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+        /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
         "X-D1-Bookmark": string;
-        /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+        /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
         "X-Request-Id": string;
     };
     requestBodies: never;
@@ -5039,7 +5039,7 @@ export interface components {
         "X-Request-Id": string;
         /** @description The API version this request was served with (outside the versioned API: the declared one, else the current one). */
         "X-API-Version": string;
-        /** @description The D1 session's bookmark after this request (its own writes included, a Durable Object's too). Send it back in `X-D1-Bookmark` and the next request reads at least what this one wrote. */
+        /** @description The D1 sessions' bookmarks after this request (its own writes included, a Durable Object's too), each tagged with the database it belongs to: `<database>:<bookmark>` (`DB` the directory, `SHARD_<n>` an account's shard), comma-separated when the request used two. Send the latest one you received back in `X-D1-Bookmark` and the next request reads at least what this one wrote. Absent when the request used no database. */
         "X-D1-Bookmark": string;
         /** @description IETF draft-ietf-httpapi-ratelimit-headers: the policy, `"default";q=<requests>;w=<window in seconds>`. */
         "RateLimit-Policy": string;
@@ -5074,9 +5074,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5114,9 +5114,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5167,9 +5167,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5205,9 +5205,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5247,9 +5247,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5302,9 +5302,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5352,9 +5352,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5402,9 +5402,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5449,9 +5449,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5508,9 +5508,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5558,9 +5558,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5608,9 +5608,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5652,9 +5652,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5699,9 +5699,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5752,9 +5752,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5797,9 +5797,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5844,9 +5844,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5892,9 +5892,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5946,9 +5946,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5996,9 +5996,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6046,9 +6046,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6093,9 +6093,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6138,9 +6138,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6191,9 +6191,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6236,9 +6236,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6283,9 +6283,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6333,9 +6333,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6380,9 +6380,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6430,9 +6430,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6480,9 +6480,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6525,9 +6525,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6569,9 +6569,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6624,9 +6624,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6674,9 +6674,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6724,9 +6724,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6771,9 +6771,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6824,9 +6824,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6869,9 +6869,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6928,9 +6928,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6981,9 +6981,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7030,9 +7030,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7085,9 +7085,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7135,9 +7135,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7185,9 +7185,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7232,9 +7232,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7285,9 +7285,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7330,9 +7330,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7390,9 +7390,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7440,9 +7440,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7507,9 +7507,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7554,9 +7554,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7607,9 +7607,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7652,9 +7652,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7712,9 +7712,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7762,9 +7762,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7812,9 +7812,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7859,9 +7859,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7912,9 +7912,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7957,9 +7957,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8067,9 +8067,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8117,9 +8117,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8170,9 +8170,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8217,9 +8217,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8271,9 +8271,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8317,9 +8317,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8381,9 +8381,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8440,9 +8440,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8490,9 +8490,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8576,9 +8576,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8623,9 +8623,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8668,9 +8668,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8733,9 +8733,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8785,9 +8785,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8887,9 +8887,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8943,9 +8943,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8998,9 +8998,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9045,9 +9045,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9089,9 +9089,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9140,9 +9140,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9204,9 +9204,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9254,9 +9254,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9304,9 +9304,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9347,9 +9347,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9507,9 +9507,9 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9689,9 +9689,9 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9871,9 +9871,9 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10053,9 +10053,9 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10235,9 +10235,9 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10422,9 +10422,9 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10618,9 +10618,9 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10801,9 +10801,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -10851,9 +10851,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -10901,9 +10901,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10948,9 +10948,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10993,9 +10993,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11046,9 +11046,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11103,9 +11103,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11153,9 +11153,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11203,9 +11203,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11250,9 +11250,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11295,9 +11295,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11348,9 +11348,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11408,9 +11408,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11458,9 +11458,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11511,9 +11511,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11558,9 +11558,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11611,9 +11611,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11656,9 +11656,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11709,9 +11709,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11756,9 +11756,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11803,9 +11803,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11855,9 +11855,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11905,9 +11905,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11955,9 +11955,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12002,9 +12002,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12051,9 +12051,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12104,9 +12104,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12154,9 +12154,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12204,9 +12204,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12251,9 +12251,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12296,9 +12296,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12347,9 +12347,9 @@ export interface operations {
             header?: {
                 /** @description RFC 9110 language preferences (`fi-FI,fi;q=0.9,en;q=0.5`). */
                 "accept-language"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12423,9 +12423,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12511,9 +12511,9 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12556,9 +12556,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12606,9 +12606,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12673,9 +12673,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12720,9 +12720,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12772,9 +12772,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12830,9 +12830,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12880,9 +12880,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12930,9 +12930,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12977,9 +12977,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13030,9 +13030,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13075,9 +13075,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13134,9 +13134,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13184,9 +13184,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13234,9 +13234,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13281,9 +13281,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13334,9 +13334,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13379,9 +13379,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13439,9 +13439,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13489,9 +13489,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13539,9 +13539,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13586,9 +13586,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13639,9 +13639,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13684,9 +13684,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13747,9 +13747,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13797,9 +13797,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13847,9 +13847,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13894,9 +13894,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13947,9 +13947,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13992,9 +13992,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14045,9 +14045,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14099,9 +14099,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14149,9 +14149,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14199,9 +14199,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14246,9 +14246,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14299,9 +14299,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14344,9 +14344,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14402,9 +14402,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14452,9 +14452,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14502,9 +14502,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14549,9 +14549,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14594,9 +14594,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14646,9 +14646,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14696,9 +14696,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14746,9 +14746,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14793,9 +14793,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14838,9 +14838,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14895,9 +14895,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14950,9 +14950,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -15000,9 +15000,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -15050,9 +15050,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -15097,9 +15097,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -15149,9 +15149,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;

@@ -96,9 +96,9 @@ const HEADERS = {
   ),
   // Also set by `requestContext`, once the request ran a D1 query (contract §24; docs/api.md).
   "X-D1-Bookmark": header(
-    "The D1 session's bookmark after this request (its own writes included, a Durable Object's too). Send it back in `X-D1-Bookmark` and the next request reads at least what this one wrote.",
-    { type: "string" },
-    "0000002c-00000007-00004f6e-9b0e4fbd9e0a1b4d2c8f6e1a3b5c7d9e",
+    "The D1 sessions' bookmarks after this request (its own writes included, a Durable Object's too), each tagged with the database it belongs to: `<database>:<bookmark>` (`DB` the directory, `SHARD_<n>` an account's shard), comma-separated when the request used two. Send the latest one you received back in `X-D1-Bookmark` and the next request reads at least what this one wrote. Absent when the request used no database.",
+    { type: "string", pattern: "^(DB|SHARD_[0-9]+):[0-9A-Fa-f-]+(, (DB|SHARD_[0-9]+):[0-9A-Fa-f-]+)*$" },
+    "SHARD_0:0000002c-00000007-00004f6e-9b0e4fbd9e0a1b4d2c8f6e1a3b5c7d9e",
   ),
   "RateLimit-Policy": header(
     'IETF draft-ietf-httpapi-ratelimit-headers: the policy, `"default";q=<requests>;w=<window in seconds>`.',
@@ -174,16 +174,16 @@ const PARAMETERS = {
     in: "header",
     required: false,
     description:
-      "The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none.",
-    schema: { type: "string", pattern: "^[0-9A-Fa-f-]*$" },
+      "The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed.",
+    schema: { type: "string" },
   },
   "X-Request-Id": {
     name: "X-Request-Id",
     in: "header",
     required: false,
     description:
-      "Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made.",
-    schema: { type: "string", pattern: "^[\\w.-]{8,128}$" },
+      "Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes.",
+    schema: { type: "string" },
   },
 };
 
