@@ -4934,6 +4934,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request header the service cannot take: an unknown or malformed version in `Accept` (`not_acceptable_version`), or an unknown zone in `Accept-Timezone` where the operation takes it (`invalid_timezone`). */
+        BadRequestHeader: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The path exists but not with this method; `Allow` lists the methods it has. */
         MethodNotAllowed: {
             headers: {
@@ -5101,6 +5118,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiRoot"];
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             401: components["responses"]["NotAuthenticated"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["ServerError"];
@@ -5141,6 +5159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             401: components["responses"]["NotAuthenticated"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["ServerError"];
@@ -5167,6 +5186,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -5196,6 +5217,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
@@ -5205,6 +5227,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -5232,6 +5256,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
@@ -9347,6 +9372,10 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -9507,6 +9536,10 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -9606,6 +9639,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -9689,6 +9723,10 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -9788,6 +9826,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -9871,6 +9910,10 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -9970,6 +10013,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -10053,6 +10097,10 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -10152,6 +10200,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -10235,6 +10284,10 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -10334,6 +10387,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -10422,6 +10476,10 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -10523,6 +10581,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `AccessDenied`: the signed link is missing, forged or expired. */
             403: {
                 headers: {
@@ -10618,6 +10677,10 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -10717,6 +10780,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -12347,6 +12411,8 @@ export interface operations {
             header?: {
                 /** @description RFC 9110 language preferences (`fi-FI,fi;q=0.9,en;q=0.5`). */
                 "accept-language"?: string;
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -12380,6 +12446,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description No such tracker, or it expired or was deleted. */
             404: {
                 headers: {
@@ -12423,6 +12490,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -12451,6 +12520,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description No such tracker, or it expired or was deleted. */
             404: {
                 headers: {
@@ -12511,6 +12581,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
                 /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
                 /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
@@ -12538,6 +12610,7 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];

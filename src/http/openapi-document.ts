@@ -227,6 +227,15 @@ const RESPONSES = {
     { detail: "Request was throttled. Expected available in 1 second(s).", code: "throttled" },
     ["Retry-After"],
   ),
+  // Every sub-app reads the version in `Accept` before its routes (middleware.ts); the API and
+  // storage also read `Accept-Timezone`: an operation with no 400 of its own still answers these.
+  BadRequestHeader: errorResponse(
+    "A request header the service cannot take: an unknown or malformed version in `Accept` (`not_acceptable_version`), or an unknown zone in `Accept-Timezone` where the operation takes it (`invalid_timezone`).",
+    {
+      detail: 'Invalid version in "Accept" header: "9.9.9". Known versions: 1.0.0 to 2.11.4.',
+      code: "not_acceptable_version",
+    },
+  ),
   MethodNotAllowed: errorResponse(
     "The path exists but not with this method; `Allow` lists the methods it has.",
     { detail: 'Method "PUT" not allowed.', code: "method_not_allowed" },
@@ -339,12 +348,17 @@ function finishOperation(path: string, method: string, op: Json) {
   const kind = pathKind(path);
   const responses = op.responses;
   shareErrors(responses);
+  // What each sub-app's middleware reads (src/apps/*.ts): the version everywhere, the time zone
+  // in the API and storage.
+  const readsTimeZone = kind === "api" || kind === "storage" || kind === "files";
   op.parameters = [
     ...(op.parameters ?? []),
-    ...(kind === "api" ? [ref("parameters", "Accept"), ref("parameters", "Accept-Timezone")] : []),
+    ref("parameters", "Accept"),
+    ...(readsTimeZone ? [ref("parameters", "Accept-Timezone")] : []),
     ref("parameters", "X-Request-Id"),
     ref("parameters", "X-D1-Bookmark"),
   ];
+  responses["400"] ??= ref("responses", "BadRequestHeader");
   if (kind !== "files" && kind !== "storage") responses["405"] ??= ref("responses", "MethodNotAllowed");
   if (kind !== "files" && kind !== "api") responses["429"] ??= ref("responses", "Throttled");
   if (kind === "api" && op.requestBody?.content?.["application/json"]) {
