@@ -3721,17 +3721,23 @@ export interface components {
             updated_at: string;
         };
         WebhookCreate: {
-            /** @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE). */
+            /**
+             * Format: uri
+             * @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).
+             */
             url: string;
             /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked. */
-            events?: string[];
+            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked")[];
             form_response_events?: boolean;
         };
         WebhookPatch: {
-            /** @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE). */
+            /**
+             * Format: uri
+             * @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).
+             */
             url?: string;
             /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked. */
-            events?: string[];
+            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked")[];
             form_response_events?: boolean;
             /**
              * @description `active` resumes a failed webhook (held deliveries are sent); `failed` pauses it.
@@ -4306,7 +4312,7 @@ export interface components {
             /** @description Order URL: all its tasks, as they are when the page is read. */
             order?: string | null;
             /** @description Allowlist of what the public page shows, from: state, category, description, reference, address.formatted_address, address.raw_address, address.location, complete_after, complete_before, scheduled_time, eta, assignee.name, contact.name. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400. */
-            public_task_fields?: string[];
+            public_task_fields?: ("state" | "category" | "description" | "reference" | "address.formatted_address" | "address.raw_address" | "address.location" | "complete_after" | "complete_before" | "scheduled_time" | "eta" | "assignee.name" | "contact.name")[];
             /**
              * Format: date-time
              * @description Default: 30 days after the latest `complete_before` of its tasks, or after creation.
@@ -4321,7 +4327,7 @@ export interface components {
             /** @description Order URL: all its tasks, as they are when the page is read. */
             order?: string | null;
             /** @description Allowlist of what the public page shows, from: state, category, description, reference, address.formatted_address, address.raw_address, address.location, complete_after, complete_before, scheduled_time, eta, assignee.name, contact.name. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400. */
-            public_task_fields?: string[];
+            public_task_fields?: ("state" | "category" | "description" | "reference" | "address.formatted_address" | "address.raw_address" | "address.location" | "complete_after" | "complete_before" | "scheduled_time" | "eta" | "assignee.name" | "contact.name")[];
             /**
              * Format: date-time
              * @description Default: 30 days after the latest `complete_before` of its tasks, or after creation.
@@ -4399,12 +4405,21 @@ export interface components {
             updated_at: string;
         };
         NotificationTemplateCreate: {
-            /** @description Required. One of task_assigned, task_transit, task_completed, task_failed. */
-            event: string;
-            /** @description Required. `sms` (the task's contact phones) or `email` (its e-mails). */
-            channel: string;
-            /** @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it. */
-            language?: string;
+            /**
+             * @description Required. One of task_assigned, task_transit, task_completed, task_failed.
+             * @enum {string}
+             */
+            event: "task_assigned" | "task_transit" | "task_completed" | "task_failed";
+            /**
+             * @description Required. `sms` (the task's contact phones) or `email` (its e-mails).
+             * @enum {string}
+             */
+            channel: "sms" | "email";
+            /**
+             * @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it.
+             * @enum {string}
+             */
+            language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
             /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
             subject?: string;
             /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
@@ -4424,12 +4439,21 @@ export interface components {
             pod_show_description?: boolean | null;
         };
         NotificationTemplatePatch: {
-            /** @description Required. One of task_assigned, task_transit, task_completed, task_failed. */
-            event?: string;
-            /** @description Required. `sms` (the task's contact phones) or `email` (its e-mails). */
-            channel?: string;
-            /** @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it. */
-            language?: string;
+            /**
+             * @description Required. One of task_assigned, task_transit, task_completed, task_failed.
+             * @enum {string}
+             */
+            event?: "task_assigned" | "task_transit" | "task_completed" | "task_failed";
+            /**
+             * @description Required. `sms` (the task's contact phones) or `email` (its e-mails).
+             * @enum {string}
+             */
+            channel?: "sms" | "email";
+            /**
+             * @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it.
+             * @enum {string}
+             */
+            language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
             /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
             subject?: string;
             /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
@@ -4449,12 +4473,21 @@ export interface components {
             pod_show_description?: boolean | null;
         };
         NotificationTemplateUpdate: {
-            /** @description Required. One of task_assigned, task_transit, task_completed, task_failed. */
-            event: string;
-            /** @description Required. `sms` (the task's contact phones) or `email` (its e-mails). */
-            channel: string;
-            /** @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it. */
-            language?: string;
+            /**
+             * @description Required. One of task_assigned, task_transit, task_completed, task_failed.
+             * @enum {string}
+             */
+            event: "task_assigned" | "task_transit" | "task_completed" | "task_failed";
+            /**
+             * @description Required. `sms` (the task's contact phones) or `email` (its e-mails).
+             * @enum {string}
+             */
+            channel: "sms" | "email";
+            /**
+             * @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it.
+             * @enum {string}
+             */
+            language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
             /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
             subject?: string;
             /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
@@ -8040,9 +8073,9 @@ export interface operations {
                 assignee?: string;
                 /** @description pick_up, drop_off or service; several separated by commas. */
                 category?: string;
-                /** @description complete_after at or after this time. */
+                /** @description complete_after at or after this time. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 complete_after__gte?: string;
-                /** @description complete_before at or before this time. */
+                /** @description complete_before at or before this time. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 complete_before__lte?: string;
                 /** @description Order URL or UUID. */
                 order?: string;
@@ -8052,30 +8085,30 @@ export interface operations {
                 contact_address__external_id?: string;
                 /** @description Task import UUID (or URL). */
                 task_import?: string;
-                /** @description Exact geocoding time. */
+                /** @description Exact geocoding time. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocoded_at?: string;
-                /** @description Geocoded at or after. */
+                /** @description Geocoded at or after. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocoded_at__gte?: string;
-                /** @description Geocoded at or before. */
+                /** @description Geocoded at or before. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocoded_at__lte?: string;
                 /** @description `true`: not geocoded (yet); `false`: geocoded. */
-                address__geocoded_at__isnull?: string;
-                /** @description Exact time of the last geocoding failure. */
+                address__geocoded_at__isnull?: "true" | "false" | "1" | "0" | "yes" | "no";
+                /** @description Exact time of the last geocoding failure. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocode_failed_at?: string;
-                /** @description Geocoding failed at or after. */
+                /** @description Geocoding failed at or after. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocode_failed_at__gte?: string;
-                /** @description Geocoding failed at or before. */
+                /** @description Geocoding failed at or before. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocode_failed_at__lte?: string;
                 /** @description `false`: geocoding failed; `true`: it did not. */
-                address__geocode_failed_at__isnull?: string;
-                /** @description Updated strictly after. */
+                address__geocode_failed_at__isnull?: "true" | "false" | "1" | "0" | "yes" | "no";
+                /** @description Updated strictly after. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 updated_at__gt?: string;
-                /** @description Updated at or after. */
+                /** @description Updated at or after. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 updated_at__gte?: string;
                 /** @description `true`: leave out tasks updated in the last UPDATED_AT_SETTLE_SECONDS (default 5 s), so a sync by `updated_at__gt` + `ordering=updated_at` never skips a late commit. */
-                updated_at_delay_latest?: string;
+                updated_at_delay_latest?: "true" | "false" | "1" | "0" | "yes" | "no";
                 /** @description created_at (default), updated_at, complete_after, complete_before, position; `-` for descending. Tasks without a value come last either way. */
-                ordering?: string;
+                ordering?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "complete_after" | "-complete_after" | "complete_before" | "-complete_before" | "position" | "-position";
                 /** @description `routes`: the task's routes inline. */
                 expand?: string;
                 /** @description Client URL or UUID. */
@@ -8954,9 +8987,9 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Events after this event id (exclusive): the id of the last event you processed. */
+                /** @description Events after this event id (exclusive): the id of the last event you processed. Give `after` or `before`, not both. */
                 after?: string;
-                /** @description Events before this event id (exclusive), for walking back (`previous`). */
+                /** @description Events before this event id (exclusive), for walking back (`previous`). Give `after` or `before`, not both. */
                 before?: string;
                 /** @description Only these event names (comma-separated). */
                 type?: string;

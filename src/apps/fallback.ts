@@ -60,7 +60,10 @@ export function allowedMethods(app: Router, path: string): string[] {
  * (`PATCH /users/me/`, `GET /sms/status/`) is 405 with the fixed path's `Allow`, instead of
  * reaching the sibling's handler, which takes the segment for an id and answers 404.
  */
-export function ownMethodsOnly(app: Router, routingPath: (request: Request) => string): MiddlewareHandler<AppEnv> {
+export function ownMethodsOnly(
+  app: Router,
+  routingPath: (request: Request) => string,
+): MiddlewareHandler<AppEnv> {
   let shadowing: Map<string, string[]> | null = null;
   return async (c, next) => {
     shadowing ??= new Map(

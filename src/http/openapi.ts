@@ -187,6 +187,18 @@ export const jsonResponse = <T extends z.ZodTypeAny>(schema: T, description: str
 export const dateTime = () =>
   z.string().openapi({ format: "date-time", example: "2026-01-02T03:04:05.000Z" });
 
+/**
+ * JSON Schema for a comma-separated list of choices (`?state=assigned,completed`), so that the
+ * document states what the service's list filters take (issue 46): a `pattern` over the choices.
+ */
+export const commaList = (choices: readonly string[]) => {
+  const one = `(${choices.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`;
+  return { pattern: `^${one}(,${one})*$` };
+};
+
+/** A query parameter's boolean: what the list filters take (`true`/`false`, `1`/`0`, `yes`/`no`). */
+export const BOOLEAN_TEXT = ["true", "false", "1", "0", "yes", "no"] as const;
+
 export const ErrorSchema = z
   .object({
     detail: z.string().openapi({ description: "Human-readable; do not match on it." }),

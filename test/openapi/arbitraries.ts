@@ -20,15 +20,14 @@ export function flat(doc: Doc, schema: Json): Json {
   if (!s || typeof s !== "object" || !Array.isArray(s.allOf)) return s;
   const parts = s.allOf.map((p: Json) => flat(doc, p));
   const { allOf: _, ...rest } = s;
-  return parts.reduce(
-    (acc: Json, p: Json) => ({
-      ...acc,
-      ...p,
-      properties: { ...acc.properties, ...p.properties },
-      required: [...new Set([...(acc.required ?? []), ...(p.required ?? [])])],
-    }),
-    rest,
-  );
+  const out: Json = { ...rest, properties: { ...rest.properties }, required: [...(rest.required ?? [])] };
+  for (const p of parts) {
+    const { properties, required, ...other } = p;
+    Object.assign(out, other);
+    Object.assign(out.properties, properties);
+    for (const r of required ?? []) if (!out.required.includes(r)) out.required.push(r);
+  }
+  return out;
 }
 
 const types = (s: Json): string[] => (Array.isArray(s.type) ? s.type : s.type ? [s.type] : []);
