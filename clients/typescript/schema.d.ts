@@ -3090,8 +3090,8 @@ export interface components {
             updated_at: string;
         };
         TaskCreate: {
-            /** @description URL of a account (the caller's own; required on create) (a bare UUID is accepted too). */
-            account?: string | null;
+            /** @description URL of a account (the caller's own) (a bare UUID is accepted too). */
+            account: string;
             /**
              * @description On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).
              * @enum {string}
@@ -3101,7 +3101,7 @@ export interface components {
              * @description Required on create.
              * @enum {string}
              */
-            category?: "pick_up" | "drop_off" | "service";
+            category: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
             address?: {
                 /** @description Free-text address. */

@@ -158,8 +158,11 @@ export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
 
 /** POST /tasks/: a task body, and optionally the recurrence it starts (contract §20). */
 export const TaskCreateSchema = TaskWriteSchema.extend({
+  // The service requires `account` and `category` on create (services/tasks, with DRF's
+  // "This field is required."); the document says so (issue 46): non-null and `required`.
+  account: hyperlink("account (the caller's own)").openapi({ type: "string" }),
   recurrence: RecurrenceShortcutSchema.optional(),
-}).openapi("TaskCreate");
+}).openapi("TaskCreate", { required: ["account", "category"] });
 
 /** PATCH accepts any `state` value so that it can answer with the pointer to task commands. */
 export const TaskPatchSchema = TaskWriteSchema.extend({

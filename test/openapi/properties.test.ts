@@ -53,7 +53,8 @@ const KNOWN_GAPS: Record<string, string> = {
   createMetafield:
     "which `source` and `is_required_before_complete` go with which `applies_to` (cross-field rules)",
   createContactAddress: "`address` is required, with `raw_address` or `location`",
-  createTask: "`account` is required; its `address` needs `raw_address` or `location`; time windows in order",
+  createTask:
+    "its `address` needs `raw_address` or `location`, unless a contact address gives it; time windows in order",
   createOrder: "a recurrence from a single order only; RRULE syntax; `account` required",
   createRecurrence: "RRULE syntax, local date-times, IANA zones, the template's own required fields",
   createTaskExport: "`fields` items are field names, at least one",
