@@ -2645,11 +2645,19 @@ export interface components {
              */
             category?: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             /**
              * Format: date-time
@@ -3029,11 +3037,19 @@ export interface components {
             end_address?: components["schemas"]["AddressInput"];
         };
         /** @description Geocoded like a task's address; null removes it. */
-        AddressInput: {
+        AddressInput: (({
             /** @description Free-text address. */
             raw_address?: string;
             location?: components["schemas"]["GeoPoint"];
-        } | null;
+        } | {
+            raw_address: string;
+        } | {
+            location: components["schemas"]["GeoPoint"];
+        }) | null) | {
+            raw_address: string;
+        } | {
+            location: components["schemas"]["GeoPoint"];
+        };
         Task: {
             /** Format: uuid */
             id: string;
@@ -3103,11 +3119,19 @@ export interface components {
              */
             category: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             /**
              * Format: date-time
@@ -3164,11 +3188,19 @@ export interface components {
              */
             category?: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             /**
              * Format: date-time
@@ -3227,11 +3259,19 @@ export interface components {
              */
             category?: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             /**
              * Format: date-time
@@ -3341,11 +3381,19 @@ export interface components {
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
             /** @description Required on create; geocoded like a task's. */
-            address?: {
+            address: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             metafields?: {
                 [key: string]: unknown;
@@ -3357,11 +3405,19 @@ export interface components {
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
             /** @description Required on create; geocoded like a task's. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             metafields?: {
                 [key: string]: unknown;
@@ -3373,11 +3429,19 @@ export interface components {
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
             /** @description Required on create; geocoded like a task's. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             metafields?: {
                 [key: string]: unknown;
@@ -4173,17 +4237,33 @@ export interface components {
              */
             objective?: "distance" | "duration" | "balance";
             /** @description Default: the assignee's account-role `start_address`, copied when the assignee is set. */
-            start_address?: {
+            start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             /** @description Default: the assignee's account-role `end_address`. */
-            end_address?: {
+            end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -4199,17 +4279,33 @@ export interface components {
              */
             objective?: "distance" | "duration" | "balance";
             /** @description Default: the assignee's account-role `start_address`, copied when the assignee is set. */
-            start_address?: {
+            start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             /** @description Default: the assignee's account-role `end_address`. */
-            end_address?: {
+            end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -4225,17 +4321,33 @@ export interface components {
              */
             objective?: "distance" | "duration" | "balance";
             /** @description Default: the assignee's account-role `start_address`, copied when the assignee is set. */
-            start_address?: {
+            start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             /** @description Default: the assignee's account-role `end_address`. */
-            end_address?: {
+            end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             metafields?: {
                 [key: string]: unknown;
             } | null;

@@ -5,7 +5,7 @@
  * (405, 413, 415, 500...), the response and request headers, anonymous security, the examples
  * (request examples written for a reader to try in document order; answers recorded from the
  * service, see openapi-examples.ts), the reading order of the paths, and the OpenAPI 3.1
- * `webhooks`. The schemas themselves are never rewritten, except that tuples are described with
+ * `webhooks`. The schemas themselves are never rewritten, except that tuples also get
  * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`).
  */
 import { EVENT_TYPES, type EventType } from "../services/events/outbox";
@@ -414,19 +414,23 @@ function readingOrder(paths: Json): Json {
   return Object.fromEntries(entries.map((e) => [e.path, e.item]));
 }
 
-/** JSON Schema 2020-12's `prefixItems` as `items` + a fixed length, which every tool reads. */
+/**
+ * JSON Schema 2020-12's `prefixItems` with `items` + a fixed length beside it, which every tool
+ * reads: a tool that knows `prefixItems` checks each position's own rules (a GeoJSON point's
+ * longitude in -180..180, its latitude in -90..90: issue 46), one that does not sees an array
+ * of the common type and length (2020-12 §10.3.1.2: `items` then covers no position).
+ */
 function plainTuples(node: Json) {
   if (Array.isArray(node)) {
     for (const item of node) plainTuples(item);
     return;
   }
   if (!node || typeof node !== "object") return;
-  if (Array.isArray(node.prefixItems)) {
+  if (Array.isArray(node.prefixItems) && node.items === undefined) {
     const types = [...new Set(node.prefixItems.map((s: Json) => s.type))];
     node.items = types.length === 1 && types[0] ? { type: types[0] } : {};
     node.minItems = node.prefixItems.length;
     node.maxItems = node.prefixItems.length;
-    delete node.prefixItems;
   }
   for (const value of Object.values(node)) plainTuples(value);
 }

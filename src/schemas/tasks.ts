@@ -45,6 +45,15 @@ export const AddressInputSchema = z
     description:
       "`raw_address` only: geocoded. `location` only: reverse geocoded. Both: stored as sent, not geocoded. " +
       "Other members (formatted_address, geocoded_at, ...) are read-only and ignored.",
+    // `addressGiven` below, which the services check (DRF's "Give raw_address or location."):
+    // a `raw_address` that is not blank, or a `location` (issue 46).
+    anyOf: [
+      {
+        required: ["raw_address"],
+        properties: { raw_address: { type: "string", maxLength: 1000, pattern: "\\S" } },
+      },
+      { required: ["location"], properties: { location: { $ref: "#/components/schemas/GeoPoint" } } },
+    ],
   });
 
 /** An address input names a place (`raw_address` not blank, or `location`); null or absent is no address. */

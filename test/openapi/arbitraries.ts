@@ -30,6 +30,15 @@ export function flat(doc: Doc, schema: Json): Json {
   return out;
 }
 
+/** An object schema narrowed by one branch: its properties replace the base's, its `required` adds. */
+function withBranch(base: Json, branch: Json): Json {
+  return {
+    ...base,
+    properties: { ...base.properties, ...branch.properties },
+    required: [...new Set([...(base.required ?? []), ...(branch.required ?? [])])],
+  };
+}
+
 const types = (s: Json): string[] => (Array.isArray(s.type) ? s.type : s.type ? [s.type] : []);
 
 function stringOf(s: Json): fc.Arbitrary<string> {
@@ -90,6 +99,11 @@ export function valid(doc: Doc, schema: Json, depth = 0): fc.Arbitrary<unknown> 
   if (s.const !== undefined) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...s.enum);
   const branches = s.oneOf ?? s.anyOf;
+  if (Array.isArray(branches) && s.properties) {
+    // An object with alternatives (`anyOf` of `required` sets): each branch's members over the base.
+    const { oneOf: _o, anyOf: _a, ...base } = s;
+    return fc.oneof(...branches.map((b: Json) => valid(doc, withBranch(base, flat(doc, b)), depth)));
+  }
   if (Array.isArray(branches)) return fc.oneof(...branches.map((b: Json) => valid(doc, b, depth + 1)));
   const kinds = types(s);
   const arbitraries = kinds.map((t): fc.Arbitrary<unknown> => {
@@ -105,6 +119,8 @@ export function valid(doc: Doc, schema: Json, depth = 0): fc.Arbitrary<unknown> 
       case "string":
         return stringOf(s);
       case "array": {
+        if (Array.isArray(s.prefixItems))
+          return fc.tuple(...s.prefixItems.map((p: Json) => valid(doc, p, depth + 1)));
         const minLength = s.minItems ?? 0;
         const maxLength = Math.min(s.maxItems ?? 3, Math.max(minLength, depth > 2 ? minLength : 3));
         return fc.array(valid(doc, s.items ?? {}, depth + 1), { minLength, maxLength });

@@ -49,10 +49,9 @@ const SKIPPED: Record<string, string> = {
 const KNOWN_GAPS: Record<string, string> = {
   partialUpdateAccount:
     "`api_version`, `timezone`, times of day and regions: checked against lists and formats the schema does not state",
-  partialUpdateAccountRole: "an address needs `raw_address` or `location` (a cross-field rule)",
+  createContactAddress: "`address` may not be null on create (the shared AddressInput component is nullable)",
   createMetafield:
     "which `source` and `is_required_before_complete` go with which `applies_to` (cross-field rules)",
-  createContactAddress: "`address` is required, with `raw_address` or `location`",
   createTask:
     "its `address` needs `raw_address` or `location`, unless a contact address gives it; time windows in order",
   createOrder: "a recurrence from a single order only; RRULE syntax; `account` required",
