@@ -2645,11 +2645,19 @@ export interface components {
              */
             category?: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             /**
              * Format: date-time
@@ -3029,11 +3037,19 @@ export interface components {
             end_address?: components["schemas"]["AddressInput"];
         };
         /** @description Geocoded like a task's address; null removes it. */
-        AddressInput: {
+        AddressInput: (({
             /** @description Free-text address. */
             raw_address?: string;
             location?: components["schemas"]["GeoPoint"];
-        } | null;
+        } | {
+            raw_address: string;
+        } | {
+            location: components["schemas"]["GeoPoint"];
+        }) | null) | {
+            raw_address: string;
+        } | {
+            location: components["schemas"]["GeoPoint"];
+        };
         Task: {
             /** Format: uuid */
             id: string;
@@ -3090,8 +3106,8 @@ export interface components {
             updated_at: string;
         };
         TaskCreate: {
-            /** @description URL of a account (the caller's own; required on create) (a bare UUID is accepted too). */
-            account?: string | null;
+            /** @description URL of a account (the caller's own) (a bare UUID is accepted too). */
+            account: string;
             /**
              * @description On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).
              * @enum {string}
@@ -3101,13 +3117,21 @@ export interface components {
              * @description Required on create.
              * @enum {string}
              */
-            category?: "pick_up" | "drop_off" | "service";
+            category: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             /**
              * Format: date-time
@@ -3164,11 +3188,19 @@ export interface components {
              */
             category?: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             /**
              * Format: date-time
@@ -3227,11 +3259,19 @@ export interface components {
              */
             category?: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             /**
              * Format: date-time
@@ -3341,11 +3381,19 @@ export interface components {
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
             /** @description Required on create; geocoded like a task's. */
-            address?: {
+            address: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             metafields?: {
                 [key: string]: unknown;
@@ -3357,11 +3405,19 @@ export interface components {
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
             /** @description Required on create; geocoded like a task's. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             metafields?: {
                 [key: string]: unknown;
@@ -3373,11 +3429,19 @@ export interface components {
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
             /** @description Required on create; geocoded like a task's. */
-            address?: {
+            address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             contact?: components["schemas"]["Contact"];
             metafields?: {
                 [key: string]: unknown;
@@ -3721,17 +3785,23 @@ export interface components {
             updated_at: string;
         };
         WebhookCreate: {
-            /** @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE). */
+            /**
+             * Format: uri
+             * @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).
+             */
             url: string;
             /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked. */
-            events?: string[];
+            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked")[];
             form_response_events?: boolean;
         };
         WebhookPatch: {
-            /** @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE). */
+            /**
+             * Format: uri
+             * @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).
+             */
             url?: string;
             /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked. */
-            events?: string[];
+            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked")[];
             form_response_events?: boolean;
             /**
              * @description `active` resumes a failed webhook (held deliveries are sent); `failed` pauses it.
@@ -4167,17 +4237,33 @@ export interface components {
              */
             objective?: "distance" | "duration" | "balance";
             /** @description Default: the assignee's account-role `start_address`, copied when the assignee is set. */
-            start_address?: {
+            start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             /** @description Default: the assignee's account-role `end_address`. */
-            end_address?: {
+            end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -4193,17 +4279,33 @@ export interface components {
              */
             objective?: "distance" | "duration" | "balance";
             /** @description Default: the assignee's account-role `start_address`, copied when the assignee is set. */
-            start_address?: {
+            start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             /** @description Default: the assignee's account-role `end_address`. */
-            end_address?: {
+            end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -4219,17 +4321,33 @@ export interface components {
              */
             objective?: "distance" | "duration" | "balance";
             /** @description Default: the assignee's account-role `start_address`, copied when the assignee is set. */
-            start_address?: {
+            start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             /** @description Default: the assignee's account-role `end_address`. */
-            end_address?: {
+            end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
                 location?: components["schemas"]["GeoPoint"];
-            } | null;
+            } | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            }) | null) | {
+                raw_address: string;
+            } | {
+                location: components["schemas"]["GeoPoint"];
+            };
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -4306,7 +4424,7 @@ export interface components {
             /** @description Order URL: all its tasks, as they are when the page is read. */
             order?: string | null;
             /** @description Allowlist of what the public page shows, from: state, category, description, reference, address.formatted_address, address.raw_address, address.location, complete_after, complete_before, scheduled_time, eta, assignee.name, contact.name. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400. */
-            public_task_fields?: string[];
+            public_task_fields?: ("state" | "category" | "description" | "reference" | "address.formatted_address" | "address.raw_address" | "address.location" | "complete_after" | "complete_before" | "scheduled_time" | "eta" | "assignee.name" | "contact.name")[];
             /**
              * Format: date-time
              * @description Default: 30 days after the latest `complete_before` of its tasks, or after creation.
@@ -4321,7 +4439,7 @@ export interface components {
             /** @description Order URL: all its tasks, as they are when the page is read. */
             order?: string | null;
             /** @description Allowlist of what the public page shows, from: state, category, description, reference, address.formatted_address, address.raw_address, address.location, complete_after, complete_before, scheduled_time, eta, assignee.name, contact.name. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400. */
-            public_task_fields?: string[];
+            public_task_fields?: ("state" | "category" | "description" | "reference" | "address.formatted_address" | "address.raw_address" | "address.location" | "complete_after" | "complete_before" | "scheduled_time" | "eta" | "assignee.name" | "contact.name")[];
             /**
              * Format: date-time
              * @description Default: 30 days after the latest `complete_before` of its tasks, or after creation.
@@ -4399,12 +4517,21 @@ export interface components {
             updated_at: string;
         };
         NotificationTemplateCreate: {
-            /** @description Required. One of task_assigned, task_transit, task_completed, task_failed. */
-            event: string;
-            /** @description Required. `sms` (the task's contact phones) or `email` (its e-mails). */
-            channel: string;
-            /** @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it. */
-            language?: string;
+            /**
+             * @description Required. One of task_assigned, task_transit, task_completed, task_failed.
+             * @enum {string}
+             */
+            event: "task_assigned" | "task_transit" | "task_completed" | "task_failed";
+            /**
+             * @description Required. `sms` (the task's contact phones) or `email` (its e-mails).
+             * @enum {string}
+             */
+            channel: "sms" | "email";
+            /**
+             * @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it.
+             * @enum {string}
+             */
+            language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
             /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
             subject?: string;
             /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
@@ -4424,12 +4551,21 @@ export interface components {
             pod_show_description?: boolean | null;
         };
         NotificationTemplatePatch: {
-            /** @description Required. One of task_assigned, task_transit, task_completed, task_failed. */
-            event?: string;
-            /** @description Required. `sms` (the task's contact phones) or `email` (its e-mails). */
-            channel?: string;
-            /** @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it. */
-            language?: string;
+            /**
+             * @description Required. One of task_assigned, task_transit, task_completed, task_failed.
+             * @enum {string}
+             */
+            event?: "task_assigned" | "task_transit" | "task_completed" | "task_failed";
+            /**
+             * @description Required. `sms` (the task's contact phones) or `email` (its e-mails).
+             * @enum {string}
+             */
+            channel?: "sms" | "email";
+            /**
+             * @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it.
+             * @enum {string}
+             */
+            language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
             /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
             subject?: string;
             /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
@@ -4449,12 +4585,21 @@ export interface components {
             pod_show_description?: boolean | null;
         };
         NotificationTemplateUpdate: {
-            /** @description Required. One of task_assigned, task_transit, task_completed, task_failed. */
-            event: string;
-            /** @description Required. `sms` (the task's contact phones) or `email` (its e-mails). */
-            channel: string;
-            /** @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it. */
-            language?: string;
+            /**
+             * @description Required. One of task_assigned, task_transit, task_completed, task_failed.
+             * @enum {string}
+             */
+            event: "task_assigned" | "task_transit" | "task_completed" | "task_failed";
+            /**
+             * @description Required. `sms` (the task's contact phones) or `email` (its e-mails).
+             * @enum {string}
+             */
+            channel: "sms" | "email";
+            /**
+             * @description One of de, en, es, et, fi, fr, it, lt, lv, pl, ru, sv; default the account's `language`. Times in messages are written in it.
+             * @enum {string}
+             */
+            language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
             /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
             subject?: string;
             /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
@@ -4934,6 +5079,23 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A request header the service cannot take: an unknown or malformed version in `Accept` (`not_acceptable_version`), or an unknown zone in `Accept-Timezone` where the operation takes it (`invalid_timezone`). */
+        BadRequestHeader: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "X-API-Version": components["headers"]["X-API-Version"];
+                "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description The path exists but not with this method; `Allow` lists the methods it has. */
         MethodNotAllowed: {
             headers: {
@@ -5028,9 +5190,9 @@ export interface components {
         Accept: string;
         /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
         "Accept-Timezone": string;
-        /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+        /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
         "X-D1-Bookmark": string;
-        /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+        /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
         "X-Request-Id": string;
     };
     requestBodies: never;
@@ -5039,7 +5201,7 @@ export interface components {
         "X-Request-Id": string;
         /** @description The API version this request was served with (outside the versioned API: the declared one, else the current one). */
         "X-API-Version": string;
-        /** @description The D1 session's bookmark after this request (its own writes included, a Durable Object's too). Send it back in `X-D1-Bookmark` and the next request reads at least what this one wrote. */
+        /** @description The D1 sessions' bookmarks after this request (its own writes included, a Durable Object's too), each tagged with the database it belongs to: `<database>:<bookmark>` (`DB` the directory, `SHARD_<n>` an account's shard), comma-separated when the request used two. Send the latest one you received back in `X-D1-Bookmark` and the next request reads at least what this one wrote. Absent when the request used no database. */
         "X-D1-Bookmark": string;
         /** @description IETF draft-ietf-httpapi-ratelimit-headers: the policy, `"default";q=<requests>;w=<window in seconds>`. */
         "RateLimit-Policy": string;
@@ -5074,9 +5236,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5101,6 +5263,7 @@ export interface operations {
                     "application/json": components["schemas"]["ApiRoot"];
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             401: components["responses"]["NotAuthenticated"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["ServerError"];
@@ -5114,9 +5277,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5141,6 +5304,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             401: components["responses"]["NotAuthenticated"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["ServerError"];
@@ -5167,9 +5331,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5196,6 +5362,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
@@ -5205,9 +5372,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5232,6 +5401,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
@@ -5247,9 +5417,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5302,9 +5472,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5352,9 +5522,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5402,9 +5572,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5449,9 +5619,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5508,9 +5678,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5558,9 +5728,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5608,9 +5778,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5652,9 +5822,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5699,9 +5869,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5752,9 +5922,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5797,9 +5967,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -5844,9 +6014,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5892,9 +6062,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5946,9 +6116,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5996,9 +6166,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6046,9 +6216,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6093,9 +6263,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6138,9 +6308,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6191,9 +6361,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6236,9 +6406,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6283,9 +6453,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6333,9 +6503,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6380,9 +6550,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6430,9 +6600,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6480,9 +6650,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6525,9 +6695,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6569,9 +6739,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6624,9 +6794,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6674,9 +6844,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -6724,9 +6894,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6771,9 +6941,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6824,9 +6994,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6869,9 +7039,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6928,9 +7098,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -6981,9 +7151,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7030,9 +7200,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7085,9 +7255,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7135,9 +7305,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7185,9 +7355,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7232,9 +7402,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7285,9 +7455,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7330,9 +7500,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7390,9 +7560,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7440,9 +7610,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7507,9 +7677,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7554,9 +7724,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7607,9 +7777,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7652,9 +7822,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7712,9 +7882,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7762,9 +7932,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -7812,9 +7982,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7859,9 +8029,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7912,9 +8082,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -7957,9 +8127,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8015,9 +8185,9 @@ export interface operations {
                 assignee?: string;
                 /** @description pick_up, drop_off or service; several separated by commas. */
                 category?: string;
-                /** @description complete_after at or after this time. */
+                /** @description complete_after at or after this time. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 complete_after__gte?: string;
-                /** @description complete_before at or before this time. */
+                /** @description complete_before at or before this time. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 complete_before__lte?: string;
                 /** @description Order URL or UUID. */
                 order?: string;
@@ -8027,30 +8197,30 @@ export interface operations {
                 contact_address__external_id?: string;
                 /** @description Task import UUID (or URL). */
                 task_import?: string;
-                /** @description Exact geocoding time. */
+                /** @description Exact geocoding time. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocoded_at?: string;
-                /** @description Geocoded at or after. */
+                /** @description Geocoded at or after. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocoded_at__gte?: string;
-                /** @description Geocoded at or before. */
+                /** @description Geocoded at or before. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocoded_at__lte?: string;
                 /** @description `true`: not geocoded (yet); `false`: geocoded. */
-                address__geocoded_at__isnull?: string;
-                /** @description Exact time of the last geocoding failure. */
+                address__geocoded_at__isnull?: "true" | "false" | "1" | "0" | "yes" | "no";
+                /** @description Exact time of the last geocoding failure. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocode_failed_at?: string;
-                /** @description Geocoding failed at or after. */
+                /** @description Geocoding failed at or after. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocode_failed_at__gte?: string;
-                /** @description Geocoding failed at or before. */
+                /** @description Geocoding failed at or before. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 address__geocode_failed_at__lte?: string;
                 /** @description `false`: geocoding failed; `true`: it did not. */
-                address__geocode_failed_at__isnull?: string;
-                /** @description Updated strictly after. */
+                address__geocode_failed_at__isnull?: "true" | "false" | "1" | "0" | "yes" | "no";
+                /** @description Updated strictly after. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 updated_at__gt?: string;
-                /** @description Updated at or after. */
+                /** @description Updated at or after. ISO 8601, with `Z` or an offset (without one: in `Accept-Timezone`). */
                 updated_at__gte?: string;
                 /** @description `true`: leave out tasks updated in the last UPDATED_AT_SETTLE_SECONDS (default 5 s), so a sync by `updated_at__gt` + `ordering=updated_at` never skips a late commit. */
-                updated_at_delay_latest?: string;
+                updated_at_delay_latest?: "true" | "false" | "1" | "0" | "yes" | "no";
                 /** @description created_at (default), updated_at, complete_after, complete_before, position; `-` for descending. Tasks without a value come last either way. */
-                ordering?: string;
+                ordering?: "created_at" | "-created_at" | "updated_at" | "-updated_at" | "complete_after" | "-complete_after" | "complete_before" | "-complete_before" | "position" | "-position";
                 /** @description `routes`: the task's routes inline. */
                 expand?: string;
                 /** @description Client URL or UUID. */
@@ -8067,9 +8237,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8117,9 +8287,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8170,9 +8340,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8217,9 +8387,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8271,9 +8441,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8317,9 +8487,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8381,9 +8551,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8440,9 +8610,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8490,9 +8660,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8576,9 +8746,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8623,9 +8793,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8668,9 +8838,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8733,9 +8903,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8785,9 +8955,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8887,9 +9057,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -8929,9 +9099,9 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Events after this event id (exclusive): the id of the last event you processed. */
+                /** @description Events after this event id (exclusive): the id of the last event you processed. Give `after` or `before`, not both. */
                 after?: string;
-                /** @description Events before this event id (exclusive), for walking back (`previous`). */
+                /** @description Events before this event id (exclusive), for walking back (`previous`). Give `after` or `before`, not both. */
                 before?: string;
                 /** @description Only these event names (comma-separated). */
                 type?: string;
@@ -8943,9 +9113,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -8998,9 +9168,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9045,9 +9215,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9089,9 +9259,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9140,9 +9310,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9204,9 +9374,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9254,9 +9424,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9304,9 +9474,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9347,9 +9517,13 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -9507,9 +9681,13 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9606,6 +9784,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -9689,9 +9868,13 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9788,6 +9971,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -9871,9 +10055,13 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -9970,6 +10158,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -10053,9 +10242,13 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10152,6 +10345,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -10235,9 +10429,13 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10334,6 +10532,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -10422,9 +10621,13 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10523,6 +10726,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `AccessDenied`: the signed link is missing, forged or expired. */
             403: {
                 headers: {
@@ -10618,9 +10822,13 @@ export interface operations {
                 "if-modified-since"?: string;
                 /** @description 412 when modified since this HTTP-date. */
                 "if-unmodified-since"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10717,6 +10925,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description `NoSuchKey`: no such file (never stored, or deleted with its object). */
             404: {
                 headers: {
@@ -10801,9 +11010,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -10851,9 +11060,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -10901,9 +11110,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10948,9 +11157,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -10993,9 +11202,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11046,9 +11255,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11103,9 +11312,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11153,9 +11362,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11203,9 +11412,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11250,9 +11459,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11295,9 +11504,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11348,9 +11557,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11408,9 +11617,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11458,9 +11667,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11511,9 +11720,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11558,9 +11767,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11611,9 +11820,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11656,9 +11865,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11709,9 +11918,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11756,9 +11965,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11803,9 +12012,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -11855,9 +12064,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11905,9 +12114,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -11955,9 +12164,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12002,9 +12211,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12051,9 +12260,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12104,9 +12313,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12154,9 +12363,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12204,9 +12413,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12251,9 +12460,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12296,9 +12505,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12347,9 +12556,11 @@ export interface operations {
             header?: {
                 /** @description RFC 9110 language preferences (`fi-FI,fi;q=0.9,en;q=0.5`). */
                 "accept-language"?: string;
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12380,6 +12591,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description No such tracker, or it expired or was deleted. */
             404: {
                 headers: {
@@ -12423,9 +12635,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12451,6 +12665,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequestHeader"];
             /** @description No such tracker, or it expired or was deleted. */
             404: {
                 headers: {
@@ -12511,9 +12726,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12538,6 +12755,7 @@ export interface operations {
                     "text/javascript": string;
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
@@ -12556,9 +12774,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12606,9 +12824,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12673,9 +12891,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12720,9 +12938,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12772,9 +12990,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12830,9 +13048,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12880,9 +13098,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -12930,9 +13148,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -12977,9 +13195,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13030,9 +13248,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13075,9 +13293,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13134,9 +13352,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13184,9 +13402,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13234,9 +13452,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13281,9 +13499,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13334,9 +13552,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13379,9 +13597,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13439,9 +13657,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13489,9 +13707,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13539,9 +13757,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13586,9 +13804,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13639,9 +13857,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13684,9 +13902,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13747,9 +13965,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13797,9 +14015,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -13847,9 +14065,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13894,9 +14112,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13947,9 +14165,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -13992,9 +14210,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14045,9 +14263,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14099,9 +14317,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14149,9 +14367,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14199,9 +14417,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14246,9 +14464,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14299,9 +14517,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14344,9 +14562,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14402,9 +14620,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14452,9 +14670,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14502,9 +14720,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14549,9 +14767,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14594,9 +14812,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14646,9 +14864,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14696,9 +14914,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14746,9 +14964,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14793,9 +15011,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14838,9 +15056,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -14895,9 +15113,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -14950,9 +15168,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -15000,9 +15218,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -15050,9 +15268,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -15097,9 +15315,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path: {
@@ -15149,9 +15367,9 @@ export interface operations {
                 Accept?: components["parameters"]["Accept"];
                 /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
                 "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;

@@ -43,7 +43,7 @@ import {
 import { createRouter } from "../http/openapi";
 import { dispatchAfterWrites } from "../http/relay";
 import { strictJson } from "../http/strict-json";
-import { methodNotAllowedOr404 } from "./fallback";
+import { methodNotAllowedOr404, ownMethodsOnly } from "./fallback";
 
 /**
  * Routing sees every API path with its trailing slash, so `/tasks` and `/tasks/` reach the
@@ -77,6 +77,8 @@ export function createApiApp() {
   // After a successful write, hand new outbox events to webhooks and planned notifications to
   // their queue (the cron is the safety net).
   app.use("*", dispatchAfterWrites);
+  // A fixed path's own methods, not its `/{id}/` sibling's (RFC 9110 §10.2.1; see fallback.ts).
+  app.use("*", ownMethodsOnly(app, routingPath));
 
   mountMeta(app);
   mountAuth(app);

@@ -1,4 +1,4 @@
-import { inAccount } from "./shards";
+import { DIRECTORY, inAccount } from "./shards";
 /**
  * A request's D1 session (contract §24; D1's Sessions API, "Global read replication" in
  * Cloudflare's D1 docs): reads may be served by a nearby replica, writes go to the primary,
@@ -15,9 +15,44 @@ import { inAccount } from "./shards";
 export type D1Report = { bookmark: string | null; trips: number };
 
 /** A bookmark as D1 writes them: hex counters and a hash, dash-separated; nothing else is sent on. */
-const BOOKMARK_RE = /^[0-9a-f-]{8,200}$/i;
+const BOOKMARK_RE = /^[0-9a-f]{8}(-[0-9a-f]{8,64}){1,7}$/i;
 
-export const isBookmark = (value: string) => BOOKMARK_RE.test(value);
+export const isBookmark = (value: string) => value.length <= 200 && BOOKMARK_RE.test(value);
+
+/**
+ * The `X-D1-Bookmark` header (issue 45 item 8): a D1 bookmark only means something on the
+ * database that wrote it, and a request may run on two (the directory's session, then the
+ * account's shard: http/account-scope.ts), so each bookmark goes out tagged with its database's
+ * binding name, `<database>:<bookmark>` (`DB:…` the directory, `SHARD_1:…` a shard), as a
+ * comma-separated list (RFC 9110 §5.6.1) when the request used both. On the way in, a request
+ * takes the entry of each database it opens a session on; an entry of another database (another
+ * shard's account, an account since moved), a malformed entry or a bare untagged bookmark is
+ * ignored, never sent to D1, never a 400, and never echoed: an answer carries only what its own
+ * sessions' queries left.
+ */
+const ENTRY_RE = /^(DB|SHARD_[0-9]+):(.+)$/;
+const MAX_ENTRIES = 8;
+
+/** The bookmarks of a request's header by database name; anything not well-formed is left out. */
+export function parseBookmarks(header: string | null | undefined): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!header) return out;
+  for (const part of header.split(",").slice(0, MAX_ENTRIES)) {
+    const m = ENTRY_RE.exec(part.trim());
+    if (m && isBookmark(m[2]) && !out.has(m[1])) out.set(m[1], m[2]);
+  }
+  return out;
+}
+
+/** The header's value for the sessions a request used (none used: null, no header). */
+export function formatBookmarks(sessions: readonly MeteredSession[]): string | null {
+  const byDatabase = new Map<string, string>();
+  for (const s of sessions) {
+    const b = s.used ? s.bookmark() : null;
+    if (b) byDatabase.set(s.name, laterBookmark(byDatabase.get(s.name) ?? null, b)!);
+  }
+  return byDatabase.size ? [...byDatabase].map(([name, b]) => `${name}:${b}`).join(", ") : null;
+}
 
 /** The later of two bookmarks: D1 orders them as strings (its own session does the same). */
 export function laterBookmark(a: string | null, b: string | null): string | null {
@@ -42,6 +77,11 @@ type Rider = { statement: D1PreparedStatement; done: (result: D1Result | undefin
 export class MeteredSession {
   /** Sequential round trips so far (see the module's comment). */
   trips = 0;
+  /**
+   * Whether the session reached D1 at all (a call, or a Durable Object's report): an unused
+   * session's bookmark would only be the one the request sent, which is not echoed.
+   */
+  used = false;
   private inFlight = 0;
   private absorbed: string | null = null;
   private readonly session: D1DatabaseSession;
@@ -53,6 +93,8 @@ export class MeteredSession {
   constructor(
     private readonly base: D1Database,
     constraintOrBookmark: string,
+    /** The database's binding name (db/shards.ts), which tags its bookmark. */
+    readonly name: string = DIRECTORY,
   ) {
     // A stand-in binding without sessions (a test's broken database) is used as it is.
     this.session =
@@ -74,6 +116,7 @@ export class MeteredSession {
   /** What a Durable Object did on this request's behalf (its own session at the primary). */
   absorb(report: D1Report | undefined) {
     if (!report) return;
+    this.used = true;
     this.trips += report.trips;
     this.absorbed = laterBookmark(this.absorbed, report.bookmark);
   }
@@ -93,6 +136,7 @@ export class MeteredSession {
   private counting = true;
 
   private async count<T>(call: () => Promise<T>): Promise<T> {
+    this.used = true;
     if (this.inFlight === 0 && this.counting) this.trips++;
     this.inFlight++;
     try {
@@ -216,8 +260,12 @@ export const sessionOf = (db: D1Database | MeteredSession): MeteredSession | und
   db instanceof MeteredSession ? db : undefined;
 
 /** `env` with its D1 binding in a new metered session (for a request, or a Durable Object call). */
-export function inSession(env: Env, constraintOrBookmark: string): { env: Env; db: MeteredSession } {
-  const db = new MeteredSession(env.DB, constraintOrBookmark);
+export function inSession(
+  env: Env,
+  constraintOrBookmark: string,
+  name: string = DIRECTORY,
+): { env: Env; db: MeteredSession } {
+  const db = new MeteredSession(env.DB, constraintOrBookmark, name);
   // The request's env is the binding's env with DB in front: a copy of every binding per
   // request would cost more than the lookup through the prototype.
   const scoped = Object.create(env, { DB: { value: db, enumerable: true } }) as Env;

@@ -25,10 +25,15 @@ export type AppVariables = {
   pendingAuth: PendingAuth | null;
   /**
    * The request's D1 sessions (db/session.ts): the one it started in (the directory), then the
-   * account's database once the token names it (http/account-scope.ts). The last one's bookmark
-   * is the answer's; their round trips add up.
+   * account's database once the token names it (http/account-scope.ts). Each one's bookmark,
+   * tagged with its database, is the answer's; their round trips add up.
+   * `constraint` is where a session on a database starts: the bookmark sent for it, else none.
    */
-  d1: { constraint: string; base: Env; sessions: import("../db/session").MeteredSession[] };
+  d1: {
+    constraint: (database: string) => string;
+    base: Env;
+    sessions: import("../db/session").MeteredSession[];
+  };
   /** The rate-limit count, started early (see middleware.ts); null when not counted. */
   rateLimitHit: Promise<import("./rate-limit").RateLimitResult> | null;
 };

@@ -3,13 +3,13 @@ import { bodyLimit } from "hono/body-limit";
 import { cors as honoCors } from "hono/cors";
 import { matchedRoutes } from "hono/route";
 import { getPath } from "hono/utils/url";
-import { inSession, isBookmark, type MeteredSession, sessionOf } from "../db/session";
-import { directoryOf, shardNames } from "../db/shards";
+import { formatBookmarks, inSession, type MeteredSession, parseBookmarks, sessionOf } from "../db/session";
+import { DIRECTORY, directoryOf, shardNames } from "../db/shards";
 import type { Principal } from "../domain/principal";
 import { checkToken, type TokenCheck, type TokenRow, tokenAccount } from "../services/auth/tokens";
 import { scopeToAccount } from "./account-scope";
 import type { AppEnv } from "./context";
-import { ApiError, badRequest, notFound, renderError } from "./errors";
+import { ApiError, notFound, renderError } from "./errors";
 import { mayDefer, refuseWhileMoving, settleLeftover } from "./first-batch";
 import { logLine } from "./log";
 import { consume, type RateLimitResult } from "./rate-limit";
@@ -40,18 +40,16 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   c.set("timeZone", null);
   // Every request runs in a D1 session (contract §24): reads near the caller, its writes and
   // what it reads after them in order, and a bookmark back for the next request to read from.
-  const sent = c.req.header("X-D1-Bookmark")?.trim() || null;
-  const constraint = sent && isBookmark(sent) ? sent : "first-unconstrained";
+  // Each database's session starts from the bookmark sent for that database, if any (db/session.ts:
+  // anything else in the header is ignored, not refused).
+  const sent = parseBookmarks(c.req.header("X-D1-Bookmark"));
+  const constraint = (database: string) => sent.get(database) ?? "first-unconstrained";
   const d1 = { constraint, base: c.env, sessions: [] as MeteredSession[] };
-  const session = inSession(c.env, constraint);
+  const session = inSession(c.env, constraint(DIRECTORY), DIRECTORY);
   d1.sessions.push(session.db);
   c.set("d1", d1);
   c.env = session.env;
-  if (sent && !isBookmark(sent)) {
-    c.res = renderError(badRequest("X-D1-Bookmark is not a bookmark this service sent."), c);
-  } else {
-    await next();
-  }
+  await next();
   // API answers carry tokens and account data: never cached by a shared or browser cache
   // (RFC 9111 §5.2.2.5), never sniffed as another type. Stored files have their own caching.
   if (!path.startsWith(`${FILES_PREFIX}/`)) {
@@ -61,7 +59,7 @@ export const requestContext: MiddlewareHandler<AppEnv> = async (c, next) => {
   const version = (c.get("version") ?? parseVersion(CURRENT_VERSION)!).text;
   c.res.headers.set("X-Request-Id", requestId);
   c.res.headers.set("X-API-Version", version);
-  const bookmark = d1.sessions[d1.sessions.length - 1].bookmark();
+  const bookmark = formatBookmarks(d1.sessions);
   const trips = d1.sessions.reduce((n, s) => n + s.trips, 0);
   if (bookmark) c.res.headers.set("X-D1-Bookmark", bookmark);
   if (c.env.EXPOSE_D1_ROUND_TRIPS === "true") c.res.headers.set("X-D1-Round-Trips", String(trips));

@@ -5,7 +5,7 @@
  * (405, 413, 415, 500...), the response and request headers, anonymous security, the examples
  * (request examples written for a reader to try in document order; answers recorded from the
  * service, see openapi-examples.ts), the reading order of the paths, and the OpenAPI 3.1
- * `webhooks`. The schemas themselves are never rewritten, except that tuples are described with
+ * `webhooks`. The schemas themselves are never rewritten, except that tuples also get
  * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`).
  */
 import { EVENT_TYPES, type EventType } from "../services/events/outbox";
@@ -96,9 +96,9 @@ const HEADERS = {
   ),
   // Also set by `requestContext`, once the request ran a D1 query (contract §24; docs/api.md).
   "X-D1-Bookmark": header(
-    "The D1 session's bookmark after this request (its own writes included, a Durable Object's too). Send it back in `X-D1-Bookmark` and the next request reads at least what this one wrote.",
-    { type: "string" },
-    "0000002c-00000007-00004f6e-9b0e4fbd9e0a1b4d2c8f6e1a3b5c7d9e",
+    "The D1 sessions' bookmarks after this request (its own writes included, a Durable Object's too), each tagged with the database it belongs to: `<database>:<bookmark>` (`DB` the directory, `SHARD_<n>` an account's shard), comma-separated when the request used two. Send the latest one you received back in `X-D1-Bookmark` and the next request reads at least what this one wrote. Absent when the request used no database.",
+    { type: "string", pattern: "^(DB|SHARD_[0-9]+):[0-9A-Fa-f-]+(, (DB|SHARD_[0-9]+):[0-9A-Fa-f-]+)*$" },
+    "SHARD_0:0000002c-00000007-00004f6e-9b0e4fbd9e0a1b4d2c8f6e1a3b5c7d9e",
   ),
   "RateLimit-Policy": header(
     'IETF draft-ietf-httpapi-ratelimit-headers: the policy, `"default";q=<requests>;w=<window in seconds>`.',
@@ -174,16 +174,16 @@ const PARAMETERS = {
     in: "header",
     required: false,
     description:
-      "The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none.",
-    schema: { type: "string", pattern: "^[0-9A-Fa-f-]*$" },
+      "The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed.",
+    schema: { type: "string" },
   },
   "X-Request-Id": {
     name: "X-Request-Id",
     in: "header",
     required: false,
     description:
-      "Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made.",
-    schema: { type: "string", pattern: "^[\\w.-]{8,128}$" },
+      "Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes.",
+    schema: { type: "string" },
   },
 };
 
@@ -226,6 +226,15 @@ const RESPONSES = {
     "Over the rate limit (per token; anonymous callers per client address).",
     { detail: "Request was throttled. Expected available in 1 second(s).", code: "throttled" },
     ["Retry-After"],
+  ),
+  // Every sub-app reads the version in `Accept` before its routes (middleware.ts); the API and
+  // storage also read `Accept-Timezone`: an operation with no 400 of its own still answers these.
+  BadRequestHeader: errorResponse(
+    "A request header the service cannot take: an unknown or malformed version in `Accept` (`not_acceptable_version`), or an unknown zone in `Accept-Timezone` where the operation takes it (`invalid_timezone`).",
+    {
+      detail: 'Invalid version in "Accept" header: "9.9.9". Known versions: 1.0.0 to 2.11.4.',
+      code: "not_acceptable_version",
+    },
   ),
   MethodNotAllowed: errorResponse(
     "The path exists but not with this method; `Allow` lists the methods it has.",
@@ -339,12 +348,17 @@ function finishOperation(path: string, method: string, op: Json) {
   const kind = pathKind(path);
   const responses = op.responses;
   shareErrors(responses);
+  // What each sub-app's middleware reads (src/apps/*.ts): the version everywhere, the time zone
+  // in the API and storage.
+  const readsTimeZone = kind === "api" || kind === "storage" || kind === "files";
   op.parameters = [
     ...(op.parameters ?? []),
-    ...(kind === "api" ? [ref("parameters", "Accept"), ref("parameters", "Accept-Timezone")] : []),
+    ref("parameters", "Accept"),
+    ...(readsTimeZone ? [ref("parameters", "Accept-Timezone")] : []),
     ref("parameters", "X-Request-Id"),
     ref("parameters", "X-D1-Bookmark"),
   ];
+  responses["400"] ??= ref("responses", "BadRequestHeader");
   if (kind !== "files" && kind !== "storage") responses["405"] ??= ref("responses", "MethodNotAllowed");
   if (kind !== "files" && kind !== "api") responses["429"] ??= ref("responses", "Throttled");
   if (kind === "api" && op.requestBody?.content?.["application/json"]) {
@@ -400,19 +414,23 @@ function readingOrder(paths: Json): Json {
   return Object.fromEntries(entries.map((e) => [e.path, e.item]));
 }
 
-/** JSON Schema 2020-12's `prefixItems` as `items` + a fixed length, which every tool reads. */
+/**
+ * JSON Schema 2020-12's `prefixItems` with `items` + a fixed length beside it, which every tool
+ * reads: a tool that knows `prefixItems` checks each position's own rules (a GeoJSON point's
+ * longitude in -180..180, its latitude in -90..90: issue 46), one that does not sees an array
+ * of the common type and length (2020-12 §10.3.1.2: `items` then covers no position).
+ */
 function plainTuples(node: Json) {
   if (Array.isArray(node)) {
     for (const item of node) plainTuples(item);
     return;
   }
   if (!node || typeof node !== "object") return;
-  if (Array.isArray(node.prefixItems)) {
+  if (Array.isArray(node.prefixItems) && node.items === undefined) {
     const types = [...new Set(node.prefixItems.map((s: Json) => s.type))];
     node.items = types.length === 1 && types[0] ? { type: types[0] } : {};
     node.minItems = node.prefixItems.length;
     node.maxItems = node.prefixItems.length;
-    delete node.prefixItems;
   }
   for (const value of Object.values(node)) plainTuples(value);
 }

@@ -1,5 +1,5 @@
 import { OpenAPIHono, type RouteConfig, type RouteHandler, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
 import { ERROR_CODES, type FieldErrors, ValidationError } from "./errors";
 import { type FirstBatchMode, markFirstBatch } from "./first-batch";
@@ -150,8 +150,25 @@ export function defineRoute<R extends RouteConfig>(
   } = {},
 ) {
   if (opts.firstBatch) markFirstBatch(handler, opts.firstBatch);
-  app.openapi(config, handler as any);
+  // A route that declares its query parameters refuses unknown ones (contract §3); its validator
+  // never sees an empty name (Hono drops `?=x`), so that one is refused before it.
+  const middleware = config.request?.query
+    ? [refuseEmptyQueryName, ...[config.middleware ?? []].flat()]
+    : config.middleware;
+  app.openapi({ ...config, middleware } as R, handler as any);
 }
+
+/**
+ * `?=x` (or `?=`): a parameter whose name is empty (WHATWG URL's application/x-www-form-urlencoded
+ * parsing keeps it), unknown like any name the route does not declare.
+ */
+const refuseEmptyQueryName: MiddlewareHandler = async (c, next) => {
+  const query = c.req.url.indexOf("?");
+  if (query >= 0 && new URLSearchParams(c.req.url.slice(query + 1)).has("")) {
+    throw new ValidationError({ "": ["Unknown query parameter."] });
+  }
+  await next();
+};
 
 export const jsonBody = <T extends z.ZodTypeAny>(schema: T, description?: string) => ({
   body: { content: { "application/json": { schema } }, required: true, description },
@@ -169,6 +186,18 @@ export const jsonResponse = <T extends z.ZodTypeAny>(schema: T, description: str
  */
 export const dateTime = () =>
   z.string().openapi({ format: "date-time", example: "2026-01-02T03:04:05.000Z" });
+
+/**
+ * JSON Schema for a comma-separated list of choices (`?state=assigned,completed`), so that the
+ * document states what the service's list filters take (issue 46): a `pattern` over the choices.
+ */
+export const commaList = (choices: readonly string[]) => {
+  const one = `(${choices.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`;
+  return { pattern: `^${one}(,${one})*$` };
+};
+
+/** A query parameter's boolean: what the list filters take (`true`/`false`, `1`/`0`, `yes`/`no`). */
+export const BOOLEAN_TEXT = ["true", "false", "1", "0", "yes", "no"] as const;
 
 export const ErrorSchema = z
   .object({

@@ -86,6 +86,13 @@ export const MAX_FILE_NAME_LENGTH = 255;
  * multipart header or a URL unharmed), and not "." or ".." (URL parsers remove such
  * segments, WHATWG URL "path state", so the `file` URL would not name the object).
  */
+/**
+ * `fileNameProblem`'s rules as one ECMA-262 pattern (for the OpenAPI document): not "." or "..",
+ * no slash, backslash or control character.
+ */
+export const FILE_NAME_PATTERN =
+  "^([^./\\\\\\x00-\\x1f\\x7f][^/\\\\\\x00-\\x1f\\x7f]*|\\.[^./\\\\\\x00-\\x1f\\x7f][^/\\\\\\x00-\\x1f\\x7f]*|\\.\\.[^/\\\\\\x00-\\x1f\\x7f]+)$";
+
 export function fileNameProblem(name: string): string | null {
   if (name.length === 0) return "This field may not be blank.";
   if (name.length > MAX_FILE_NAME_LENGTH)

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { dateTime } from "../http/openapi";
+import { commaList, dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
 import { RecurrenceShortcutSchema } from "./recurrences";
 import { TaskWriteSchema } from "./tasks";
@@ -119,12 +119,18 @@ export const OrderListQuery = z
     ...paginationQuery,
     external_id: z.string().optional().openapi({ description: "Exact external id." }),
     client: z.string().optional().openapi({ description: "Client URL or UUID." }),
-    expand: z.string().optional().openapi({ description: "`documents`: the order's documents inline." }),
+    expand: z
+      .string()
+      .optional()
+      .openapi({ description: "`documents`: the order's documents inline.", ...commaList(["documents"]) }),
   })
   .strict();
 
 export const OrderExpandQuery = z
   .object({
-    expand: z.string().optional().openapi({ description: "`documents`: the order's documents inline." }),
+    expand: z
+      .string()
+      .optional()
+      .openapi({ description: "`documents`: the order's documents inline.", ...commaList(["documents"]) }),
   })
   .strict();

@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_STATES } from "../domain/task-state-machine";
-import { dateTime } from "../http/openapi";
+import { BOOLEAN_TEXT, commaList, dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
 import { CONTROL_CHARACTERS } from "../services/messaging/email/address";
-import { TASK_CATEGORIES } from "../services/tasks/types";
+import { EXPANDS, ORDERINGS, TASK_CATEGORIES } from "../services/tasks/types";
 import { RecurrenceShortcutSchema } from "./recurrences";
 
 // Shapes only: these schemas check JSON types. Everything that needs the account (hyperlinks,
@@ -45,6 +45,15 @@ export const AddressInputSchema = z
     description:
       "`raw_address` only: geocoded. `location` only: reverse geocoded. Both: stored as sent, not geocoded. " +
       "Other members (formatted_address, geocoded_at, ...) are read-only and ignored.",
+    // `addressGiven` below, which the services check (DRF's "Give raw_address or location."):
+    // a `raw_address` that is not blank, or a `location` (issue 46).
+    anyOf: [
+      {
+        required: ["raw_address"],
+        properties: { raw_address: { type: "string", maxLength: 1000, pattern: "\\S" } },
+      },
+      { required: ["location"], properties: { location: { $ref: "#/components/schemas/GeoPoint" } } },
+    ],
   });
 
 /** An address input names a place (`raw_address` not blank, or `location`); null or absent is no address. */
@@ -158,8 +167,11 @@ export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
 
 /** POST /tasks/: a task body, and optionally the recurrence it starts (contract §20). */
 export const TaskCreateSchema = TaskWriteSchema.extend({
+  // The service requires `account` and `category` on create (services/tasks, with DRF's
+  // "This field is required."); the document says so (issue 46): non-null and `required`.
+  account: hyperlink("account (the caller's own)").openapi({ type: "string" }),
   recurrence: RecurrenceShortcutSchema.optional(),
-}).openapi("TaskCreate");
+}).openapi("TaskCreate", { required: ["account", "category"] });
 
 /** PATCH accepts any `state` value so that it can answer with the pointer to task commands. */
 export const TaskPatchSchema = TaskWriteSchema.extend({
@@ -205,7 +217,19 @@ export const TaskSchema = z
   })
   .openapi("Task");
 
-const filter = (description: string) => z.string().optional().openapi({ description });
+/** A list filter: text, with the JSON Schema of what the service takes (issue 46). */
+const filter = (description: string, rules: Record<string, unknown> = {}) =>
+  z
+    .string()
+    .optional()
+    .openapi({ description, ...rules });
+const timeFilter = (description: string) =>
+  filter(`${description} ISO 8601, with \`Z\` or an offset (without one: in \`Accept-Timezone\`).`, {
+    format: "date-time",
+  });
+/** An object's URL or bare UUID: documented as the UUID (the URL is accepted too). */
+const idFilter = (description: string) => filter(description, { format: "uuid" });
+const boolFilter = (description: string) => filter(description, { enum: [...BOOLEAN_TEXT] });
 
 /**
  * A task metafield filter, in either of its two spellings (the key as metafield keys are
@@ -225,34 +249,35 @@ export const CUSTOM_ISSUE = "custom" as const;
 
 const TASK_LIST_FILTERS = {
   ...paginationQuery,
-  state: filter("Task state; several separated by commas."),
-  assignee: filter("User URL or UUID."),
-  category: filter("pick_up, drop_off or service; several separated by commas."),
-  complete_after__gte: filter("complete_after at or after this time."),
-  complete_before__lte: filter("complete_before at or before this time."),
-  order: filter("Order URL or UUID."),
-  contact_address: filter("Contact address URL or UUID."),
+  state: filter("Task state; several separated by commas.", commaList(TASK_STATES)),
+  assignee: idFilter("User URL or UUID."),
+  category: filter("pick_up, drop_off or service; several separated by commas.", commaList(TASK_CATEGORIES)),
+  complete_after__gte: timeFilter("complete_after at or after this time."),
+  complete_before__lte: timeFilter("complete_before at or before this time."),
+  order: idFilter("Order URL or UUID."),
+  contact_address: idFilter("Contact address URL or UUID."),
   contact_address__external_id: filter("External id of the contact address the task was linked with."),
-  task_import: filter("Task import UUID (or URL)."),
-  address__geocoded_at: filter("Exact geocoding time."),
-  address__geocoded_at__gte: filter("Geocoded at or after."),
-  address__geocoded_at__lte: filter("Geocoded at or before."),
-  address__geocoded_at__isnull: filter("`true`: not geocoded (yet); `false`: geocoded."),
-  address__geocode_failed_at: filter("Exact time of the last geocoding failure."),
-  address__geocode_failed_at__gte: filter("Geocoding failed at or after."),
-  address__geocode_failed_at__lte: filter("Geocoding failed at or before."),
-  address__geocode_failed_at__isnull: filter("`false`: geocoding failed; `true`: it did not."),
-  updated_at__gt: filter("Updated strictly after."),
-  updated_at__gte: filter("Updated at or after."),
-  updated_at_delay_latest: filter(
+  task_import: idFilter("Task import UUID (or URL)."),
+  address__geocoded_at: timeFilter("Exact geocoding time."),
+  address__geocoded_at__gte: timeFilter("Geocoded at or after."),
+  address__geocoded_at__lte: timeFilter("Geocoded at or before."),
+  address__geocoded_at__isnull: boolFilter("`true`: not geocoded (yet); `false`: geocoded."),
+  address__geocode_failed_at: timeFilter("Exact time of the last geocoding failure."),
+  address__geocode_failed_at__gte: timeFilter("Geocoding failed at or after."),
+  address__geocode_failed_at__lte: timeFilter("Geocoding failed at or before."),
+  address__geocode_failed_at__isnull: boolFilter("`false`: geocoding failed; `true`: it did not."),
+  updated_at__gt: timeFilter("Updated strictly after."),
+  updated_at__gte: timeFilter("Updated at or after."),
+  updated_at_delay_latest: boolFilter(
     "`true`: leave out tasks updated in the last UPDATED_AT_SETTLE_SECONDS (default 5 s), so a sync by `updated_at__gt` + `ordering=updated_at` never skips a late commit.",
   ),
   ordering: filter(
     "created_at (default), updated_at, complete_after, complete_before, position; `-` for descending. Tasks without a value come last either way.",
+    { enum: ORDERINGS.flatMap((f) => [f, `-${f}`]) },
   ),
-  expand: filter("`routes`: the task's routes inline."),
-  client: filter("Client URL or UUID."),
-  route: filter("Route URL or UUID."),
+  expand: filter("`routes`: the task's routes inline.", commaList(EXPANDS)),
+  client: idFilter("Client URL or UUID."),
+  route: idFilter("Route URL or UUID."),
   // Documentation of the deepObject spelling; the values arrive as `metafields[<key>]` keys
   // (the catchall below), never under this name.
   metafields: z
@@ -286,4 +311,6 @@ export type TaskListQueryInput = z.infer<typeof TaskListQueryShape> & {
   [key: `metafields__${string}` | `metafields[${string}]`]: string | undefined;
 };
 
-export const TaskExpandQuery = z.object({ expand: filter("`routes`: the task's routes inline.") }).strict();
+export const TaskExpandQuery = z
+  .object({ expand: filter("`routes`: the task's routes inline.", commaList(EXPANDS)) })
+  .strict();

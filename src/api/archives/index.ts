@@ -58,8 +58,14 @@ export const listArchivesRoute = createRoute({
       .object({
         ...paginationQuery,
         kind: z.enum(KINDS).optional(),
-        date__gte: z.string().optional().openapi({ description: "Days from this one (`YYYY-MM-DD`)." }),
-        date__lte: z.string().optional().openapi({ description: "Days up to this one (`YYYY-MM-DD`)." }),
+        date__gte: z
+          .string()
+          .optional()
+          .openapi({ description: "Days from this one (`YYYY-MM-DD`).", format: "date" }),
+        date__lte: z
+          .string()
+          .optional()
+          .openapi({ description: "Days up to this one (`YYYY-MM-DD`).", format: "date" }),
       })
       .strict(),
   },

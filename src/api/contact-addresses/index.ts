@@ -36,7 +36,8 @@ export const createContactAddressRoute = createRoute({
   security,
   summary: "Create a contact address",
   description: "`external_id` is unique in the account (a duplicate is 400 on `external_id`).",
-  request: jsonBody(ContactAddressWriteSchema.openapi("ContactAddressCreate")),
+  // The service requires `address` on create (services/contact-addresses); the document says so.
+  request: jsonBody(ContactAddressWriteSchema.openapi("ContactAddressCreate", { required: ["address"] })),
   responses: { 201: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
 });
 

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { dateTime } from "../../http/openapi";
+import { commaList, dateTime } from "../../http/openapi";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../http/pagination";
 import { type RenderCtx, ts } from "../../http/serialize";
 import type { EventRow } from "../../services/events/list";
@@ -19,7 +19,12 @@ export const EventSchema = z
   })
   .openapi("Event");
 
-const cursorField = (description: string) => z.string().optional().openapi({ description });
+// Checked by the service (services/events/list.ts), stated here as JSON Schema (issue 46).
+const cursorField = (description: string) =>
+  z
+    .string()
+    .optional()
+    .openapi({ description: `${description} Give \`after\` or \`before\`, not both.`, format: "uuid" });
 
 export const EventListQuery = z
   .object({
@@ -28,7 +33,11 @@ export const EventListQuery = z
     type: z
       .string()
       .optional()
-      .openapi({ description: "Only these event names (comma-separated).", example: "task.state_changed" }),
+      .openapi({
+        description: "Only these event names (comma-separated).",
+        example: "task.state_changed",
+        ...commaList(EVENT_TYPES),
+      }),
     page_size: z.coerce
       .number()
       .int()

@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { dateTime } from "../../http/openapi";
 import { paginationQuery } from "../../http/pagination";
+import { FILE_NAME_PATTERN, MAX_FILE_NAME_LENGTH } from "../../s3/keys";
+import { MEDIA_TYPE_RE } from "../../services/files/uploads";
 
 export const FileUploadBodySchema = z
   .object({
@@ -9,11 +11,18 @@ export const FileUploadBodySchema = z
         "Name of the file; kept as is in the storage key `fileupload/<id>/<file_name>`. At most 255 characters, " +
         'no "/", "\\" or control characters, not "." or "..".',
       example: "proof of delivery.jpg",
+      // Checked by the service (s3/keys.ts `fileNameProblem`); the same rules as JSON Schema.
+      minLength: 1,
+      maxLength: MAX_FILE_NAME_LENGTH,
+      pattern: FILE_NAME_PATTERN,
     }),
     file_type: z.string().openapi({
       description:
         "Media type of the file; the form's `Content-Type` field repeats it and the policy pins it.",
       example: "image/jpeg",
+      // RFC 9110 §8.3.1 `media-type` (services/files/uploads.ts).
+      maxLength: 255,
+      pattern: MEDIA_TYPE_RE.source,
     }),
     source: z
       .string()

@@ -61,15 +61,20 @@ export const NotificationTemplateSchema = z
 // Enums are checked by the service (DRF's "is not a valid choice" message), so the body
 // schema takes strings: the document still lists the choices.
 const NotificationTemplateWriteSchema = z.object({
-  event: z.string().openapi({ description: `Required. One of ${NOTIFICATION_EVENTS.join(", ")}.` }),
-  channel: z
-    .string()
-    .openapi({ description: `Required. \`sms\` (the task's contact phones) or \`email\` (its e-mails).` }),
+  event: z.string().openapi({
+    description: `Required. One of ${NOTIFICATION_EVENTS.join(", ")}.`,
+    enum: [...NOTIFICATION_EVENTS],
+  }),
+  channel: z.string().openapi({
+    description: `Required. \`sms\` (the task's contact phones) or \`email\` (its e-mails).`,
+    enum: [...NOTIFICATION_CHANNELS],
+  }),
   language: z
     .string()
     .optional()
     .openapi({
       description: `One of ${LOCALES.join(", ")}; default the account's \`language\`. Times in messages are written in it.`,
+      enum: [...LOCALES],
     }),
   subject: z
     .string()
@@ -77,6 +82,7 @@ const NotificationTemplateWriteSchema = z.object({
     .openapi({ description: "E-mail subject (required for `email`). Placeholders as in `body`." }),
   body: z.string().openapi({
     description: `Required. Plain text with placeholders ${placeholders}; an unknown one is 400. SMS: at most 1,600 characters.`,
+    minLength: 1,
   }),
   is_active: z.boolean().optional(),
   ...Object.fromEntries(POD_OPTIONS.map((o) => [o, podOption(o).optional()])),

@@ -14,7 +14,16 @@ import {
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { twilioSignature } from "../../services/messaging/sms";
-import { createSms, getSms, listSms, recordSmsStatus, resendSms, serializeSms } from "../../services/sms";
+import {
+  createSms,
+  E164,
+  getSms,
+  listSms,
+  MAX_SMS_LENGTH,
+  recordSmsStatus,
+  resendSms,
+  serializeSms,
+} from "../../services/sms";
 
 const tags = ["SMS"];
 const SENDERS = ["admin", "manager", "integration"] as const;
@@ -40,8 +49,9 @@ export const SmsSchema = z
 
 const SmsWriteSchema = z
   .object({
-    to: z.string().openapi({ description: "E.164, e.g. `+358401234567`." }),
-    message: z.string().openapi({ description: "At most 1,600 characters." }),
+    // Checked by the service (services/sms) with its own messages; stated here as JSON Schema.
+    to: z.string().openapi({ description: "E.164, e.g. `+358401234567`.", pattern: E164.source }),
+    message: z.string().openapi({ description: "At most 1,600 characters.", maxLength: MAX_SMS_LENGTH }),
     task: z.string().nullable().optional().openapi({ description: "Task URL (optional)." }),
   })
   .openapi("SmsCreate");

@@ -41,11 +41,12 @@ export const TaskCommandBodySchema = z
 
 export const TaskCommandListQuery = z
   .object({
-    task: z.string().optional().openapi({ description: "Task URL or id." }),
+    // The URL is accepted too; the document states the id's format (issue 46).
+    task: z.string().optional().openapi({ description: "Task URL or id.", format: "uuid" }),
     state: z.enum(["pending", "accepted", "rejected"]).optional(),
     action: z.enum(TASK_ACTIONS).optional(),
-    user: z.string().optional().openapi({ description: "User URL or id." }),
-    created_at__gte: z.string().optional(),
+    user: z.string().optional().openapi({ description: "User URL or id.", format: "uuid" }),
+    created_at__gte: z.string().optional().openapi({ format: "date-time" }),
   })
   .strict();
 

@@ -53,9 +53,10 @@ const TrackerWriteSchema = z.object({
     .optional()
     .openapi({ description: "Order URL: all its tasks, as they are when the page is read." }),
   public_task_fields: z
-    .array(z.string())
+    .array(z.string().openapi({ enum: [...PUBLIC_TASK_FIELDS] }))
     .optional()
     .openapi({
+      minItems: 1,
       description: `Allowlist of what the public page shows, from: ${PUBLIC_TASK_FIELDS.join(", ")}. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400.`,
     }),
   expires_at: dateTime().optional().openapi({

@@ -4,8 +4,10 @@ import { link, type RenderCtx, ts } from "../../http/serialize";
 import { EVENT_TYPES } from "../../services/events/outbox";
 import { DELIVERY_STATES, type DeliveryRow, WEBHOOK_STATES, type WebhookRow } from "../../services/webhooks";
 
+// The names and the URL's scheme are checked by the service (services/webhooks), with its own
+// messages; the document states the same rules as JSON Schema (issue 46).
 const EventsField = z
-  .array(z.string())
+  .array(z.string().openapi({ enum: [...EVENT_TYPES] }))
   .max(100)
   .openapi({
     description: `Event names to receive; empty = every event. Names: ${EVENT_TYPES.join(", ")}.`,
@@ -20,6 +22,8 @@ const UrlField = z
       "The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host " +
       "(checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).",
     example: "https://example.com/hooks/field-dispatch",
+    format: "uri",
+    pattern: "^https://",
   });
 
 export const WebhookSchema = z

@@ -16,7 +16,7 @@ export type FileUploadInput = { file_name: string; file_type: string; source?: s
  * A media type as RFC 9110 §8.3.1 writes it: `type/subtype` tokens, optional parameters. It
  * is repeated verbatim in the form's `Content-Type` field, which the policy pins exactly.
  */
-const MEDIA_TYPE_RE =
+export const MEDIA_TYPE_RE =
   /^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;\s*[!#$%&'*+.^_`|~0-9A-Za-z-]+=("[^"\r\n]*"|[!#$%&'*+.^_`|~0-9A-Za-z-]+))*$/;
 
 export async function createFileUpload(

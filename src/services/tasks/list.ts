@@ -8,7 +8,7 @@ import { isUuid } from "../../lib/ids";
 import { metafieldFilterKey, type TaskListQueryInput } from "../../schemas/tasks";
 import { isDispatcher, type Principal } from "../auth/principal";
 import { addError } from "./input";
-import { TASK_CATEGORIES, type TaskRow } from "./types";
+import { EXPANDS, ORDERINGS, TASK_CATEGORIES, type TaskRow } from "./types";
 
 /**
  * GET /tasks/: filters (interface §4.6), `ordering` and keyset pagination (contract §4).
@@ -26,13 +26,8 @@ import { TASK_CATEGORIES, type TaskRow } from "./types";
  * knows which range it is in (its sort value is null in the second).
  */
 
-export const ORDERINGS = [
-  "created_at",
-  "updated_at",
-  "complete_after",
-  "complete_before",
-  "position",
-] as const;
+export { EXPANDS, ORDERINGS };
+
 type OrderField = (typeof ORDERINGS)[number];
 const NULLABLE: ReadonlySet<OrderField> = new Set(["complete_after", "complete_before", "position"]);
 
@@ -43,8 +38,6 @@ export type TaskListPlan = {
   desc: boolean;
   expand: Set<string>;
 };
-
-export const EXPANDS = ["routes"] as const;
 
 const boolParam = (errors: FieldErrors, field: string, value: string): boolean | undefined => {
   const v = value.trim().toLowerCase();

@@ -3,6 +3,18 @@ import { EMPTY_CONTACT, type StoredAddress, type StoredContact } from "../addres
 
 export const TASK_CATEGORIES = ["pick_up", "drop_off", "service"] as const;
 
+/** `ordering` of `GET /tasks/` (contract §4), each also with `-`; here beside the list's schema's imports. */
+export const ORDERINGS = [
+  "created_at",
+  "updated_at",
+  "complete_after",
+  "complete_before",
+  "position",
+] as const;
+
+/** `expand` of the task endpoints (contract §4). */
+export const EXPANDS = ["routes"] as const;
+
 /** A `tasks` row as D1 returns it (JSON columns are text). */
 export type TaskRow = {
   id: string;
