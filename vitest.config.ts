@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { unstable_readConfig } from "wrangler";
-import { copyStaticAssets } from "./scripts/static-assets.mjs";
+import { copyStaticAssets, ensureWebApps } from "./scripts/static-assets.mjs";
 import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 
 // Tests run inside workerd against the real local bindings declared in wrangler.jsonc
@@ -13,6 +13,7 @@ export default defineConfig(async () => {
   const staticWorker = unstable_readConfig({ config: "static/wrangler.jsonc" });
   // The /docs/ page's Swagger UI files and the PDFs' fonts (the static Worker's build command does this for dev and deploy).
   copyStaticAssets();
+  await ensureWebApps();
   return {
     plugins: [
       cloudflareTest({
