@@ -73,7 +73,7 @@ export interface paths {
          * The dispatch console (contract §26)
          * @description A single-page app on the public API, served from the service's static files under a Content-Security-Policy without inline script. `index.html` is never cached (`Cache-Control: no-cache`); its scripts and styles, under `/console/assets/` and named by their content's hash, are cached for a year. `/console` redirects here (301).
          */
-        get: operations["listConsole"];
+        get: operations["retrieveConsolePage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5221,7 +5221,7 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
-    listConsole: {
+    retrieveConsolePage: {
         parameters: {
             query?: never;
             header?: {
