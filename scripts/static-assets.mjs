@@ -11,7 +11,7 @@
 //     static Worker has no public address and the API routes nothing to /fonts/, so they are not
 //     served to the public.
 //   - public/console/: the dispatch console, built by Vite from web/ (web/vite.config.ts).
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -60,6 +60,8 @@ export function copyStaticAssets() {
  */
 export async function buildWebApps() {
   const { build } = await import("vite");
+  // Old hashed files would pile up beside the new ones (the build cannot empty public/ itself).
+  rmSync(join(root, "public", "console"), { recursive: true, force: true });
   await build({ configFile: join(root, "web", "vite.config.ts"), logLevel: "warn" });
 }
 
