@@ -52,6 +52,8 @@ export default defineConfig(async () => {
             // What `npm run dev` writes to .dev.vars (which wrangler reads here too) must not
             // change what the tests see: the deployed default, no browser origin allowed.
             CORS_ORIGINS: "",
+            // No basemap: the console's page as a clone serves it (a .dev.vars may set one).
+            MAP_STYLE_URL: "",
             JWT_SECRETS:
               "test-2:dGVzdC1rZXktdHdvLXRlc3Qta2V5LXR3by10ZXN0LWtleQ,test-1:dGVzdC1rZXktb25lLXRlc3Qta2V5LW9uZS10ZXN0LWtleQ",
             STORAGE_ACCESS_KEY_ID: "AKIATESTKEY0000000001",

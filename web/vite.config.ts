@@ -24,6 +24,8 @@ export default defineConfig({
     // The CSP allows no inline script: Vite's module preload polyfill would be one.
     modulePreload: { polyfill: false },
     sourcemap: false,
+    // MapLibre GL JS (with its worker) is one lazy chunk of ~1 MB, loaded only with a map style.
+    chunkSizeWarningLimit: 1200,
     rollupOptions: { input: { console: resolve(web, "console/index.html") } },
   },
 });

@@ -31,15 +31,18 @@ export const DOCS_CSP = [
  * and images (the map library builds its worker from a blob), and no inline style either: the
  * app sets styles through the CSSOM, which CSP does not govern.
  */
-export function consoleCsp(origin: string) {
+export function consoleCsp(origin: string, mapStyleUrl = "") {
   const ws = origin.replace(/^http/, "ws");
+  // A map style set by the operator: its origin serves the style, tiles, glyphs and sprites.
+  const map = mapOrigin(mapStyleUrl);
+  const extra = map && map !== origin ? ` ${map}` : "";
   return [
     "default-src 'none'",
     "script-src 'self'",
     "style-src 'self'",
-    "img-src 'self' data: blob:",
+    `img-src 'self' data: blob:${extra}`,
     "font-src 'self'",
-    `connect-src 'self' ${ws}`,
+    `connect-src 'self' ${ws}${extra}`,
     "worker-src 'self' blob:",
     "manifest-src 'self'",
     "base-uri 'none'",
@@ -48,8 +51,28 @@ export function consoleCsp(origin: string) {
   ].join("; ");
 }
 
+/** The origin of an http(s) URL, or null (an empty or malformed setting draws no basemap). */
+function mapOrigin(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The console's page with the operator's map style named in a `<meta>` (the page has no inline
+ * script to carry settings): the console loads MapLibre GL JS and the style only when it is there.
+ */
+export function consolePage(html: string, mapStyleUrl = ""): string {
+  if (!mapOrigin(mapStyleUrl)) return html;
+  const escaped = mapStyleUrl.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  return html.replace("</head>", `  <meta name="map-style" content="${escaped}" />\n  </head>`);
+}
+
 /** Vite names every built asset by its content's hash: a new build is a new URL. */
-const HASHED_ASSET = /\/assets\/[^/]+-[A-Za-z0-9_-]{8,}\.(?:js|css|woff2?|png|svg|json)$/;
+const HASHED_ASSET = /\/assets\/[^/]+-[A-Za-z0-9_-]{8,}\.(?:m?js|css|woff2?|png|svg|json)$/;
 
 /**
  * One OpenAPI 3.1 document for the sub-apps that declare routes: each app's registry yields its
@@ -179,8 +202,16 @@ export function createDocsApp(documented: Router[]) {
     const hashed = HASHED_ASSET.test(url.pathname);
     const asset = await c.env.ASSETS.fetch(c.req.raw);
     if (asset.status === 404) throw notFound();
-    const res = new Response(asset.body, asset);
-    res.headers.set("Content-Security-Policy", consoleCsp(url.origin));
+    const style = c.env.MAP_STYLE_URL ?? "";
+    const isPage = (asset.headers.get("Content-Type") ?? "").startsWith("text/html");
+    const body =
+      isPage && style && c.req.method === "GET" ? consolePage(await asset.text(), style) : asset.body;
+    const res = new Response(body, asset);
+    if (body !== asset.body) {
+      res.headers.delete("Content-Length");
+      res.headers.delete("ETag");
+    }
+    res.headers.set("Content-Security-Policy", consoleCsp(url.origin, style));
     res.headers.set("X-Content-Type-Options", "nosniff");
     res.headers.set("Referrer-Policy", "no-referrer");
     res.headers.set("Cache-Control", hashed ? "public, max-age=31536000, immutable" : "no-cache");

@@ -1,4 +1,5 @@
-import { computed } from "@preact/signals";
+import { computed, useSignal } from "@preact/signals";
+import { useEffect, useRef } from "preact/hooks";
 import type { Task } from "../shared/api";
 import { t } from "../shared/i18n";
 import { UNASSIGNED } from "./board";
@@ -55,7 +56,68 @@ const layout = computed(() => {
   return { points, lines };
 });
 
+/** The operator's map style, named by the server in the page (src/apps/docs.ts), or null. */
+const mapStyle = () => document.querySelector<HTMLMetaElement>('meta[name="map-style"]')?.content || null;
+
 export function MapRegion() {
+  const style = mapStyle();
+  return style ? <Basemap style={style} /> : <PlainMap />;
+}
+
+function select(id: string) {
+  selected.value = id;
+  document.getElementById(`task-${id}`)?.scrollIntoView({ block: "nearest" });
+}
+
+/** MapLibre over the operator's style, its code fetched when this first renders. */
+function Basemap({ style }: { style: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const map = useRef<{ update: (d: import("./maplibre-map").MapData) => void; destroy: () => void } | null>(
+    null,
+  );
+  const loaded = useSignal(false);
+  useEffect(() => {
+    let gone = false;
+    import("./maplibre-map").then(({ createBasemap }) => {
+      if (gone || !ref.current) return;
+      map.current = createBasemap(ref.current, style, select);
+      loaded.value = true;
+    });
+    return () => {
+      gone = true;
+      map.current?.destroy();
+    };
+  }, [style]);
+  const data = basemapData.value;
+  useEffect(() => {
+    map.current?.update(data);
+  }, [data, loaded.value]);
+  return (
+    <section class="map" aria-label={t("map")}>
+      {!loaded.value && <p>{t("map.loading")}</p>}
+      <div ref={ref} class="basemap" />
+    </section>
+  );
+}
+
+const basemapData = computed(() => {
+  const points: { id: string; name: string; state: string; lon: number; lat: number }[] = [];
+  const lines: { lane: string; coords: [number, number][] }[] = [];
+  for (const [lane, list] of board.value) {
+    const coordsOfLane: [number, number][] = [];
+    for (const task of list) {
+      const c = coords(task);
+      if (!c) continue;
+      points.push({ id: task.id, name: firstLine(task), state: task.state, lon: c[0], lat: c[1] });
+      coordsOfLane.push([c[0], c[1]]);
+    }
+    if (lane !== UNASSIGNED && coordsOfLane.length > 1) lines.push({ lane, coords: coordsOfLane });
+  }
+  return { points, lines, selected: selected.value };
+});
+
+/** The map without a style: SVG, no request at all. */
+function PlainMap() {
   const { points, lines } = layout.value;
   const sel = selected.value;
   return (
@@ -67,9 +129,7 @@ export function MapRegion() {
         aria-label={t("map")}
         onClick={(e) => {
           const id = (e.target as Element).getAttribute("data-id");
-          if (!id) return;
-          selected.value = id;
-          document.getElementById(`task-${id}`)?.scrollIntoView({ block: "nearest" });
+          if (id) select(id);
         }}
       >
         <rect width={W} height={H} class="bg" />
