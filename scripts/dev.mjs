@@ -72,7 +72,8 @@ for (const binding of bindings) {
     );
     process.exit(migrate.status ?? 1);
   }
-  applied += (migrate.stdout.match(/│ [^│]+\.sql\s+│ ✅/g) ?? []).length;
+  // Wrangler reprints the whole table after each migration: count each name once.
+  applied += new Set([...migrate.stdout.matchAll(/(\S+\.sql)\s+│\s*✅/g)].map((m) => m[1])).size;
 }
 console.log(
   `Migrations: ${bindings.length} local databases (${bindings.join(", ")}) up to date, ${applied} applied now; wrangler's output in ${MIGRATIONS_LOG}.`,
