@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { applyEvent, type BoardTask, lanes, moveCommands, onDay, UNASSIGNED } from "../../web/console/board";
+import {
+  applyEvent,
+  type BoardTask,
+  keepUnchanged,
+  lanes,
+  moveCommands,
+  onDay,
+  UNASSIGNED,
+} from "../../web/console/board";
 
 // The console's pure parts (contract §26): the day, the lanes, the stream's events, the moves.
 const DAY = { start: Date.parse("2030-03-05T00:00:00Z"), end: Date.parse("2030-03-06T00:00:00Z") };
@@ -106,5 +114,26 @@ describe("the day board", () => {
     ]);
     expect(numbered.positions.get(u.id)).toBe(2);
     expect(moveCommands(a, UNASSIGNED, [], 0, id).commands.map((x) => x.action)).toEqual(["unassign"]);
+  });
+});
+
+describe("keepUnchanged", () => {
+  it("keeps the arrays of lanes a change did not touch", () => {
+    const a = task();
+    const b = task();
+    const prev = new Map([
+      ["x", [a]],
+      ["y", [b]],
+    ]);
+    const b2 = { ...b, state: "assigned" };
+    const next = keepUnchanged(
+      prev,
+      new Map([
+        ["x", [a]],
+        ["y", [b2]],
+      ]),
+    );
+    expect(next.get("x")).toBe(prev.get("x"));
+    expect(next.get("y")).not.toBe(prev.get("y"));
   });
 });

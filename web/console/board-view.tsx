@@ -1,8 +1,9 @@
-import { useSignal } from "@preact/signals";
-import { useEffect, useRef } from "preact/hooks";
+import { signal, useSignal } from "@preact/signals";
+import { memo } from "preact/compat";
+import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import type { Task } from "../shared/api";
 import { timeRange } from "../shared/format";
-import { type MessageKey, t } from "../shared/i18n";
+import { lang, type MessageKey, t } from "../shared/i18n";
 import { LanguagePicker } from "./app";
 import { UNASSIGNED } from "./board";
 import { AssignDialog, NewTaskDialog, OptimizeDialog } from "./dialogs";
@@ -44,9 +45,15 @@ export const firstLine = (task: Task) =>
   (task.address?.formatted_address || task.address?.raw_address || "").split(/\n|,/)[0].trim() || "—";
 
 type DialogName = "assign" | "new" | "optimize" | null;
+const dialog = signal<DialogName>(null);
+
+/** The "Assign" dialog for the selected task (the button, the `a` key, Enter on an item). */
+function openAssign() {
+  if (selected.value) dialog.value = "assign";
+  else notice.value = { text: t("assign.none"), error: true };
+}
 
 export function Board() {
-  const dialog = useSignal<DialogName>(null);
   const s = session.value!;
   useEffect(() => {
     if (!loading.value && timings.dataAt && !timings.renderedAt) {
@@ -54,10 +61,6 @@ export function Board() {
       requestAnimationFrame(() => setTimeout(() => (timings.renderedAt = performance.now())));
     }
   });
-  const openAssign = () => {
-    if (selected.value) dialog.value = "assign";
-    else notice.value = { text: t("assign.none"), error: true };
-  };
   const unassign = () => {
     const id = selected.value;
     if (id) moveTask(id, UNASSIGNED, 0);
@@ -132,7 +135,9 @@ export function Board() {
               lane={lane}
               list={list}
               title={lane === UNASSIGNED ? t("unassigned") : workerName(lane)}
-              onAssign={openAssign}
+              selectedId={list.some((x) => x.id === selected.value) ? selected.value : null}
+              zone={s.zone}
+              lang={lang.value}
             />
           ))}
         </div>
@@ -149,16 +154,74 @@ export function Board() {
 function focusItem(id: string | undefined) {
   if (!id) return;
   selected.value = id;
-  requestAnimationFrame(() => document.getElementById(`task-${id}`)?.focus());
+  // The item may be outside its list's window until the list has scrolled to it.
+  let tries = 0;
+  const go = () => {
+    const el = document.getElementById(`task-${id}`);
+    if (el) el.focus();
+    else if (tries++ < 10) requestAnimationFrame(go);
+  };
+  requestAnimationFrame(go);
 }
 
-function Lane(props: { lane: string; list: Task[]; title: string; onAssign: () => void }) {
-  const { lane, list, title } = props;
+/**
+ * A list renders only the rows in and near its scrolled view (rows have a fixed height), and a
+ * lane outside the board's horizontal view renders none until it comes near: a day of 2,000
+ * tasks is a few hundred elements. Each item says its place in the whole list (aria-posinset,
+ * aria-setsize), so a screen reader hears "3 of 40" whatever is rendered.
+ */
+const ROW_PX = 64;
+const OVERSCAN = 8;
+
+type LaneProps = {
+  lane: string;
+  list: Task[];
+  title: string;
+  selectedId: string | null;
+  zone: string;
+  lang: string;
+};
+
+const Lane = memo(function Lane(props: LaneProps) {
+  const { lane, list, title, selectedId, zone } = props;
   const headingId = `lane-${lane === UNASSIGNED ? UNASSIGNED : lane.replace(/\W+/g, "-")}`;
   const over = useSignal(false);
-  const sel = selected.value;
-  const stop = list.some((x) => x.id === sel) ? sel : list[0]?.id;
+  const near = useSignal(false);
+  const scrollTop = useSignal(0);
+  const height = useSignal(20 * ROW_PX);
+  const section = useRef<HTMLElement>(null);
   const ul = useRef<HTMLUListElement>(null);
+  const stop = selectedId ?? list[0]?.id;
+
+  useEffect(() => {
+    const el = section.current;
+    if (!el) return;
+    const io = new IntersectionObserver(([e]) => (near.value = e.isIntersecting), {
+      rootMargin: "0px 600px",
+    });
+    io.observe(el);
+    return () => io.disconnect();
+  }, []);
+  useLayoutEffect(() => {
+    if (ul.current) height.value = ul.current.clientHeight || height.value;
+  });
+  // Keep the selected item inside the window (keyboard moves, a marker clicked on the map).
+  const selIndex = selectedId ? list.findIndex((x) => x.id === selectedId) : -1;
+  useLayoutEffect(() => {
+    const el = ul.current;
+    if (!el || selIndex < 0) return;
+    const top = selIndex * ROW_PX;
+    if (top < el.scrollTop || top + ROW_PX > el.scrollTop + el.clientHeight) {
+      el.scrollTop = Math.max(0, top - el.clientHeight / 2);
+      scrollTop.value = el.scrollTop;
+    }
+  }, [selIndex]);
+
+  const shown = near.value || selIndex >= 0;
+  const first = shown ? Math.max(0, Math.floor(scrollTop.value / ROW_PX) - OVERSCAN) : 0;
+  const last = shown
+    ? Math.min(list.length, Math.ceil((scrollTop.value + height.value) / ROW_PX) + OVERSCAN)
+    : 0;
   const dropAt = (e: DragEvent, index: number) => {
     e.preventDefault();
     e.stopPropagation();
@@ -166,7 +229,6 @@ function Lane(props: { lane: string; list: Task[]; title: string; onAssign: () =
     const id = e.dataTransfer?.getData("text/plain");
     if (id && tasks.value.has(id)) moveTask(id, lane, index);
   };
-  const lanesOrder = () => [...board.value.keys()];
   const onKey = (e: KeyboardEvent, index: number) => {
     const task = list[index];
     const key = e.key;
@@ -178,7 +240,7 @@ function Lane(props: { lane: string; list: Task[]; title: string; onAssign: () =
       focusItem((key === "Home" ? list[0] : list[list.length - 1])?.id);
     } else if (key === "ArrowLeft" || key === "ArrowRight") {
       e.preventDefault();
-      const order = lanesOrder();
+      const order = [...board.value.keys()];
       let k = order.indexOf(lane);
       for (;;) {
         k += key === "ArrowRight" ? 1 : -1;
@@ -189,19 +251,22 @@ function Lane(props: { lane: string; list: Task[]; title: string; onAssign: () =
     } else if (key === "a" || key === "Enter") {
       e.preventDefault();
       selected.value = task.id;
-      props.onAssign();
+      openAssign();
     } else if (key === "u") {
       e.preventDefault();
       moveTask(task.id, UNASSIGNED, 0);
     }
   };
   return (
-    <section class={`lane ${over.value ? "over" : ""}`} aria-labelledby={headingId}>
+    <section ref={section} class={`lane ${over.value ? "over" : ""}`} aria-labelledby={headingId}>
       <h2 id={headingId}>
         {title} <span class="count">{t("tasks.count", { n: list.length })}</span>
       </h2>
       <ul
         ref={ul}
+        data-count={list.length}
+        style={{ paddingTop: `${first * ROW_PX}px`, paddingBottom: `${(list.length - last) * ROW_PX}px` }}
+        onScroll={(e) => (scrollTop.value = e.currentTarget.scrollTop)}
         onDragOver={(e) => {
           e.preventDefault();
           over.value = true;
@@ -209,59 +274,81 @@ function Lane(props: { lane: string; list: Task[]; title: string; onAssign: () =
         onDragLeave={() => (over.value = false)}
         onDrop={(e) => dropAt(e, list.length)}
       >
-        {list.map((task, i) => (
+        {list.slice(first, last).map((task, k) => (
           <Item
             key={task.id}
             task={task}
+            index={first + k}
+            size={list.length}
+            zone={zone}
             tabStop={task.id === stop}
-            onKey={(e) => onKey(e, i)}
-            onDrop={(e) => dropAt(e, i)}
+            isSelected={task.id === selectedId}
+            onKey={onKey}
+            onDrop={dropAt}
           />
         ))}
       </ul>
     </section>
   );
-}
+});
 
-function Item(props: {
+type ItemProps = {
   task: Task;
+  index: number;
+  size: number;
+  zone: string;
   tabStop: boolean;
-  onKey: (e: KeyboardEvent) => void;
-  onDrop: (e: DragEvent) => void;
-}) {
-  const { task } = props;
-  const zone = session.value!.zone;
-  const span = timeRange(task.complete_after, task.complete_before, zone) ?? t("task.noWindow");
-  const contact =
-    [task.contact?.name, task.contact?.phones?.[0]].filter(Boolean).join(" · ") || t("task.noContact");
-  const isSel = selected.value === task.id;
-  return (
-    <li
-      id={`task-${task.id}`}
-      class={`task s-${task.state}${isSel ? " selected" : ""}`}
-      tabIndex={props.tabStop ? 0 : -1}
-      draggable
-      aria-label={firstLine(task)}
-      aria-describedby={`desc-${task.id}`}
-      aria-current={isSel ? "true" : undefined}
-      data-id={task.id}
-      onFocus={() => (selected.value = task.id)}
-      onClick={() => (selected.value = task.id)}
-      onKeyDown={props.onKey}
-      onDragStart={(e) => {
-        e.dataTransfer?.setData("text/plain", task.id);
-        if (e.dataTransfer) e.dataTransfer.effectAllowed = "move";
-      }}
-      onDragOver={(e) => e.preventDefault()}
-      onDrop={props.onDrop}
-    >
-      <span class="addr" aria-hidden="true">
-        {firstLine(task)}
-      </span>
-      <span id={`desc-${task.id}`}>
-        <span class="state">{stateLabel(task.state)}</span> <span class="window">{span}</span>{" "}
-        <span class="contact">{contact}</span>
-      </span>
-    </li>
-  );
-}
+  isSelected: boolean;
+  onKey: (e: KeyboardEvent, index: number) => void;
+  onDrop: (e: DragEvent, index: number) => void;
+};
+
+/** Re-rendered only when its task, place or selection changes (not for another lane's move). */
+const Item = memo(
+  function Item(props: ItemProps) {
+    const { task, index } = props;
+    const span = timeRange(task.complete_after, task.complete_before, props.zone) ?? t("task.noWindow");
+    const contact =
+      [task.contact?.name, task.contact?.phones?.[0]].filter(Boolean).join(" · ") || t("task.noContact");
+    return (
+      <li
+        id={`task-${task.id}`}
+        class={`task s-${task.state}${props.isSelected ? " selected" : ""}`}
+        tabIndex={props.tabStop ? 0 : -1}
+        draggable
+        aria-label={firstLine(task)}
+        aria-describedby={`desc-${task.id}`}
+        aria-current={props.isSelected ? "true" : undefined}
+        aria-posinset={index + 1}
+        aria-setsize={props.size}
+        data-id={task.id}
+        onFocus={() => (selected.value = task.id)}
+        onClick={() => (selected.value = task.id)}
+        onKeyDown={(e) => props.onKey(e, index)}
+        onDragStart={(e) => {
+          e.dataTransfer?.setData("text/plain", task.id);
+          if (e.dataTransfer) e.dataTransfer.effectAllowed = "move";
+        }}
+        onDragOver={(e) => e.preventDefault()}
+        onDrop={(e) => props.onDrop(e, index)}
+      >
+        <span class="addr" aria-hidden="true">
+          {firstLine(task)}
+        </span>
+        <span id={`desc-${task.id}`}>
+          <span class="state">{stateLabel(task.state)}</span> <span class="window">{span}</span>{" "}
+          <span class="contact">{contact}</span>
+        </span>
+      </li>
+    );
+  },
+  // The handlers are remade with their lane; what they do depends only on the list and index.
+  (a, b) =>
+    a.task === b.task &&
+    a.index === b.index &&
+    a.size === b.size &&
+    a.tabStop === b.tabStop &&
+    a.isSelected === b.isSelected &&
+    a.zone === b.zone &&
+    a.onKey === b.onKey,
+);

@@ -95,6 +95,19 @@ export function lanes<T extends BoardTask>(
 }
 
 /**
+ * The new lanes with each unchanged lane's previous array kept (same tasks, same objects, same
+ * order), so a view that compares by identity redraws only the lanes a change touched.
+ */
+export function keepUnchanged<T>(prev: Map<string, T[]> | null, next: Map<string, T[]>): Map<string, T[]> {
+  if (!prev) return next;
+  for (const [lane, list] of next) {
+    const old = prev.get(lane);
+    if (old && old.length === list.length && old.every((t, i) => t === list[i])) next.set(lane, old);
+  }
+  return next;
+}
+
+/**
  * A stream event applied to the task set (contract §25). Task events carry the task; command
  * events carry it under `task`. A task is replaced only by a version at least as new as the
  * one held, so a replayed or late event never winds the board back.

@@ -12,7 +12,7 @@ import { dayRange, todayIn } from "../shared/format";
 import { t } from "../shared/i18n";
 import { setToken, signInReason, token } from "../shared/session";
 import { openStream, type StreamStatus } from "../shared/stream";
-import { applyEvent, type Command, lanes, moveCommands, UNASSIGNED } from "./board";
+import { applyEvent, type Command, keepUnchanged, lanes, moveCommands, UNASSIGNED } from "./board";
 
 /** Who is signed in, in which account and zone; null until known. */
 export type Session = { client: DispatchClient; me: User; zone: string; account: string };
@@ -31,20 +31,24 @@ export const notice = signal<{ text: string; error: boolean } | null>(null);
 export const selected = signal<string | null>(null);
 /** When the day's data arrived and when the board was first usable (the bench reads both). */
 export const timings = { dataAt: 0, renderedAt: 0 };
+(window as unknown as { __consoleTimings: typeof timings }).__consoleTimings = timings;
 
 export const day = computed(() =>
   date.value && session.value ? dayRange(date.value, session.value.zone) : null,
 );
-export const board = computed(() =>
-  day.value
+let lastBoard: Map<string, Task[]> | null = null;
+export const board = computed(() => {
+  const next = day.value
     ? lanes<Task>(
         tasks.value.values(),
         workers.value.map((w) => w.url),
         day.value,
         { search: search.value.trim(), state: stateFilter.value },
       )
-    : new Map<string, Task[]>(),
-);
+    : new Map<string, Task[]>();
+  lastBoard = keepUnchanged(lastBoard, next);
+  return lastBoard;
+});
 export const workerName = (url: string) => workers.value.find((w) => w.url === url)?.name ?? url;
 
 let stream: ReturnType<typeof openStream> | null = null;
