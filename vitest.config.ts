@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { unstable_readConfig } from "wrangler";
-import { copyStaticAssets } from "./scripts/static-assets.mjs";
+import { copyStaticAssets, ensureWebApps } from "./scripts/static-assets.mjs";
 import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 
 // Tests run inside workerd against the real local bindings declared in wrangler.jsonc
@@ -13,6 +13,7 @@ export default defineConfig(async () => {
   const staticWorker = unstable_readConfig({ config: "static/wrangler.jsonc" });
   // The /docs/ page's Swagger UI files and the PDFs' fonts (the static Worker's build command does this for dev and deploy).
   copyStaticAssets();
+  await ensureWebApps();
   return {
     plugins: [
       cloudflareTest({
@@ -51,6 +52,8 @@ export default defineConfig(async () => {
             // What `npm run dev` writes to .dev.vars (which wrangler reads here too) must not
             // change what the tests see: the deployed default, no browser origin allowed.
             CORS_ORIGINS: "",
+            // No basemap: the console's page as a clone serves it (a .dev.vars may set one).
+            MAP_STYLE_URL: "",
             JWT_SECRETS:
               "test-2:dGVzdC1rZXktdHdvLXRlc3Qta2V5LXR3by10ZXN0LWtleQ,test-1:dGVzdC1rZXktb25lLXRlc3Qta2V5LW9uZS10ZXN0LWtleQ",
             STORAGE_ACCESS_KEY_ID: "AKIATESTKEY0000000001",

@@ -23,6 +23,7 @@ import {
 import { createReport } from "./lib/report.mjs";
 import { freshSecrets } from "./lib/secrets.mjs";
 import { batch, read, single } from "./sections/commands.mjs";
+import { consoleSection } from "./sections/console.mjs";
 import { exportsImports } from "./sections/exports.mjs";
 import { list, orders } from "./sections/lists.mjs";
 import { live } from "./sections/live.mjs";
@@ -50,6 +51,7 @@ const SECTIONS = [
   live,
   storage,
   roundTrips,
+  consoleSection,
 ];
 
 // BENCH_QUICK=1: a short form of every section (CI); any BENCH_* setting still wins.

@@ -5,7 +5,7 @@
 // prints its credentials. Nothing here runs in a deployment.
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { unstable_readConfig } from "wrangler";
 
 // `npm run dev -- --port 9000 --ip 0.0.0.0` (or PORT=9000): the options wrangler receives once.
@@ -49,14 +49,35 @@ const devVars = Object.fromEntries(
     .map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim()]),
 );
 
-// The directory and every account shard (contract §24) carry the same schema.
-for (const binding of d1Bindings()) {
+// The directory and every account shard (contract §24) carry the same schema. Wrangler prints
+// a table of every migration after each one it applies (thousands of lines on a fresh clone):
+// that goes to a log file, and one line says what happened.
+const MIGRATIONS_LOG = ".wrangler/migrations.log";
+mkdirSync(".wrangler", { recursive: true });
+writeFileSync(MIGRATIONS_LOG, "");
+const bindings = d1Bindings();
+let applied = 0;
+for (const binding of bindings) {
   const migrate = spawnSync("npx", ["wrangler", "d1", "migrations", "apply", binding, "--local"], {
-    stdio: "inherit",
+    encoding: "utf8",
     env: { ...process.env, CI: "true" },
   });
-  if (migrate.status !== 0) process.exit(migrate.status ?? 1);
+  appendFileSync(
+    MIGRATIONS_LOG,
+    `$ wrangler d1 migrations apply ${binding} --local\n${migrate.stdout}${migrate.stderr}\n`,
+  );
+  if (migrate.status !== 0) {
+    console.error(
+      `${migrate.stdout}${migrate.stderr}\nMigrating ${binding} failed (the whole output: ${MIGRATIONS_LOG}).`,
+    );
+    process.exit(migrate.status ?? 1);
+  }
+  // Wrangler reprints the whole table after each migration: count each name once.
+  applied += new Set([...migrate.stdout.matchAll(/(\S+\.sql)\s+│\s*✅/g)].map((m) => m[1])).size;
 }
+console.log(
+  `Migrations: ${bindings.length} local databases (${bindings.join(", ")}) up to date, ${applied} applied now; wrangler's output in ${MIGRATIONS_LOG}.`,
+);
 
 // Both Workers in one session: the API (the first config, which receives the requests) and the
 // assets-only Worker its ASSETS service binding reaches (static/wrangler.jsonc). --test-scheduled:
@@ -97,11 +118,14 @@ async function seed() {
     [
       "",
       "──────────────────────────────────────────────────────────────",
-      ` Field task dispatch API: ${base}   (docs: ${base}/docs/)`,
+      ` API               ${base}/`,
+      ` API docs          ${base}/docs/`,
+      ` Dispatch console  ${base}/console/`,
+      ` Field app         ${base}/app/   (a later issue)`,
       ...(ip === "0.0.0.0"
         ? [` Listening on every interface: other devices use http://<this machine's address>:${port}`]
         : []),
-      ` Demo account ${seeded}: ${email} / ${password}`,
+      ` Demo account ${seeded}: ${email} / ${password}   (the console's sign-in too)`,
       ` Sign in: curl -s -X POST ${base}/authenticate/ -H 'Content-Type: application/json' \\`,
       `            -d '{"username":"${email}","password":"${password}"}'`,
       "──────────────────────────────────────────────────────────────",

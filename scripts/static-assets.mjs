@@ -10,7 +10,8 @@
 //     through its ASSETS service binding to embed in PDFs (src/services/documents/fonts.ts). The
 //     static Worker has no public address and the API routes nothing to /fonts/, so they are not
 //     served to the public.
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+//   - public/console/: the dispatch console, built by Vite from web/ (web/vite.config.ts).
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -53,7 +54,26 @@ export function copyStaticAssets() {
   return { swaggerUi: copyDocsAssets(), notoSans: copyFontAssets() };
 }
 
+/**
+ * The people's apps (web/, one Vite build) into public/console/ (docs/layout.md). Quiet: the dev
+ * server's output is for the addresses a person opens.
+ */
+export async function buildWebApps() {
+  const { build } = await import("vite");
+  // Old hashed files would pile up beside the new ones (the build cannot empty public/ itself).
+  rmSync(join(root, "public", "console"), { recursive: true, force: true });
+  await build({ configFile: join(root, "web", "vite.config.ts"), logLevel: "warn" });
+}
+
+/** Built only when missing (the tests read the page, they do not need it fresh). */
+export async function ensureWebApps() {
+  if (!existsSync(join(root, "public", "console", "index.html"))) await buildWebApps();
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const v = copyStaticAssets();
-  console.log(`Swagger UI ${v.swaggerUi} to public/docs/vendor/, Noto Sans ${v.notoSans} to public/fonts/`);
+  await buildWebApps();
+  console.log(
+    `Swagger UI ${v.swaggerUi} to public/docs/vendor/, Noto Sans ${v.notoSans} to public/fonts/, the console to public/console/`,
+  );
 }

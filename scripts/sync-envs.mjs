@@ -7,7 +7,15 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { unstable_readConfig } from "wrangler";
 
 const CONFIG = "wrangler.jsonc";
-const KEEP = ["PUBLIC_BASE_URL", "CORS_ORIGINS", "EMAIL_PROVIDER", "EMAIL_FROM", "SMS_PROVIDER", "SMS_FROM"];
+const KEEP = [
+  "PUBLIC_BASE_URL",
+  "CORS_ORIGINS",
+  "EMAIL_PROVIDER",
+  "EMAIL_FROM",
+  "SMS_PROVIDER",
+  "SMS_FROM",
+  "MAP_STYLE_URL",
+];
 const top = unstable_readConfig({ config: CONFIG });
 const ENVS = {
   staging: {

@@ -4,7 +4,7 @@ import { notFound, renderError } from "../http/errors";
 import { anonymousCaller, publicCors, rateLimit, requestContext } from "../http/middleware";
 import { createRouter, type Router } from "../http/openapi";
 import { finishDocument } from "../http/openapi-document";
-import { DOCS_PREFIX, OPENAPI_PATH } from "../http/urls";
+import { CONSOLE_PREFIX, DOCS_PREFIX, OPENAPI_PATH } from "../http/urls";
 import { CURRENT_VERSION } from "../http/versions";
 import { methodNotAllowedOr404 } from "./fallback";
 
@@ -24,6 +24,55 @@ export const DOCS_CSP = [
   "form-action 'none'",
   "frame-ancestors 'none'",
 ].join("; ");
+
+/**
+ * The console's CSP: as the docs page's, plus the event stream's WebSocket on this origin
+ * (`'self'` covers ws: only in CSP Level 3 browsers, so the scheme is named too), blob: workers
+ * and images (the map library builds its worker from a blob), and no inline style either: the
+ * app sets styles through the CSSOM, which CSP does not govern.
+ */
+export function consoleCsp(origin: string, mapStyleUrl = "") {
+  const ws = origin.replace(/^http/, "ws");
+  // A map style set by the operator: its origin serves the style, tiles, glyphs and sprites.
+  const map = mapOrigin(mapStyleUrl);
+  const extra = map && map !== origin ? ` ${map}` : "";
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' data: blob:${extra}`,
+    "font-src 'self'",
+    `connect-src 'self' ${ws}${extra}`,
+    "worker-src 'self' blob:",
+    "manifest-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** The origin of an http(s) URL, or null (an empty or malformed setting draws no basemap). */
+function mapOrigin(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.protocol === "https:" || u.protocol === "http:" ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The console's page with the operator's map style named in a `<meta>` (the page has no inline
+ * script to carry settings): the console loads MapLibre GL JS and the style only when it is there.
+ */
+export function consolePage(html: string, mapStyleUrl = ""): string {
+  if (!mapOrigin(mapStyleUrl)) return html;
+  const escaped = mapStyleUrl.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;");
+  return html.replace("</head>", `  <meta name="map-style" content="${escaped}" />\n  </head>`);
+}
+
+/** Vite names every built asset by its content's hash: a new build is a new URL. */
+const HASHED_ASSET = /\/assets\/[^/]+-[A-Za-z0-9_-]{8,}\.(?:m?js|css|woff2?|png|svg|json)$/;
 
 /**
  * One OpenAPI 3.1 document for the sub-apps that declare routes: each app's registry yields its
@@ -64,6 +113,21 @@ const documentRoute = createRoute({
       description: "The document (OpenAPI 3.1, JSON Schema 2020-12).",
       content: { "application/json": { schema: z.record(z.string(), z.any()) } },
     },
+  },
+});
+
+const consolePageRoute = createRoute({
+  method: "get",
+  path: `${CONSOLE_PREFIX}/`,
+  tags,
+  security: [],
+  summary: "The dispatch console (contract §26)",
+  description:
+    "A single-page app on the public API, served from the service's static files under a Content-Security-Policy without inline script. " +
+    "`index.html` is never cached (`Cache-Control: no-cache`); its scripts and styles, under `/console/assets/` and named by their content's hash, are cached for a year. " +
+    "`/console` redirects here (301).",
+  responses: {
+    200: { description: "The page.", content: { "text/html": { schema: z.string() } } },
   },
 });
 
@@ -130,8 +194,33 @@ export function createDocsApp(documented: Router[]) {
     return res;
   });
 
+  app.on(["GET", "HEAD"], `${CONSOLE_PREFIX}/*`, async (c) => {
+    const url = new URL(c.req.url);
+    if (!url.pathname.startsWith(`${CONSOLE_PREFIX}/`)) return c.redirect(`${CONSOLE_PREFIX}/`, 301);
+    // The app keeps its state in the page (and the query), so it has no paths of its own to
+    // fall back from: a missing file is a 404.
+    const hashed = HASHED_ASSET.test(url.pathname);
+    const asset = await c.env.ASSETS.fetch(c.req.raw);
+    if (asset.status === 404) throw notFound();
+    const style = c.env.MAP_STYLE_URL ?? "";
+    const isPage = (asset.headers.get("Content-Type") ?? "").startsWith("text/html");
+    const body =
+      isPage && style && c.req.method === "GET" ? consolePage(await asset.text(), style) : asset.body;
+    const res = new Response(body, asset);
+    if (body !== asset.body) {
+      res.headers.delete("Content-Length");
+      res.headers.delete("ETag");
+    }
+    res.headers.set("Content-Security-Policy", consoleCsp(url.origin, style));
+    res.headers.set("X-Content-Type-Options", "nosniff");
+    res.headers.set("Referrer-Policy", "no-referrer");
+    res.headers.set("Cache-Control", hashed ? "public, max-age=31536000, immutable" : "no-cache");
+    return res;
+  });
+
   // Documentation only: the handlers above serve these paths (the page's assets too).
   app.openAPIRegistry.registerPath(documentRoute);
+  app.openAPIRegistry.registerPath(consolePageRoute);
   app.openAPIRegistry.registerPath(docsPageRoute);
   methodNotAllowedOr404(app, getPath);
   return app;

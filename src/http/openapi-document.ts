@@ -32,6 +32,7 @@ const ACTION_IDS: Record<string, string> = {
   "get /": "retrieveApiRoot",
   "get /openapi.json": "retrieveOpenApiDocument",
   "get /docs/": "retrieveDocsPage",
+  "get /console/": "retrieveConsolePage",
   "get /t/{token}/": "retrievePublicTracker",
   "get /health/": "retrieveHealth",
   "post /bootstrap/": "bootstrapFirstAdmin",

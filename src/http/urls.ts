@@ -78,6 +78,8 @@ export const STORAGE_PREFIX = "/storage";
 export const FILES_PREFIX = "/files";
 export const DOCS_PREFIX = "/docs";
 export const OPENAPI_PATH = "/openapi.json";
+/** The dispatch console (contract §26): static files of the web/ workspace, served like /docs/. */
+export const CONSOLE_PREFIX = "/console";
 /** The recipients' public pages (src/public): `/t/<token>/`. */
 export const PUBLIC_PREFIX = "/t";
 
@@ -85,6 +87,10 @@ export const PUBLIC_PREFIX = "/t";
 export const isStoragePath = (path: string) =>
   path === STORAGE_PREFIX || path.startsWith(`${STORAGE_PREFIX}/`) || path.startsWith(`${FILES_PREFIX}/`);
 
-/** The docs sub-app's paths: the OpenAPI document and the page that renders it. */
+/** The docs sub-app's paths: the OpenAPI document, the page that renders it, and the console's files. */
 export const isDocsPath = (path: string) =>
-  path === OPENAPI_PATH || path === DOCS_PREFIX || path.startsWith(`${DOCS_PREFIX}/`);
+  path === OPENAPI_PATH ||
+  path === DOCS_PREFIX ||
+  path.startsWith(`${DOCS_PREFIX}/`) ||
+  path === CONSOLE_PREFIX ||
+  path.startsWith(`${CONSOLE_PREFIX}/`);

@@ -61,6 +61,7 @@ describe("/openapi.json", () => {
       .map(([m, p]) => `${m.toUpperCase()} ${p}`);
     expect(anonymous.sort()).toEqual([
       "GET /",
+      "GET /console/",
       "GET /docs/",
       "GET /events/stream/",
       "GET /files/documents/{id}/thumbnails/{thumbnail_name}",

@@ -1,0 +1,396 @@
+#!/usr/bin/env node
+// `npm run test:browser` (second part): the dispatch console (contract §26) in Debian's Chromium,
+// driven by playwright-core against the README's dev command on its own port. Finds every
+// control by its role and English name, as the contract says a screen-reader user would.
+// Checks: sign-in as a manager, the seeded board, drag to a worker and to a position (the
+// commands exist in the API), a change from a second browser context within 1 s, a keyboard-only
+// assign and unassign, optimize → apply (positions written), a worker's "not yours", no console
+// error and no request off the origin, axe-core on each screen (no serious or critical
+// violation). Screenshots in English and Finnish go to test-output/ (gitignored).
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import AxeBuilder from "@axe-core/playwright";
+import { chromium } from "playwright-core";
+import { apiClient } from "../../bench/lib/harness.mjs";
+
+const PORT = Number(process.env.CONSOLE_TEST_PORT || 8798);
+// CONSOLE_TEST_BASE: a dev server already running (while working on the console).
+const BASE = process.env.CONSOLE_TEST_BASE || `http://127.0.0.1:${PORT}`;
+const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const log = (...a) => console.log("[console]", ...a);
+const OUT = "test-output";
+
+const server = process.env.CONSOLE_TEST_BASE
+  ? null
+  : spawn("node", ["scripts/dev.mjs", "--port", String(PORT), "--ip", "127.0.0.1"], {
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+      env: { ...process.env, CI: "true" },
+    });
+let serverLog = "";
+server?.stdout.on("data", (d) => (serverLog += d));
+server?.stderr.on("data", (d) => (serverLog += d));
+const stop = () => {
+  try {
+    if (server) process.kill(-server.pid, "SIGTERM");
+  } catch {}
+};
+
+const api = apiClient(BASE, { retries429: 5 });
+const ok = (r, status = [200, 201]) => {
+  assert.ok([status].flat().includes(r.status), `${r.status} ${r.text}`);
+  return r.body;
+};
+
+/** An account with a manager, two workers and a day of tasks in Helsinki's zone. */
+async function seed() {
+  const stamp = Date.now();
+  const email = `console-${stamp}@example.test`;
+  const password = "console test password";
+  ok(await api("/accounts/", { body: { name: "Console test", email, password } }));
+  const admin = ok(await api("/authenticate/", { body: { username: email, password } })).token;
+  const me = ok(await api("/users/me/", { token: admin }));
+  const accountId = me.account.split("/").filter(Boolean).pop();
+  ok(
+    await api(`/accounts/${accountId}/`, {
+      method: "PATCH",
+      token: admin,
+      body: { timezone: "Europe/Helsinki" },
+    }),
+  );
+  const user = async (name, role) => {
+    const address = `${name.split(" ")[0].toLowerCase()}-${email}`;
+    const u = ok(await api("/users/", { token: admin, body: { email: address, name, password, role } }));
+    const token = ok(await api("/authenticate/", { body: { username: address, password } })).token;
+    return { ...u, email: address, token };
+  };
+  const manager = await user("Maija Manager", "manager");
+  const aino = await user("Aino", "worker");
+  const bertil = await user("Bertil", "worker");
+  const today = new Intl.DateTimeFormat("en-CA", { timeZone: "Europe/Helsinki" }).format(new Date());
+  const places = [
+    ["Aleksanterinkatu 1, Helsinki", 24.95, 60.17],
+    ["Mannerheimintie 10, Helsinki", 24.94, 60.169],
+    ["Hämeentie 5, Helsinki", 24.96, 60.185],
+    ["Itäkatu 3, Helsinki", 25.08, 60.21],
+    ["Tapiolantie 2, Espoo", 24.8, 60.176],
+    ["Tikkurilantie 7, Vantaa", 25.04, 60.29],
+  ];
+  const tasks = [];
+  for (const [i, [raw, lon, lat]] of places.entries()) {
+    const body = {
+      account: me.account,
+      category: "drop_off",
+      address: { raw_address: raw, location: { type: "Point", coordinates: [lon, lat] } },
+      contact: { name: `Customer ${i + 1}`, phones: [`+35840000000${i}`] },
+      complete_after: `${today}T${String(9 + i).padStart(2, "0")}:00:00`,
+      complete_before: `${today}T${String(11 + i).padStart(2, "0")}:00:00`,
+      ...(i >= 4 ? { assignee: aino.url, position: i } : {}),
+    };
+    tasks.push(
+      ok(await api("/tasks/", { token: admin, body, headers: { "Accept-Timezone": "Europe/Helsinki" } })),
+    );
+  }
+  return { email, password, admin, me, manager, aino, bertil, tasks, today, password2: password };
+}
+
+async function axe(page, screen) {
+  const result = await new AxeBuilder({ page }).analyze();
+  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert.deepEqual(
+    bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
+    [],
+    `axe on ${screen}`,
+  );
+  log(`axe ${screen}: ${result.violations.length} minor/moderate, 0 serious or critical`);
+}
+
+const commandsOf = async (token, task) =>
+  ok(await api(`/task_commands/?task=${encodeURIComponent(task.url)}`, { token })).results;
+
+async function main() {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${BASE}/health/`)).ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`the dev server did not start:\n${serverLog.slice(-3000)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  const s = await seed();
+  const [t1, t2, t3, t4, t5, t6] = s.tasks;
+  const name = (t) => t.address.raw_address.split(",")[0];
+  const browser = await chromium.launch({
+    executablePath,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
+  });
+  mkdirSync(OUT, { recursive: true });
+  const problems = [];
+  const watch = (page) => {
+    // Failed loads are checked by their response below, with their URL.
+    page.on("console", (m) => {
+      if (m.type() === "error" && !m.text().startsWith("Failed to load resource"))
+        problems.push(`console: ${m.text()}`);
+    });
+    page.on("response", (r) => {
+      const expected = r.status() === 400 && r.request().method() === "POST" && r.url().endsWith("/tasks/");
+      if (r.status() >= 400 && !expected) problems.push(`${r.status()} ${r.request().method()} ${r.url()}`);
+    });
+    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    page.on("request", (r) => {
+      if (
+        !r.url().startsWith(BASE) &&
+        !r.url().startsWith(BASE.replace("http", "ws")) &&
+        !r.url().startsWith("data:")
+      )
+        problems.push(`off-origin request: ${r.url()}`);
+    });
+  };
+  const viewport = { width: 1400, height: 900 };
+  try {
+    const ctx = await browser.newContext({ viewport, locale: "en-GB" });
+    const page = await ctx.newPage();
+    watch(page);
+    await page.goto(`${BASE}/console/`);
+    await axe(page, "sign-in");
+    await page.getByRole("textbox", { name: "Email" }).fill(s.manager.email);
+    await page.getByRole("textbox", { name: "Password" }).fill(s.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("status").filter({ hasText: "Live" }).waitFor({ timeout: 10_000 });
+    const unassigned = page.getByRole("region", { name: /^Unassigned/ });
+    const aino = page.getByRole("region", { name: /^Aino/ });
+    const bertil = page.getByRole("region", { name: /^Bertil/ });
+    await unassigned.getByRole("listitem", { name: name(t1) }).waitFor();
+    assert.equal(await unassigned.getByRole("listitem").count(), 4);
+    assert.deepEqual(await aino.getByRole("listitem").evaluateAll((els) => els.map((e) => e.ariaLabel)), [
+      name(t5),
+      name(t6),
+    ]);
+    assert.equal(await page.getByRole("textbox", { name: "Date" }).inputValue(), s.today);
+    const item = unassigned.getByRole("listitem", { name: name(t1) });
+    assert.match(await item.textContent(), /Unassigned.*09:00.11:00.*Customer 1/);
+    await page.getByRole("region", { name: "Map" }).waitFor();
+    assert.equal(await page.locator(".map circle").count(), 6);
+    await axe(page, "board");
+    await page.screenshot({ path: `${OUT}/console-board-en.png` });
+
+    // Drag to a worker (end of the route), then between two items (that position).
+    await item.dragTo(bertil.getByRole("list"));
+    await bertil.getByRole("listitem", { name: name(t1) }).waitFor();
+    await page.getByRole("status").filter({ hasText: "Moved." }).waitFor();
+    const c1 = await commandsOf(s.admin, t1);
+    assert.deepEqual(
+      c1.map((c) => [c.action, c.state]),
+      [
+        ["assign", "accepted"],
+        ["update", "accepted"],
+      ],
+    );
+    assert.ok(c1.every((c) => c.external_id.startsWith("console-")));
+    await unassigned
+      .getByRole("listitem", { name: name(t2) })
+      .dragTo(aino.getByRole("listitem", { name: name(t6) }));
+    await page.waitForFunction(
+      (names) => {
+        const r = [...document.querySelectorAll("section")].find((x) =>
+          x.querySelector("h2")?.textContent?.startsWith("Aino"),
+        );
+        return (
+          JSON.stringify([...r.querySelectorAll("li")].map((li) => li.ariaLabel)) === JSON.stringify(names)
+        );
+      },
+      [name(t5), name(t2), name(t6)],
+    );
+    const t2now = ok(await api(`/tasks/${t2.id}/`, { token: s.admin }));
+    assert.equal(t2now.assignee, s.aino.url);
+    assert.ok(t2now.position > 4 && t2now.position < 5, `position between: ${t2now.position}`);
+    log("drag: assign to a worker and to a position, commands in the API");
+
+    // A second browser context (another dispatcher) moves a task; the first shows it within 1 s.
+    const other = await browser.newContext({ viewport, locale: "en-GB" });
+    const page2 = await other.newPage();
+    watch(page2);
+    await page2.goto(`${BASE}/console/?lang=en`);
+    await page2.getByRole("textbox", { name: "Email" }).fill(s.email);
+    await page2.getByRole("textbox", { name: "Password" }).fill(s.password);
+    await page2.getByRole("button", { name: "Sign in" }).click();
+    await page2.getByRole("status").filter({ hasText: "Live" }).waitFor({ timeout: 10_000 });
+    await page2
+      .getByRole("region", { name: /^Unassigned/ })
+      .getByRole("listitem", { name: name(t3) })
+      .dragTo(page2.getByRole("region", { name: /^Bertil/ }).getByRole("list"));
+    await page2.getByRole("status").filter({ hasText: "Moved." }).waitFor();
+    const t0 = Date.now();
+    await bertil.getByRole("listitem", { name: name(t3) }).waitFor({ timeout: 5_000 });
+    const delay = Date.now() - t0;
+    assert.ok(delay < 1000, `another dispatcher's move showed after ${delay} ms`);
+    // A phone (the worker's own command) shows too.
+    ok(
+      await api("/task_commands/", {
+        token: s.aino.token,
+        body: {
+          task: t5.url,
+          action: "accept",
+          external_id: `phone-${Date.now()}`,
+          time: new Date().toISOString(),
+        },
+      }),
+    );
+    await aino
+      .getByRole("listitem", { name: name(t5) })
+      .filter({ hasText: "Accepted" })
+      .waitFor({ timeout: 2_000 });
+    log(`live: another context's move in ${delay} ms; a phone's accept shown`);
+
+    // Reconnect with ?after=: drop the socket, change a task meanwhile, nothing lost or doubled.
+    await page.evaluate(() => window.__consoleStream.drop());
+    await page.getByRole("status").filter({ hasText: "Reconnecting" }).waitFor({ timeout: 2_000 });
+    ok(
+      await api("/task_commands/", {
+        token: s.admin,
+        body: {
+          task: t4.url,
+          action: "assign",
+          assignee: s.bertil.url,
+          external_id: `gap-${Date.now()}`,
+          time: new Date().toISOString(),
+        },
+      }),
+    );
+    await page.getByRole("status").filter({ hasText: "Live" }).waitFor({ timeout: 10_000 });
+    await bertil.getByRole("listitem", { name: name(t4) }).waitFor({ timeout: 3_000 });
+    assert.equal(await page.getByRole("listitem", { name: name(t4) }).count(), 1);
+    log("reconnect: the change made while away arrived once");
+
+    // Keyboard only: focus an item, `a` opens "Assign", choose a worker and a position; then unassign.
+    await page.getByRole("listitem", { name: name(t3) }).focus();
+    await page.keyboard.press("a");
+    const dialog = page.getByRole("dialog", { name: "Assign" });
+    await dialog.waitFor();
+    await axe(page, "assign dialog");
+    await dialog.getByRole("combobox", { name: "Worker" }).focus();
+    await page.keyboard.press("Home"); // Aino is first by name
+    await dialog.getByRole("spinbutton", { name: "Position" }).fill("1");
+    await dialog.getByRole("spinbutton", { name: "Position" }).press("Enter");
+    await page.waitForFunction(
+      (n) =>
+        document.querySelector("section[aria-labelledby] li")?.ariaLabel &&
+        [...document.querySelectorAll("section")]
+          .find((x) => x.querySelector("h2")?.textContent?.startsWith("Aino"))
+          ?.querySelector("li")?.ariaLabel === n,
+      name(t3),
+    );
+    const kb = await commandsOf(s.admin, t3);
+    assert.deepEqual(kb.at(-1).action, "reassign");
+    await page.getByRole("listitem", { name: name(t3) }).focus();
+    await page.keyboard.press("u");
+    await unassigned.getByRole("listitem", { name: name(t3) }).waitFor();
+    assert.equal((await commandsOf(s.admin, t3)).at(-1).action, "unassign");
+    log("keyboard: assign with position and unassign");
+
+    // A refused move is rolled back with the API's message.
+    await page.getByRole("listitem", { name: name(t5) }).focus();
+    ok(
+      await api(`/task_commands/`, {
+        token: s.admin,
+        body: {
+          task: t5.url,
+          action: "cancel",
+          external_id: `x-${Date.now()}`,
+          time: new Date().toISOString(),
+        },
+      }),
+    );
+    await aino
+      .getByRole("listitem", { name: name(t5) })
+      .filter({ hasText: "Cancelled" })
+      .waitFor({ timeout: 2_000 });
+    await page.keyboard.press("u");
+    await page
+      .getByRole("status")
+      .filter({ hasText: /refused.*cancelled/i })
+      .waitFor();
+    await aino.getByRole("listitem", { name: name(t5) }).waitFor();
+    log("refused: rolled back with the API's message");
+
+    // New task: the API's field errors at their fields, then a created task on the board.
+    await page.getByRole("button", { name: "New task" }).click();
+    const nt = page.getByRole("dialog", { name: "New task" });
+    await nt.waitFor();
+    await axe(page, "new task dialog");
+    await nt.getByRole("button", { name: "Create" }).click();
+    await nt.locator("#f-address-err").waitFor();
+    assert.equal(await nt.getByRole("textbox", { name: "Address" }).getAttribute("aria-invalid"), "true");
+    await nt.getByRole("textbox", { name: "Address" }).fill("Helsinki");
+    await nt.getByRole("textbox", { name: "Contact name" }).fill("New Customer");
+    await nt.getByRole("button", { name: "Create" }).click();
+    await unassigned.getByRole("listitem", { name: "Helsinki" }).waitFor();
+    log("new task: field errors shown, task created");
+
+    // Optimize → apply: positions written.
+    await page.getByRole("button", { name: "Optimize" }).click();
+    const od = page.getByRole("dialog", { name: "Optimize the day" });
+    await od.getByRole("button", { name: "Apply" }).waitFor({ timeout: 60_000 });
+    await axe(page, "optimize dialog");
+    await page.screenshot({ path: `${OUT}/console-optimize-en.png` });
+    await od.getByRole("button", { name: "Apply" }).click();
+    await page.getByRole("status").filter({ hasText: "applied" }).waitFor({ timeout: 30_000 });
+    const routed = ok(
+      await api(`/tasks/?assignee=${encodeURIComponent(s.bertil.url)}&ordering=position`, { token: s.admin }),
+    ).results;
+    assert.ok(
+      routed.length > 0 && routed.every((t) => t.route && Number.isInteger(t.position)),
+      JSON.stringify(routed.map((t) => [t.route, t.position])),
+    );
+    log("optimize: applied, routes and positions written");
+
+    // Finnish: the same board in another language.
+    const fi = await browser.newContext({ viewport, locale: "fi-FI" });
+    const pageFi = await fi.newPage();
+    watch(pageFi);
+    await pageFi.goto(`${BASE}/console/`);
+    assert.equal(await pageFi.locator("html").getAttribute("lang"), "fi");
+    await pageFi.locator("input[type=email]").fill(s.manager.email);
+    await pageFi.locator("input[type=password]").fill(s.password);
+    await pageFi.locator("button[type=submit]").click();
+    await pageFi.locator(".live.live").waitFor({ timeout: 10_000 });
+    await pageFi.locator("li.task").first().waitFor();
+    await axe(pageFi, "board (fi)");
+    await pageFi.screenshot({ path: `${OUT}/console-board-fi.png` });
+
+    // Sign out revokes the token; a worker is told the console is not theirs.
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+    await page.getByRole("textbox", { name: "Email" }).fill(s.aino.email);
+    await page.getByRole("textbox", { name: "Password" }).fill(s.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "This console is for dispatchers" }).waitFor();
+    assert.equal(await page.getByRole("region").count(), 0);
+    await axe(page, "not yours");
+    await page.screenshot({ path: `${OUT}/console-not-yours-en.png` });
+    log("sign-out, and a worker's 'not yours'");
+    assert.deepEqual(problems, [], "no console error, no request off the origin");
+    log("ok; screenshots in test-output/");
+  } finally {
+    await browser.close();
+  }
+}
+
+main()
+  .then(() => {
+    stop();
+    process.exit(0);
+  })
+  .catch((err) => {
+    console.error(err);
+    stop();
+    process.exit(1);
+  });

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { consoleCsp, consolePage } from "../../src/apps/docs";
+import { BASE, call, expectStatus } from "../helpers";
+
+// The dispatch console's files (contract §26, docs/layout.md): from the static Worker through
+// ASSETS, under a CSP without inline script; the page never cached, its hashed assets for a year.
+describe("/console/", () => {
+  it("serves the page under a strict CSP, not cached, with its hashed assets cached long", async () => {
+    const page = await call("/console/");
+    expectStatus(page, 200);
+    expect(page.headers.get("Content-Type")).toMatch(/^text\/html/);
+    expect(page.headers.get("Cache-Control")).toBe("no-cache");
+    const csp = page.headers.get("Content-Security-Policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain(`connect-src 'self' ${BASE.replace(/^http/, "ws")}`);
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval/);
+    for (const script of page.text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
+      expect(script[1]).toMatch(/\bsrc="\/console\/assets\//);
+      expect(script[2].trim()).toBe("");
+    }
+    const assets = [...page.text.matchAll(/(?:src|href)="(\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.length).toBeGreaterThanOrEqual(2);
+    for (const path of assets) {
+      const asset = await call(path);
+      expectStatus(asset, 200);
+      expect(asset.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+      expect(asset.headers.get("Content-Security-Policy")).toBe(csp);
+    }
+  });
+
+  it("answers 404 for a missing file", async () => {
+    expectStatus(await call("/console/assets/missing-00000000.js"), 404);
+  });
+});
+
+describe("the console's map style setting (MAP_STYLE_URL)", () => {
+  it("names the style in the page and allows its origin only when it is set", () => {
+    const html = "<html><head><title>x</title></head><body></body></html>";
+    expect(consolePage(html, "")).toBe(html);
+    expect(consolePage(html, "javascript:alert(1)")).toBe(html);
+    expect(consolePage(html, 'https://tiles.example.com/style.json?a=1&b="2"')).toContain(
+      '<meta name="map-style" content="https://tiles.example.com/style.json?a=1&amp;b=&quot;2&quot;" />',
+    );
+    const plain = consoleCsp("https://dispatch.example.com");
+    expect(plain).toContain("connect-src 'self' wss://dispatch.example.com;");
+    expect(plain).not.toContain("tiles.example.com");
+    const styled = consoleCsp("https://dispatch.example.com", "https://tiles.example.com/style.json");
+    expect(styled).toContain("connect-src 'self' wss://dispatch.example.com https://tiles.example.com;");
+    expect(styled).toContain("img-src 'self' data: blob: https://tiles.example.com;");
+  });
+});

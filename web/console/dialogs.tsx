@@ -1,0 +1,416 @@
+import { useSignal } from "@preact/signals";
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef } from "preact/hooks";
+import { errorMessage, type Task } from "../shared/api";
+import { formatDuration, formatKm } from "../shared/format";
+import { type MessageKey, t } from "../shared/i18n";
+import { UNASSIGNED } from "./board";
+import { firstLine } from "./board-view";
+import {
+  board,
+  date,
+  loadDay,
+  moveTask,
+  notice,
+  selected,
+  session,
+  tasks,
+  workerName,
+  workers,
+} from "./state";
+
+/** A modal dialog (the platform's: focus kept inside, Escape closes, focus returns). */
+function Dialog(props: { id: string; title: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const back = document.activeElement as HTMLElement | null;
+    ref.current?.showModal();
+    return () => back?.focus();
+  }, []);
+  return (
+    <dialog ref={ref} aria-labelledby={`${props.id}-title`} onClose={props.onClose} class="dialog">
+      <h2 id={`${props.id}-title`}>{props.title}</h2>
+      {props.children}
+    </dialog>
+  );
+}
+
+export function AssignDialog({ onClose }: { onClose: () => void }) {
+  const task = selected.value ? tasks.value.get(selected.value) : undefined;
+  const current = task?.assignee ?? workers.value[0]?.url ?? "";
+  const worker = useSignal(current);
+  const lengthOf = (w: string) => (board.value.get(w) ?? []).filter((x) => x.id !== task?.id).length;
+  const position = useSignal(String(lengthOf(current) + 1));
+  if (!task) return null;
+  return (
+    <Dialog id="assign" title={t("assign.heading")} onClose={onClose}>
+      <p>{firstLine(task)}</p>
+      <form
+        method="dialog"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const p = Math.max(1, Number(position.value) || 1);
+          moveTask(task.id, worker.value, p - 1);
+          onClose();
+        }}
+      >
+        <label>
+          {t("assign.worker")}
+          <select
+            value={worker.value}
+            onChange={(e) => {
+              worker.value = e.currentTarget.value;
+              position.value = String(lengthOf(worker.value) + 1);
+            }}
+          >
+            {workers.value.map((w) => (
+              <option key={w.url} value={w.url}>
+                {w.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          {t("assign.position")}
+          <input
+            type="number"
+            min={1}
+            max={lengthOf(worker.value) + 1}
+            value={position.value}
+            onInput={(e) => (position.value = e.currentTarget.value)}
+          />
+        </label>
+        <div class="buttons">
+          <button type="submit">{t("assign")}</button>
+          <button type="button" onClick={onClose}>
+            {t("cancel")}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+type FieldErrors = Record<string, string[] | Record<string, string[]>>;
+
+/** The API's errors of one field (contract §3), nested ones flattened. */
+function errorsAt(errors: FieldErrors, field: string): string[] {
+  const e = errors[field];
+  if (!e) return [];
+  if (Array.isArray(e)) return e;
+  return Object.values(e).flat() as string[];
+}
+
+function Field(props: {
+  name: string;
+  label: string;
+  errors: FieldErrors;
+  children: (a: object) => ComponentChildren;
+}) {
+  const errs = errorsAt(props.errors, props.name);
+  const id = `f-${props.name}`;
+  return (
+    <div class="field">
+      <label for={id}>{props.label}</label>
+      {props.children({
+        id,
+        name: props.name,
+        "aria-invalid": errs.length ? "true" : undefined,
+        "aria-describedby": errs.length ? `${id}-err` : undefined,
+      })}
+      {errs.length > 0 && (
+        <p id={`${id}-err`} class="error">
+          {errs.join(" ")}
+        </p>
+      )}
+    </div>
+  );
+}
+
+export function NewTaskDialog({ onClose }: { onClose: () => void }) {
+  const errors = useSignal<FieldErrors>({});
+  const busy = useSignal(false);
+  const s = session.value!;
+  const day = date.value;
+  return (
+    <Dialog id="new-task" title={t("newTask.heading")} onClose={onClose}>
+      <form
+        noValidate
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const f = new FormData(e.currentTarget);
+          const v = (k: string) => String(f.get(k) ?? "").trim();
+          // datetime-local values have no offset: the API reads them in Accept-Timezone's zone,
+          // the account's (contract §1).
+          const time = (k: string) => (v(k) ? `${v(k)}:00` : null);
+          busy.value = true;
+          const r = await s.client.POST("/tasks/", {
+            body: {
+              account: s.account,
+              category: v("category") as "drop_off",
+              address: { raw_address: v("address") },
+              contact: { name: v("contact"), phones: v("phone") ? [v("phone")] : [] },
+              complete_after: time("complete_after"),
+              complete_before: time("complete_before"),
+            } as never,
+          });
+          busy.value = false;
+          if (r.data) {
+            const task = r.data as Task;
+            tasks.value = new Map(tasks.value).set(task.id, task);
+            notice.value = { text: t("newTask.created"), error: false };
+            onClose();
+          } else {
+            const body = (r.error ?? {}) as FieldErrors;
+            errors.value = body;
+            const detail = (body as { detail?: unknown }).detail;
+            const general = errorsAt(body, "non_field_errors").concat(
+              typeof detail === "string" ? [detail] : [],
+            );
+            if (general.length) notice.value = { text: general.join(" "), error: true };
+          }
+        }}
+      >
+        <Field name="address" label={t("newTask.address")} errors={errors.value}>
+          {(a) => <input {...a} type="text" autoComplete="street-address" />}
+        </Field>
+        <Field name="contact" label={t("newTask.contactName")} errors={errors.value}>
+          {(a) => <input {...a} type="text" />}
+        </Field>
+        <Field name="phone" label={t("newTask.phone")} errors={errors.value}>
+          {(a) => <input {...a} type="tel" />}
+        </Field>
+        <Field name="complete_after" label={t("newTask.after")} errors={errors.value}>
+          {(a) => <input {...a} type="datetime-local" defaultValue={`${day}T09:00`} />}
+        </Field>
+        <Field name="complete_before" label={t("newTask.before")} errors={errors.value}>
+          {(a) => <input {...a} type="datetime-local" defaultValue={`${day}T17:00`} />}
+        </Field>
+        <Field name="category" label={t("newTask.category")} errors={errors.value}>
+          {(a) => (
+            <select {...a}>
+              {(["drop_off", "pick_up", "service"] as const).map((c) => (
+                <option key={c} value={c}>
+                  {t(`category.${c}` as MessageKey)}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <div class="buttons">
+          <button type="submit" disabled={busy.value}>
+            {t("newTask.create")}
+          </button>
+          <button type="button" onClick={onClose}>
+            {t("cancel")}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+type Proposal = {
+  id: string;
+  before: { distance: number | null; duration: number | null };
+  result: {
+    routes: { route: string; stops: { task: string }[]; distance_m: number; duration_s: number }[];
+    unassigned: { task: string; reason: string }[];
+    distance_m: number;
+    duration_s: number;
+  };
+  assignees: Map<string, string>;
+};
+
+/**
+ * Optimize the shown workers' day (contract §26): a route per worker (made when missing), the
+ * day's unassigned tasks offered too, solved with `apply: false`; the proposal is applied as
+ * one batch of task commands (assign/reassign, then route and position), or discarded.
+ */
+export function OptimizeDialog({ onClose }: { onClose: () => void }) {
+  const proposal = useSignal<Proposal | null>(null);
+  const error = useSignal("");
+  const busy = useSignal(true);
+  useEffect(() => {
+    propose().then(
+      (p) => {
+        proposal.value = p;
+        busy.value = false;
+      },
+      (err) => {
+        error.value = t("optimize.failed", { reason: (err as Error).message });
+        busy.value = false;
+      },
+    );
+  }, []);
+  const p = proposal.value;
+  const taskName = (url: string) => {
+    const task = [...tasks.value.values()].find((x) => x.url === url);
+    return task ? firstLine(task) : url;
+  };
+  return (
+    <Dialog id="optimize" title={t("optimize.heading")} onClose={onClose}>
+      {busy.value && <p role="status">{t("optimize.running")}</p>}
+      {error.value && <p role="alert">{error.value}</p>}
+      {p && (
+        <>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col" />
+                <th scope="col">{t("optimize.before")}</th>
+                <th scope="col">{t("optimize.after")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <th scope="row">{t("optimize.distance")}</th>
+                <td>{formatKm(p.before.distance)}</td>
+                <td>{formatKm(p.result.distance_m)}</td>
+              </tr>
+              <tr>
+                <th scope="row">{t("optimize.duration")}</th>
+                <td>{formatDuration(p.before.duration)}</td>
+                <td>{formatDuration(p.result.duration_s)}</td>
+              </tr>
+            </tbody>
+          </table>
+          <h3>{t("optimize.unassigned")}</h3>
+          {p.result.unassigned.length ? (
+            <ul>
+              {p.result.unassigned.map((u) => (
+                <li key={u.task}>
+                  {taskName(u.task)}: {t(`reason.${u.reason}` as MessageKey)}
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <p>{t("optimize.none")}</p>
+          )}
+        </>
+      )}
+      <div class="buttons">
+        {p && (
+          <button
+            type="button"
+            disabled={busy.value}
+            onClick={async () => {
+              busy.value = true;
+              const why = await apply(p);
+              busy.value = false;
+              if (why) error.value = t("optimize.failed", { reason: why });
+              else {
+                notice.value = { text: t("optimize.applied"), error: false };
+                onClose();
+              }
+            }}
+          >
+            {t("optimize.apply")}
+          </button>
+        )}
+        <button type="button" onClick={onClose}>
+          {p ? t("optimize.discard") : t("close")}
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+async function propose(): Promise<Proposal> {
+  const s = session.value!;
+  const c = s.client;
+  const day = date.value;
+  const lanes = board.value;
+  const shown = workers.value.filter((w) => (lanes.get(w.url) ?? []).length > 0);
+  const all = shown.length ? shown : workers.value;
+  if (!all.length) throw new Error(t("optimize.noWorkers"));
+  const existing = await c.GET("/routes/", { params: { query: { date: day, page_size: 500 } } });
+  if (!existing.data) throw new Error(errorMessage(existing.error, "routes"));
+  const routes = new Map<string, { url: string; distance_m: number | null; duration_s: number | null }>();
+  for (const r of existing.data.results) {
+    if (r.assignee && r.state !== "archived" && !routes.has(r.assignee)) routes.set(r.assignee, r as never);
+  }
+  for (const w of all) {
+    if (routes.has(w.url)) continue;
+    const made = await c.POST("/routes/", {
+      body: { name: `${w.name} ${day}`, assignee: w.url, date: day } as never,
+    });
+    if (!made.data) throw new Error(errorMessage(made.error, "route"));
+    routes.set(w.url, made.data as never);
+  }
+  const routeUrls = new Set([...routes.values()].map((r) => r.url));
+  // Tasks on a route of this run take part anyway; the others of the day are offered.
+  const offered = [...lanes.entries()]
+    .filter(([lane]) => lane === UNASSIGNED || routes.has(lane))
+    .flatMap(([, list]) => list)
+    .filter((x) => !x.route || !routeUrls.has(x.route))
+    .filter((x) => ["unassigned", "assigned", "accepted", "draft"].includes(x.state))
+    .map((x) => x.url);
+  const before = [...routes.values()];
+  const sum = (k: "distance_m" | "duration_s") =>
+    before.every((r) => r[k] != null) ? before.reduce((a, r) => a + (r[k] ?? 0), 0) : null;
+  const posted = await c.POST("/route_optimizations/", {
+    body: { routes: [...routeUrls], tasks: offered, apply: false } as never,
+  });
+  if (!posted.data) throw new Error(errorMessage(posted.error, "optimization"));
+  const id = (posted.data as { id: string }).id;
+  for (let i = 0; i < 600; i++) {
+    const r = await c.GET("/route_optimizations/{id}/", { params: { path: { id } } });
+    const o = r.data as
+      | { state: string; result: Proposal["result"] | null; error_message?: string }
+      | undefined;
+    if (o?.state === "completed" && o.result) {
+      const assignees = new Map([...routes.entries()].map(([w, r]) => [r.url, w]));
+      return {
+        id,
+        before: { distance: sum("distance_m"), duration: sum("duration_s") },
+        result: o.result,
+        assignees,
+      };
+    }
+    if (o?.state === "failed") throw new Error(o.error_message || "failed");
+    await new Promise((res) => setTimeout(res, 300));
+  }
+  throw new Error("timeout");
+}
+
+async function apply(p: Proposal): Promise<string | null> {
+  const c = session.value!.client;
+  const byUrl = new Map([...tasks.value.values()].map((x) => [x.url, x]));
+  const time = new Date().toISOString();
+  const commands: object[] = [];
+  const id = () => `console-${crypto.randomUUID()}`;
+  for (const r of p.result.routes) {
+    const assignee = p.assignees.get(r.route)!;
+    r.stops.forEach((stop, k) => {
+      const task = byUrl.get(stop.task);
+      if (!task) return;
+      const td = { route: r.route, position: k + 1 };
+      if (task.assignee && task.assignee !== assignee) {
+        commands.push({
+          task: task.url,
+          action: "reassign",
+          assignee,
+          external_id: id(),
+          time,
+          task_data: { position: k + 1 },
+        });
+      } else if (!task.assignee) {
+        commands.push({ task: task.url, action: "assign", assignee, external_id: id(), time });
+      }
+      commands.push({ task: task.url, action: "update", external_id: id(), time, task_data: td });
+    });
+  }
+  for (let i = 0; i < commands.length; i += 500) {
+    const r = await c.POST("/task_commands/", { body: commands.slice(i, i + 500) as never });
+    if (!r.data) return errorMessage(r.error, "commands");
+    const refused = (r.data as unknown as { state: string; error_message: string }[]).find(
+      (x) => x.state === "rejected",
+    );
+    if (refused) return refused.error_message;
+  }
+  await loadDay();
+  return null;
+}
+
+export { workerName };

@@ -1,0 +1,154 @@
+import { computed, useSignal } from "@preact/signals";
+import { useEffect, useRef } from "preact/hooks";
+import type { Task } from "../shared/api";
+import { t } from "../shared/i18n";
+import { UNASSIGNED } from "./board";
+import { firstLine } from "./board-view";
+import { board, selected } from "./state";
+
+const W = 600;
+const H = 600;
+const PAD = 20;
+
+type Pt = { task: Task; x: number; y: number };
+
+const coords = (task: Task): [number, number] | null => {
+  const loc = task.address?.location as { coordinates?: [number, number] } | null | undefined;
+  return loc?.coordinates ?? null;
+};
+
+/**
+ * Markers and route lines on a plain background, drawn from the tasks' coordinates alone: no
+ * tile, style or font request leaves the origin (contract §26). Equirectangular, with the
+ * longitude scaled by cos(latitude) so a city keeps its shape.
+ */
+const layout = computed(() => {
+  const lanes = board.value;
+  const all: [Task, [number, number]][] = [];
+  for (const list of lanes.values())
+    for (const task of list) {
+      const c = coords(task);
+      if (c) all.push([task, c]);
+    }
+  if (!all.length) return { points: new Map<string, Pt>(), lines: [] as { lane: string; d: string }[] };
+  let [minX, minY, maxX, maxY] = [180, 90, -180, -90];
+  for (const [, [x, y]] of all) {
+    minX = Math.min(minX, x);
+    maxX = Math.max(maxX, x);
+    minY = Math.min(minY, y);
+    maxY = Math.max(maxY, y);
+  }
+  const k = Math.cos((((minY + maxY) / 2) * Math.PI) / 180);
+  const spanX = Math.max((maxX - minX) * k, 1e-4);
+  const spanY = Math.max(maxY - minY, 1e-4);
+  const scale = Math.min((W - 2 * PAD) / spanX, (H - 2 * PAD) / spanY);
+  const points = new Map<string, Pt>();
+  for (const [task, [x, y]] of all) {
+    points.set(task.id, { task, x: PAD + (x - minX) * k * scale, y: H - PAD - (y - minY) * scale });
+  }
+  const lines: { lane: string; d: string }[] = [];
+  for (const [lane, list] of lanes) {
+    if (lane === UNASSIGNED) continue;
+    const pts = list.map((task) => points.get(task.id)).filter((p): p is Pt => !!p);
+    if (pts.length > 1)
+      lines.push({ lane, d: `M${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join("L")}` });
+  }
+  return { points, lines };
+});
+
+/** The operator's map style, named by the server in the page (src/apps/docs.ts), or null. */
+const mapStyle = () => document.querySelector<HTMLMetaElement>('meta[name="map-style"]')?.content || null;
+
+export function MapRegion() {
+  const style = mapStyle();
+  return style ? <Basemap style={style} /> : <PlainMap />;
+}
+
+function select(id: string) {
+  selected.value = id;
+  document.getElementById(`task-${id}`)?.scrollIntoView({ block: "nearest" });
+}
+
+/** MapLibre over the operator's style, its code fetched when this first renders. */
+function Basemap({ style }: { style: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const map = useRef<{ update: (d: import("./maplibre-map").MapData) => void; destroy: () => void } | null>(
+    null,
+  );
+  const loaded = useSignal(false);
+  useEffect(() => {
+    let gone = false;
+    import("./maplibre-map").then(({ createBasemap }) => {
+      if (gone || !ref.current) return;
+      map.current = createBasemap(ref.current, style, select);
+      loaded.value = true;
+    });
+    return () => {
+      gone = true;
+      map.current?.destroy();
+    };
+  }, [style]);
+  const data = basemapData.value;
+  useEffect(() => {
+    map.current?.update(data);
+  }, [data, loaded.value]);
+  return (
+    <section class="map" aria-label={t("map")}>
+      {!loaded.value && <p>{t("map.loading")}</p>}
+      <div ref={ref} class="basemap" />
+    </section>
+  );
+}
+
+const basemapData = computed(() => {
+  const points: { id: string; name: string; state: string; lon: number; lat: number }[] = [];
+  const lines: { lane: string; coords: [number, number][] }[] = [];
+  for (const [lane, list] of board.value) {
+    const coordsOfLane: [number, number][] = [];
+    for (const task of list) {
+      const c = coords(task);
+      if (!c) continue;
+      points.push({ id: task.id, name: firstLine(task), state: task.state, lon: c[0], lat: c[1] });
+      coordsOfLane.push([c[0], c[1]]);
+    }
+    if (lane !== UNASSIGNED && coordsOfLane.length > 1) lines.push({ lane, coords: coordsOfLane });
+  }
+  return { points, lines, selected: selected.value };
+});
+
+/** The map without a style: SVG, no request at all. */
+function PlainMap() {
+  const { points, lines } = layout.value;
+  const sel = selected.value;
+  return (
+    <section class="map" aria-label={t("map")}>
+      {/* biome-ignore lint/a11y/useKeyWithClickEvents: a pointer shortcut only; the keyboard selects the same tasks in the lists, and the map follows. */}
+      <svg
+        viewBox={`0 0 ${W} ${H}`}
+        role="img"
+        aria-label={t("map")}
+        onClick={(e) => {
+          const id = (e.target as Element).getAttribute("data-id");
+          if (id) select(id);
+        }}
+      >
+        <rect width={W} height={H} class="bg" />
+        {lines.map((l, i) => (
+          <path key={l.lane} d={l.d} class={`route r${i % 8}`} />
+        ))}
+        {[...points.values()].map((p) => (
+          <circle
+            key={p.task.id}
+            cx={p.x}
+            cy={p.y}
+            r={p.task.id === sel ? 9 : 5}
+            class={`marker s-${p.task.state}${p.task.id === sel ? " selected" : ""}`}
+            data-id={p.task.id}
+          >
+            <title>{firstLine(p.task)}</title>
+          </circle>
+        ))}
+      </svg>
+    </section>
+  );
+}
