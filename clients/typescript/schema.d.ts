@@ -5392,9 +5392,11 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
                 "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
                 "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
             };
             path?: never;
@@ -5419,6 +5421,7 @@ export interface operations {
                     "text/html": string;
                 };
             };
+            400: components["responses"]["BadRequestHeader"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
@@ -8248,7 +8251,7 @@ export interface operations {
                 /** @description `YYYY-MM-DD`: the tasks on that day, in the request's time zone (`Accept-Timezone`; UTC without it): those whose window (`complete_after`..`complete_before`, either end alone counting as a point) meets the day, or whose `scheduled_time` falls in it. A dispatch board's day in one filter. */
                 day?: string;
                 /** @description `true`: only tasks with neither window nor `scheduled_time` (what `day` never lists); `false`: only tasks with one. */
-                undated?: string;
+                undated?: "true" | "false" | "1" | "0" | "yes" | "no";
                 /** @description Order URL or UUID. */
                 order?: string;
                 /** @description Contact address URL or UUID. */

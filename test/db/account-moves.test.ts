@@ -4,8 +4,8 @@ import { ACCOUNT_DATA_TABLES, GLOBAL_TABLES } from "../../src/db/account-tables"
 import { databaseNamed } from "../../src/db/shards";
 import { advanceMoves, DRAIN_MS, digest, type MoveRow, requestMove } from "../../src/services/accounts/move";
 import { BASE, call, expectStatus, newAccount, type TestAccount } from "../helpers";
-import { sampleTask } from "../tasks/helpers";
 import { open, ticket } from "../live/client";
+import { sampleTask } from "../tasks/helpers";
 import { hookUrl, seedDelivery } from "../webhooks/support";
 
 /**
