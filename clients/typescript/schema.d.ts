@@ -62,6 +62,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dispatch console (contract §26)
+         * @description A single-page app on the public API, served from the service's static files under a Content-Security-Policy without inline script. `index.html` is never cached (`Cache-Control: no-cache`); its scripts and styles, under `/console/assets/` and named by their content's hash, are cached for a year. `/console` redirects here (301).
+         */
+        get: operations["listConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs/": {
         parameters: {
             query?: never;
@@ -5201,6 +5221,42 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    listConsole: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (8–128 characters of `[A-Za-z0-9_.-]`), echoed back; else one is made. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written (D1 read replication). Without it, a read may come from a replica a moment behind. Not a bookmark: 400 `bad_request`; empty: none. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     retrieveDocsPage: {
         parameters: {
             query?: never;
@@ -8019,6 +8075,10 @@ export interface operations {
                 complete_after__gte?: string;
                 /** @description complete_before at or before this time. */
                 complete_before__lte?: string;
+                /** @description `YYYY-MM-DD`: the tasks on that day, in the request's time zone (`Accept-Timezone`; UTC without it): those whose window (`complete_after`..`complete_before`, either end alone counting as a point) meets the day, or whose `scheduled_time` falls in it. A dispatch board's day in one filter. */
+                day?: string;
+                /** @description `true`: only tasks with neither window nor `scheduled_time` (what `day` never lists); `false`: only tasks with one. */
+                undated?: string;
                 /** @description Order URL or UUID. */
                 order?: string;
                 /** @description Contact address URL or UUID. */

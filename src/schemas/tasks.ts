@@ -230,6 +230,12 @@ const TASK_LIST_FILTERS = {
   category: filter("pick_up, drop_off or service; several separated by commas."),
   complete_after__gte: filter("complete_after at or after this time."),
   complete_before__lte: filter("complete_before at or before this time."),
+  day: filter(
+    "`YYYY-MM-DD`: the tasks on that day, in the request's time zone (`Accept-Timezone`; UTC without it): those whose window (`complete_after`..`complete_before`, either end alone counting as a point) meets the day, or whose `scheduled_time` falls in it. A dispatch board's day in one filter.",
+  ),
+  undated: filter(
+    "`true`: only tasks with neither window nor `scheduled_time` (what `day` never lists); `false`: only tasks with one.",
+  ),
   order: filter("Order URL or UUID."),
   contact_address: filter("Contact address URL or UUID."),
   contact_address__external_id: filter("External id of the contact address the task was linked with."),

@@ -130,4 +130,26 @@ describe("task list query plans", () => {
     expect(scans, scans.slice(0, 5).join("\n")).toEqual([]);
     expect(checked).toBeGreaterThan(2000);
   });
+
+  // The console's day filters (contract §26): their OR cannot use one index range, but the
+  // account_id prefix must still bound the read (a SEARCH, never a SCAN of the table). Kept
+  // apart from the matrix above, whose cost grows with every filter.
+  it("reads a day or the undated through the account's index", async () => {
+    for (const filter of [{ day: "2030-01-01" }, { undated: "true", state: "unassigned" }]) {
+      for (const ordering of ["position", "created_at"]) {
+        const plan = planTaskList(
+          { ...filter, ordering },
+          { principal: principal("admin"), zone: null, settleSeconds: 5 },
+        );
+        for (const st of pageStatements(plan, null, 501)) {
+          const { results } = await stored
+            .prepare(`EXPLAIN QUERY PLAN ${st.sql}`)
+            .bind(...st.params)
+            .all<{ detail: string }>();
+          const details = results.map((r) => r.detail);
+          expect(details.join(" | ")).not.toMatch(/\bSCAN tasks\b/);
+        }
+      }
+    }
+  });
 });

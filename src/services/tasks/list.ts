@@ -81,6 +81,16 @@ function idParam(errors: FieldErrors, field: string, value: string, collection: 
   return id ?? "";
 }
 
+/** A calendar day's [start, end) in milliseconds, read in `zone` (UTC when null), or null. */
+function dayBounds(text: string, zone: string | null): { start: number; end: number } | null {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text.trim())) return null;
+  const [y, m, d] = text.trim().split("-").map(Number);
+  const next = new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
+  const start = parseTimestamp(`${text.trim()}T00:00:00`, zone ?? "UTC");
+  const end = parseTimestamp(`${next}T00:00:00`, zone ?? "UTC");
+  return start === null || end === null ? null : { start, end };
+}
+
 /** Turns the validated query into SQL conditions (or a 400 naming each bad parameter). */
 export function planTaskList(
   q: TaskListQueryInput,
@@ -127,6 +137,30 @@ export function planTaskList(
     cond("task_import_id = ?", idParam(errors, "task_import", q.task_import, "imports"));
   time("complete_after__gte", q.complete_after__gte, "complete_after >= ?");
   time("complete_before__lte", q.complete_before__lte, "complete_before <= ?");
+  if (q.day !== undefined) {
+    const day = dayBounds(q.day, ctx.zone);
+    if (!day) addError(errors, "day", "Enter a valid date (YYYY-MM-DD).");
+    // A window missing one end is the point it names. No index serves this OR; the
+    // account_id prefix still bounds the scan to the account's tasks.
+    else
+      cond(
+        "((COALESCE(complete_after, complete_before) < ? AND COALESCE(complete_before, complete_after) >= ?) OR (scheduled_time >= ? AND scheduled_time < ?))",
+        day.end,
+        day.start,
+        day.start,
+        day.end,
+      );
+  }
+  if (q.undated !== undefined) {
+    const b = boolParam(errors, "undated", q.undated);
+    if (b !== undefined) {
+      where.push(
+        b
+          ? "(complete_after IS NULL AND complete_before IS NULL AND scheduled_time IS NULL)"
+          : "(complete_after IS NOT NULL OR complete_before IS NOT NULL OR scheduled_time IS NOT NULL)",
+      );
+    }
+  }
   for (const [col, prefix] of [
     ["geocoded_at", "address__geocoded_at"],
     ["geocode_failed_at", "address__geocode_failed_at"],
