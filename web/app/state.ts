@@ -204,29 +204,30 @@ export async function refresh() {
       const target = a ? TARGET[a.action as TaskAction] : undefined;
       return target ? { ...t, state: target } : t;
     });
-    const mf = await client.GET("/metafields/", {
-      params: { query: { applies_to: "tasks", page_size: 500 } as never },
-    });
-    const required = (
-      (mf.data as { results?: (Metafield & { is_required_before_complete?: boolean })[] } | undefined)
-        ?.results ?? []
-    ).filter((m) => m.is_required_before_complete);
+    // The list first (a usable "Today" as soon as the day's tasks arrive), then what a task's
+    // page and "Complete" need, in parallel.
+    tasks.value = shown;
+    timings.listAt ||= performance.now();
+    await setKv("tasks", shown);
     const docs: Record<string, Doc[]> = {};
-    await Promise.all(
-      list.map(async (t) => {
+    const [mf] = await Promise.all([
+      client.GET("/metafields/", { params: { query: { applies_to: "tasks", page_size: 500 } as never } }),
+      ...list.map(async (t) => {
         const d = await client!.GET("/documents/", {
           params: { query: { task: t.url, page_size: 100 } as never },
         });
         docs[t.id as string] = ((d.data as { results?: Doc[] } | undefined)?.results ?? []) as Doc[];
       }),
-    );
+    ]);
+    const required = (
+      (mf.data as { results?: (Metafield & { is_required_before_complete?: boolean })[] } | undefined)
+        ?.results ?? []
+    ).filter((m) => m.is_required_before_complete);
     batch(() => {
-      tasks.value = shown;
       documents.value = docs;
       requiredMetafields.value = required;
     });
-    timings.listAt ||= performance.now();
-    await Promise.all([setKv("tasks", shown), setKv("documents", docs), setKv("metafields", required)]);
+    await Promise.all([setKv("documents", docs), setKv("metafields", required)]);
   } catch {
     // Offline after all: what the phone kept stays shown.
   }
