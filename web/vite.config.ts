@@ -26,6 +26,10 @@ export default defineConfig({
     sourcemap: false,
     // MapLibre GL JS (with its worker) is one lazy chunk of ~1 MB, loaded only with a map style.
     chunkSizeWarningLimit: 1200,
-    rollupOptions: { input: { console: resolve(web, "console/index.html") } },
+    // Which files the field app loads, for its service worker's precache (scripts/build-app-sw.mjs).
+    manifest: true,
+    rollupOptions: {
+      input: { console: resolve(web, "console/index.html"), app: resolve(web, "app/index.html") },
+    },
   },
 });

@@ -1,0 +1,314 @@
+#!/usr/bin/env node
+import assert from "node:assert/strict";
+// `npm run test:browser` (part): the field app (contract §27) in Debian's Chromium, at 360×640.
+// Starts the service with the README's dev command on its own port (or uses FIELD_TEST_BASE),
+// makes an account, a worker and five of today's tasks through the API, signs the worker in,
+// then, offline (`context.setOffline`): completes three tasks (one with a signature and a photo),
+// fails one with a reason, starts one the dispatcher cancels meanwhile; back online, kills the
+// page mid-sync and opens it again. Checks through the API that every action was applied once
+// and in order, the signature and the photo attached, and that the refused action is shown with
+// its reason. axe-core on every screen; screenshots to test-output/field-*.png.
+import { spawn } from "node:child_process";
+import { mkdirSync } from "node:fs";
+import AxeBuilder from "@axe-core/playwright";
+import { chromium } from "playwright-core";
+import { apiClient } from "../../bench/lib/harness.mjs";
+
+const PORT = Number(process.env.FIELD_TEST_PORT || 8798);
+const BASE = process.env.FIELD_TEST_BASE || `http://127.0.0.1:${PORT}`;
+const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
+const log = (...a) => console.log("[field]", ...a);
+const OUT = "test-output";
+
+let server = null;
+let serverLog = "";
+if (!process.env.FIELD_TEST_BASE) {
+  server = spawn("node", ["scripts/dev.mjs", "--port", String(PORT), "--ip", "127.0.0.1"], {
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+    env: { ...process.env, CI: "true" },
+  });
+  server.stdout.on("data", (d) => (serverLog += d));
+  server.stderr.on("data", (d) => (serverLog += d));
+}
+const stop = () => {
+  try {
+    if (server) process.kill(-server.pid, "SIGTERM");
+  } catch {}
+};
+
+const api = apiClient(BASE, { retries429: 5 });
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A tiny PNG (a photo from the "camera"). */
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP8z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg==",
+  "base64",
+);
+
+/** Fails on any serious or critical axe-core violation of the page as it is now. */
+async function axe(page, screen) {
+  const { violations } = await new AxeBuilder({ page }).analyze();
+  const bad = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  assert.deepEqual(
+    bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
+    [],
+    `axe on ${screen}`,
+  );
+}
+
+async function main() {
+  const deadline = Date.now() + 180_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${BASE}/health/`)).ok) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`the dev server did not start:\n${serverLog}`);
+    await sleep(500);
+  }
+  mkdirSync(OUT, { recursive: true });
+  const stamp = Date.now();
+  const email = `field-${stamp}@example.test`;
+  const password = "field test password";
+  assert.equal((await api("/accounts/", { body: { name: "Field test", email, password } })).status, 201);
+  const admin = (await api("/authenticate/", { body: { username: email, password } })).body.token;
+  const me = (await api("/users/me/", { token: admin })).body;
+  const accountId = me.account.split("/").at(-2);
+  const patched = await api(`/accounts/${accountId}/`, {
+    method: "PATCH",
+    token: admin,
+    body: { failed_reasons: ["Nobody home", "Address not found"] },
+  });
+  assert.equal(patched.status, 200, patched.text);
+  const workerEmail = `w-${email}`;
+  const worker = await api("/users/", {
+    token: admin,
+    body: { email: workerEmail, name: "Aino", password, role: "worker" },
+  });
+  assert.equal(worker.status, 201, worker.text);
+  const today = new Date().toISOString().slice(0, 10);
+  const streets = ["Kauppakatu 1", "Rantatie 2", "Koulukatu 3", "Puistotie 4", "Satamakatu 5"];
+  const tasks = [];
+  for (const [i, street] of streets.entries()) {
+    const r = await api("/tasks/", {
+      token: admin,
+      body: {
+        account: me.account,
+        category: "drop_off",
+        address: { raw_address: `${street}, Tampere, Finland` },
+        contact: { name: `Customer ${i + 1}`, phones: ["+358401234567"] },
+        complete_after: `${today}T00:00:00Z`,
+        complete_before: `${today}T23:59:00Z`,
+        description: `Parcel ${i + 1}`,
+        assignee: worker.body.url,
+      },
+    });
+    assert.equal(r.status, 201, r.text);
+    tasks.push(r.body);
+  }
+  // Route order: positions as a dispatcher's reordering would set them (the last first).
+  for (const [i, t] of tasks.entries()) {
+    const r = await api("/task_commands/", {
+      token: admin,
+      body: {
+        task: t.url,
+        external_id: `pos-${stamp}-${i}`,
+        time: new Date().toISOString(),
+        action: "update",
+        task_data: { position: tasks.length - i },
+      },
+    });
+    assert.equal(r.status, 201, r.text);
+  }
+  const byStreet = Object.fromEntries(tasks.map((t, i) => [streets[i], t]));
+
+  const browser = await chromium.launch({
+    executablePath,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+  const context = await browser.newContext({
+    viewport: { width: 360, height: 640 },
+    deviceScaleFactor: 2,
+    isMobile: true,
+    hasTouch: true,
+    locale: "en-GB",
+  });
+  // The app never sends a request off the service's origin (contract Part four).
+  const foreign = [];
+  context.on("request", (req) => {
+    if (!req.url().startsWith(BASE) && !req.url().startsWith("data:")) foreign.push(req.url());
+  });
+  try {
+    let page = await context.newPage();
+    await page.goto(`${BASE}/app/?lang=en`);
+    await page.getByRole("textbox", { name: "Email" }).waitFor();
+    await axe(page, "sign-in");
+    await page.screenshot({ path: `${OUT}/field-signin.png` });
+    await page.getByRole("textbox", { name: "Email" }).fill(workerEmail);
+    await page.getByRole("textbox", { name: "Password" }).fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const list = page.getByRole("list", { name: "Today" });
+    await list.waitFor();
+    const names = await list.getByRole("listitem").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label")));
+    assert.deepEqual(names, [...streets].reverse(), "today's tasks in route order");
+    await page.getByRole("status").filter({ hasText: "All sent" }).waitFor();
+    await axe(page, "today");
+    await page.screenshot({ path: `${OUT}/field-today.png` });
+    // The app's files are kept by its service worker before the network goes.
+    await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
+
+    await context.setOffline(true);
+    const open = async (street) => {
+      await page.getByRole("listitem", { name: street }).getByRole("link").click();
+      await page.getByRole("heading", { name: street }).waitFor();
+    };
+    const press = (name) => page.getByRole("button", { name, exact: true }).click();
+    const back = () => press("Back");
+
+    // 1. With a signature and a photo.
+    await open("Kauppakatu 1");
+    await axe(page, "task");
+    await page.screenshot({ path: `${OUT}/field-task.png` });
+    assert.equal(await page.getByRole("link", { name: "+358401234567" }).getAttribute("href"), "tel:+358401234567");
+    assert.match(await page.getByRole("link", { name: "Open in maps" }).getAttribute("href"), /^geo:/);
+    await press("Accept");
+    await press("Start");
+    await press("Arrived");
+    await press("Complete");
+    const dialog = page.getByRole("dialog", { name: "Proof of delivery" });
+    await dialog.waitFor();
+    const pad = dialog.getByRole("img", { name: "Signature" });
+    const box = await pad.boundingBox();
+    await page.mouse.move(box.x + 20, box.y + 40);
+    await page.mouse.down();
+    for (let i = 1; i <= 10; i++) await page.mouse.move(box.x + 20 + i * 25, box.y + 40 + (i % 2) * 30);
+    await page.mouse.up();
+    await dialog.getByLabel("Photo").setInputFiles({ name: "door.png", mimeType: "image/png", buffer: PNG });
+    await axe(page, "proof of delivery");
+    await page.screenshot({ path: `${OUT}/field-pod.png` });
+    await dialog.getByRole("button", { name: "Complete the task" }).click();
+    await dialog.waitFor({ state: "detached" });
+    await back();
+    // 2 and 3: completed without proof.
+    for (const street of ["Rantatie 2", "Koulukatu 3"]) {
+      await open(street);
+      await press("Start");
+      await press("Complete");
+      await page.getByRole("dialog", { name: "Proof of delivery" }).getByRole("button", { name: "Complete the task" }).click();
+      await back();
+    }
+    // 4: failed with a reason.
+    await open("Puistotie 4");
+    await press("Fail");
+    const fail = page.getByRole("dialog", { name: "Fail" });
+    await fail.getByLabel("Reason").selectOption("Nobody home");
+    await axe(page, "fail");
+    await fail.getByRole("button", { name: "Fail the task" }).click();
+    await back();
+    // 5: started on the phone while the dispatcher cancels it.
+    await open("Satamakatu 5");
+    await press("Start");
+    await back();
+    const cancel = await api("/task_commands/", {
+      token: admin,
+      body: {
+        task: byStreet["Satamakatu 5"].url,
+        external_id: `cancel-${stamp}`,
+        time: new Date().toISOString(),
+        action: "cancel",
+      },
+    });
+    assert.equal(cancel.status, 201, cancel.text);
+    // 4 + 2 + 2 + 1 + 1 actions made offline, none sent.
+    await page.getByRole("status").filter({ hasText: "10 waiting" }).waitFor();
+    await page.screenshot({ path: `${OUT}/field-offline.png` });
+    // An offline reload starts from the phone's copy.
+    const reloadStart = Date.now();
+    await page.reload();
+    await page.getByRole("list", { name: "Today" }).waitFor();
+    log("offline reload to a usable Today:", Date.now() - reloadStart, "ms");
+    await page.getByRole("status").filter({ hasText: "10 waiting" }).waitFor();
+
+    // Online; the page is killed mid-sync and opened again.
+    await context.setOffline(false);
+    await page.evaluate(() => window.dispatchEvent(new Event("online")));
+    await sleep(150);
+    await page.close();
+    page = await context.newPage();
+    await page.goto(`${BASE}/app/?lang=en`);
+    await page.getByRole("status").filter({ hasText: "All sent" }).waitFor({ timeout: 30_000 });
+
+    // Through the API: each action once, in order; the proof attached; the refusal shown.
+    const commandsOf = async (t) => {
+      const r = await api(`/task_commands/?task=${encodeURIComponent(t.url)}&page_size=100`, { token: admin });
+      assert.equal(r.status, 200, r.text);
+      return r.body.results
+        .filter((c) => c.external_id.startsWith("app-"))
+        .sort((a, b) => Date.parse(a.time) - Date.parse(b.time));
+    };
+    const expect = {
+      "Kauppakatu 1": ["accept", "transit", "activate", "complete"],
+      "Rantatie 2": ["transit", "complete"],
+      "Koulukatu 3": ["transit", "complete"],
+      "Puistotie 4": ["fail"],
+      "Satamakatu 5": ["transit"],
+    };
+    for (const [street, actions] of Object.entries(expect)) {
+      const got = await commandsOf(byStreet[street]);
+      assert.deepEqual(
+        got.map((c) => c.action),
+        actions,
+        `${street}: each action once, in order`,
+      );
+      assert.equal(new Set(got.map((c) => c.external_id)).size, got.length);
+    }
+    const state = async (street) => (await api(`/tasks/${byStreet[street].id}/`, { token: admin })).body.state;
+    for (const street of ["Kauppakatu 1", "Rantatie 2", "Koulukatu 3"]) assert.equal(await state(street), "completed");
+    assert.equal(await state("Puistotie 4"), "failed");
+    assert.equal(await state("Satamakatu 5"), "cancelled");
+    const [refused] = await commandsOf(byStreet["Satamakatu 5"]);
+    assert.equal(refused.state, "rejected");
+    const failed = await commandsOf(byStreet["Puistotie 4"]);
+    assert.equal(failed[0].notes, "Nobody home");
+    const first = byStreet["Kauppakatu 1"];
+    const sigs = await api(`/signatures/?task=${encodeURIComponent(first.url)}`, { token: admin });
+    assert.equal(sigs.body.results.length, 1, "the signature, once");
+    const docs = await api(`/documents/?task=${encodeURIComponent(first.url)}`, { token: admin });
+    assert.equal(docs.body.results.length, 1, "the photo, once");
+    assert.equal(docs.body.results[0].mimetype, "image/png");
+
+    await page.getByRole("listitem", { name: "Satamakatu 5" }).getByRole("link").click();
+    await page.getByRole("alert").filter({ hasText: /Refused: .*cancel/i }).waitFor();
+    await axe(page, "refused");
+    await page.screenshot({ path: `${OUT}/field-refused.png` });
+
+    // Another language (contract Part four): the same screen in Finnish.
+    await page.goto(`${BASE}/app/?lang=fi`);
+    await page.getByRole("list", { name: "Tänään" }).waitFor();
+    await page.screenshot({ path: `${OUT}/field-today-fi.png` });
+
+    assert.deepEqual(foreign, [], "no request off the service's origin");
+    log("ok: offline actions applied once and in order, proof attached, the refusal shown");
+  } finally {
+    await browser.close();
+  }
+}
+
+main()
+  .then(() => {
+    stop();
+    process.exit(0);
+  })
+  .catch((err) => {
+    console.error(err);
+    stop();
+    process.exit(1);
+  });

@@ -1,0 +1,511 @@
+import { useSignal } from "@preact/signals";
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef } from "preact/hooks";
+import type { TaskAction } from "../../src/domain/task-state-machine";
+import type { Task } from "../shared/api";
+import { timeRange } from "../shared/format";
+import { LANGUAGE_NAMES, LANGUAGES, type Language, lang } from "../shared/i18n";
+import { type FieldKey, tf } from "./locales";
+import type { Upload } from "./outbox";
+import {
+  act,
+  allowed,
+  BUTTONS,
+  dismiss,
+  documents,
+  firstLine,
+  notYours,
+  online,
+  openTaskId,
+  refusedOf,
+  requiredMetafields,
+  type Session,
+  session,
+  setSharePosition,
+  sharePosition,
+  signIn,
+  signInReason,
+  signOut,
+  started,
+  statusText,
+  tasks,
+} from "./state";
+
+export function App() {
+  if (!started.value) return <p class="loading">{tf("loading")}</p>;
+  if (notYours.value) return <NotYours role={notYours.value} />;
+  const s = session.value;
+  if (!s) return <SignIn />;
+  const task = openTaskId.value ? tasks.value.find((t) => t.id === openTaskId.value) : null;
+  return (
+    <>
+      <Header />
+      {task ? <TaskView task={task} session={s} /> : <Today session={s} />}
+    </>
+  );
+}
+
+function LanguagePicker() {
+  return (
+    <label class="lang">
+      {tf("language")}{" "}
+      <select value={lang.value} onChange={(e) => (lang.value = e.currentTarget.value as Language)}>
+        {LANGUAGES.map((l) => (
+          <option key={l} value={l} lang={l}>
+            {LANGUAGE_NAMES[l]}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+function Header() {
+  const error = useSignal("");
+  return (
+    <header class="top">
+      <p role="status" class={`sync ${online.value ? "" : "offline"}`}>
+        {statusText.value}
+        {online.value ? "" : ` · ${tf("status.offline")}`}
+      </p>
+      <button
+        type="button"
+        class="signout"
+        onClick={async () => {
+          error.value = (await signOut()) ?? "";
+        }}
+      >
+        {tf("signout")}
+      </button>
+      {error.value && (
+        <p class="error" role="alert">
+          {error.value}
+        </p>
+      )}
+    </header>
+  );
+}
+
+function NotYours({ role }: { role: string }) {
+  return (
+    <main class="signin">
+      <h1>{tf("title")}</h1>
+      <p>{tf("notYours.body", { role })}</p>
+    </main>
+  );
+}
+
+function SignIn() {
+  const error = useSignal("");
+  const busy = useSignal(false);
+  return (
+    <main class="signin">
+      <h1>{tf("title")}</h1>
+      <form
+        aria-labelledby="signin-heading"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const f = new FormData(e.currentTarget);
+          busy.value = true;
+          error.value = (await signIn(String(f.get("email")), String(f.get("password")))) ?? "";
+          busy.value = false;
+        }}
+      >
+        <h2 id="signin-heading">{tf("signin.heading")}</h2>
+        {(error.value || signInReason.value) && (
+          <p class="error" role="alert">
+            {error.value || signInReason.value}
+          </p>
+        )}
+        <label>
+          {tf("signin.email")}
+          <input name="email" type="email" autoComplete="username" required />
+        </label>
+        <label>
+          {tf("signin.password")}
+          <input name="password" type="password" autoComplete="current-password" required />
+        </label>
+        <button type="submit" disabled={busy.value}>
+          {tf("signin.submit")}
+        </button>
+      </form>
+      <LanguagePicker />
+    </main>
+  );
+}
+
+const stateLabel = (state: string) => tf(`state.${state}` as FieldKey);
+
+function Today({ session: s }: { session: Session }) {
+  const list = tasks.value;
+  return (
+    <main>
+      <h1 id="today-heading">{tf("today")}</h1>
+      {list.length === 0 ? (
+        <p>{tf("today.empty")}</p>
+      ) : (
+        <ul class="today" aria-labelledby="today-heading">
+          {list.map((task) => {
+            const window = timeRange(
+              task.complete_after ?? null,
+              task.complete_before ?? null,
+              s.account.timezone,
+            );
+            const refused = refusedOf(task.url as string).length > 0;
+            return (
+              <li key={task.id} aria-label={firstLine(task)} class={`item ${task.state}`}>
+                <a href={`#task/${task.id}`}>
+                  <strong>{firstLine(task)}</strong>
+                  <span class="meta">
+                    <span class={`badge ${task.state}`}>{stateLabel(task.state as string)}</span>{" "}
+                    {window ?? tf("window.none")}
+                  </span>
+                  {refused && (
+                    <span class="refused">
+                      {tf("refused", { reason: refusedOf(task.url as string)[0].error ?? "" })}
+                    </span>
+                  )}
+                </a>
+              </li>
+            );
+          })}
+        </ul>
+      )}
+      <label class="position">
+        <input
+          type="checkbox"
+          checked={sharePosition.value}
+          onChange={(e) => void setSharePosition(e.currentTarget.checked)}
+        />{" "}
+        {tf("position")}
+      </label>
+      <LanguagePicker />
+    </main>
+  );
+}
+
+/** A link that opens the phone's maps app at the task (RFC 5870 `geo:` URI). */
+function mapsLink(task: Task) {
+  const c = task.address?.location?.coordinates;
+  const label = task.address?.formatted_address || task.address?.raw_address || "";
+  if (c && c.length === 2) return `geo:${c[1]},${c[0]}?q=${c[1]},${c[0]}(${encodeURIComponent(label)})`;
+  return `geo:0,0?q=${encodeURIComponent(label)}`;
+}
+
+function TaskView({ task, session: s }: { task: Task; session: Session }) {
+  const dialog = useSignal<"fail" | "complete" | null>(null);
+  const docs = documents.value[task.id as string] ?? [];
+  const contact = task.contact;
+  const window = timeRange(task.complete_after ?? null, task.complete_before ?? null, s.account.timezone);
+  const run = (action: TaskAction) => {
+    if (action === "fail") dialog.value = "fail";
+    else if (action === "complete") dialog.value = "complete";
+    else void act(task, action);
+  };
+  return (
+    <main class="task">
+      <button type="button" class="back" onClick={() => (location.hash = "")}>
+        {tf("back")}
+      </button>
+      <h1>{firstLine(task)}</h1>
+      <p>
+        <span class={`badge ${task.state}`}>{stateLabel(task.state as string)}</span>
+      </p>
+      {refusedOf(task.url as string).map((a) => (
+        <p key={a.externalId} class="refused" role="alert">
+          {tf("refused", { reason: a.error ?? "" })}{" "}
+          <button type="button" onClick={() => void dismiss(a)}>
+            {tf("dismiss")}
+          </button>
+        </p>
+      ))}
+      <div class="actions">
+        {BUTTONS.filter((b) => allowed(task, b.action)).map((b) => (
+          <button key={b.action} type="button" class={`act ${b.action}`} onClick={() => run(b.action)}>
+            {tf(b.label)}
+          </button>
+        ))}
+      </div>
+      <dl>
+        <dt>{tf("address")}</dt>
+        <dd>
+          {task.address?.formatted_address || task.address?.raw_address}
+          <br />
+          <a href={mapsLink(task)}>{tf("address.maps")}</a>
+        </dd>
+        <dt>{tf("contact")}</dt>
+        <dd>
+          {contact?.name}
+          {contact?.company ? ` (${contact.company})` : ""}
+          {(contact?.phones ?? []).map((p) => (
+            <span key={p}>
+              <br />
+              <a href={`tel:${p}`}>{p}</a>
+            </span>
+          ))}
+        </dd>
+        <dt>{tf("window")}</dt>
+        <dd>{window ?? tf("window.none")}</dd>
+        {task.description && (
+          <>
+            <dt>{tf("description")}</dt>
+            <dd class="description">{task.description}</dd>
+          </>
+        )}
+        <dt>{tf("documents")}</dt>
+        <dd>
+          {docs.length === 0 ? (
+            tf("documents.none")
+          ) : (
+            <ul>
+              {docs.map((d) => (
+                <li key={d.id}>
+                  <a href={d.file} target="_blank" rel="noreferrer">
+                    {d.description || d.file_name}
+                  </a>
+                </li>
+              ))}
+            </ul>
+          )}
+        </dd>
+      </dl>
+      {dialog.value === "fail" && (
+        <FailDialog task={task} session={s} onClose={() => (dialog.value = null)} />
+      )}
+      {dialog.value === "complete" && (
+        <CompleteDialog task={task} session={s} onClose={() => (dialog.value = null)} />
+      )}
+    </main>
+  );
+}
+
+/** A modal `<dialog>` named by its heading; Escape or "Cancel" closes it. */
+function Dialog(props: { title: string; id: string; onClose: () => void; children: ComponentChildren }) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    const close = () => props.onClose();
+    d?.addEventListener("close", close);
+    return () => d?.removeEventListener("close", close);
+  }, []);
+  return (
+    <dialog ref={ref} aria-labelledby={props.id}>
+      <h2 id={props.id}>{props.title}</h2>
+      {props.children}
+    </dialog>
+  );
+}
+
+function FailDialog({ task, session: s, onClose }: { task: Task; session: Session; onClose: () => void }) {
+  const reasons = s.account.failed_reasons;
+  return (
+    <Dialog title={tf("fail.heading")} id="fail-heading" onClose={onClose}>
+      <form
+        method="dialog"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const notes = String(new FormData(e.currentTarget).get("notes") ?? "");
+          await act(task, "fail", { notes });
+          onClose();
+        }}
+      >
+        <label htmlFor="fail-reason">{tf("fail.reason")}</label>
+        {reasons.length ? (
+          <select id="fail-reason" name="notes" required>
+            {reasons.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        ) : (
+          <input id="fail-reason" name="notes" type="text" />
+        )}
+        <div class="buttons">
+          <button type="submit">{tf("fail.submit")}</button>
+          <button type="button" onClick={onClose}>
+            {tf("cancel")}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+/** A signature drawn with a finger, mouse or pen (Pointer Events), kept as a PNG. */
+function SignaturePad({ pad }: { pad: { current: { canvas: HTMLCanvasElement | null; drawn: boolean } } }) {
+  const ref = useRef<HTMLCanvasElement>(null);
+  useEffect(() => {
+    const c = ref.current!;
+    pad.current.canvas = c;
+    const ctx = c.getContext("2d")!;
+    ctx.lineWidth = 2.5;
+    ctx.lineCap = "round";
+    ctx.strokeStyle = "#111";
+    let down = false;
+    const at = (e: PointerEvent) => {
+      const r = c.getBoundingClientRect();
+      return [
+        ((e.clientX - r.left) * c.width) / r.width,
+        ((e.clientY - r.top) * c.height) / r.height,
+      ] as const;
+    };
+    const start = (e: PointerEvent) => {
+      down = true;
+      c.setPointerCapture(e.pointerId);
+      const [x, y] = at(e);
+      ctx.beginPath();
+      ctx.moveTo(x, y);
+    };
+    const move = (e: PointerEvent) => {
+      if (!down) return;
+      const [x, y] = at(e);
+      ctx.lineTo(x, y);
+      ctx.stroke();
+      pad.current.drawn = true;
+    };
+    const end = () => {
+      down = false;
+    };
+    c.addEventListener("pointerdown", start);
+    c.addEventListener("pointermove", move);
+    c.addEventListener("pointerup", end);
+    c.addEventListener("pointercancel", end);
+    return () => {
+      c.removeEventListener("pointerdown", start);
+      c.removeEventListener("pointermove", move);
+      c.removeEventListener("pointerup", end);
+      c.removeEventListener("pointercancel", end);
+    };
+  }, []);
+  return (
+    <div class="signature">
+      <canvas ref={ref} width={600} height={220} role="img" aria-label={tf("signature")} />
+      <button
+        type="button"
+        onClick={() => {
+          const c = ref.current!;
+          c.getContext("2d")!.clearRect(0, 0, c.width, c.height);
+          pad.current.drawn = false;
+        }}
+      >
+        {tf("clear")}
+      </button>
+    </div>
+  );
+}
+
+/** The input a metafield's value type is typed in (contract §12). */
+const inputType = (valueType: string) =>
+  valueType === "number" || valueType === "integer" ? "number" : valueType === "date" ? "date" : "text";
+
+function CompleteDialog({
+  task,
+  session: s,
+  onClose,
+}: {
+  task: Task;
+  session: Session;
+  onClose: () => void;
+}) {
+  const pad = useRef({ canvas: null as HTMLCanvasElement | null, drawn: false });
+  const set = (task.metafields ?? {}) as Record<string, unknown>;
+  const missing = requiredMetafields.value.filter(
+    (m) => set[m.key] === undefined || set[m.key] === null || set[m.key] === "",
+  );
+  const signers = ((task.signers ?? []) as { name: string }[]).map((x) => x.name);
+  return (
+    <Dialog title={tf("complete.heading")} id="complete-heading" onClose={onClose}>
+      <form
+        method="dialog"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          const f = new FormData(e.currentTarget);
+          const uploads: Upload[] = [];
+          if (pad.current.drawn && pad.current.canvas) {
+            const blob = await new Promise<Blob | null>((r) => pad.current.canvas!.toBlob(r, "image/png"));
+            if (blob)
+              uploads.push({
+                kind: "signature",
+                blob,
+                fileName: "signature.png",
+                type: "image/png",
+                signerName: String(f.get("signer") ?? "") || undefined,
+              });
+          }
+          const photo = f.get("photo");
+          if (photo instanceof File && photo.size > 0)
+            uploads.push({
+              kind: "photo",
+              blob: photo,
+              fileName: photo.name || "photo.jpg",
+              type: photo.type || "image/jpeg",
+            });
+          const metafields: Record<string, unknown> = {};
+          for (const m of missing) {
+            const raw = f.get(`mf-${m.key}`);
+            if (m.value_type === "boolean") metafields[m.key] = raw === "on";
+            else if (m.value_type === "number" || m.value_type === "integer") metafields[m.key] = Number(raw);
+            else metafields[m.key] = String(raw ?? "");
+          }
+          // The metafields first (an `update`), so the `complete` after it finds them set.
+          if (missing.length) await act(task, "update", { taskData: { metafields } });
+          await act(task, "complete", { uploads });
+          onClose();
+        }}
+      >
+        {missing.length > 0 && (
+          <fieldset>
+            <legend>{tf("complete.required")}</legend>
+            {missing.map((m) => (
+              <div key={m.key} class="field">
+                <label htmlFor={`mf-${m.key}`}>{m.label}</label>
+                {m.value_type === "boolean" ? (
+                  <input id={`mf-${m.key}`} name={`mf-${m.key}`} type="checkbox" />
+                ) : m.choices?.length ? (
+                  <select id={`mf-${m.key}`} name={`mf-${m.key}`} required>
+                    {m.choices.map((c) => (
+                      <option key={c} value={c}>
+                        {c}
+                      </option>
+                    ))}
+                  </select>
+                ) : (
+                  <input
+                    id={`mf-${m.key}`}
+                    name={`mf-${m.key}`}
+                    required
+                    type={inputType(m.value_type) as "text"}
+                  />
+                )}
+              </div>
+            ))}
+          </fieldset>
+        )}
+        <SignaturePad pad={pad} />
+        {s.account.feature_signer_name && (
+          <label>
+            {tf("signer")}
+            <input name="signer" type="text" list="signers" required />
+            <datalist id="signers">
+              {signers.map((n) => (
+                <option key={n} value={n} />
+              ))}
+            </datalist>
+          </label>
+        )}
+        <label>
+          {tf("photo")}
+          <input name="photo" type="file" accept="image/*" capture="environment" />
+        </label>
+        <div class="buttons">
+          <button type="submit">{tf("complete.submit")}</button>
+          <button type="button" onClick={onClose}>
+            {tf("cancel")}
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

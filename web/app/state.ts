@@ -1,0 +1,314 @@
+import { batch, computed, signal } from "@preact/signals";
+import { ALLOWED, type TaskAction, type TaskState } from "../../src/domain/task-state-machine";
+import { apiClient, type DispatchClient, errorMessage, idOf, type Task } from "../shared/api";
+import { todayIn } from "../shared/format";
+import { tf } from "./locales";
+import { newExternalId, type QueuedAction, type Upload, waitingCount } from "./outbox";
+import { clearAll, enqueue, getKv, queue, removeAction, setKv } from "./store";
+import { syncOnce } from "./sync";
+
+/** The signed-in worker and what the app needs of the account, kept for offline starts. */
+export type Session = {
+  token: string;
+  me: { url: string; id: string; name: string; role: string };
+  account: {
+    url: string;
+    timezone: string;
+    failed_reasons: string[];
+    feature_signer_name: boolean;
+  };
+};
+
+export type Doc = { id: string; file: string; file_name: string; description: string; mimetype: string };
+export type Metafield = { key: string; label: string; value_type: string; choices: string[] };
+
+export const session = signal<Session | null>(null);
+export const started = signal(false);
+export const notYours = signal<string | null>(null);
+export const signInReason = signal("");
+export const tasks = signal<Task[]>([]);
+export const documents = signal<Record<string, Doc[]>>({});
+export const requiredMetafields = signal<Metafield[]>([]);
+export const actions = signal<QueuedAction[]>([]);
+export const online = signal(navigator.onLine);
+export const openTaskId = signal<string | null>(null);
+export const sharePosition = signal(false);
+export const notice = signal("");
+/** When the day's list was first shown (the bench reads it). */
+export const timings = { listAt: 0 };
+
+export const waiting = computed(() => waitingCount(actions.value));
+export const statusText = computed(() =>
+  waiting.value ? tf("status.waiting", { n: waiting.value }) : tf("status.allSent"),
+);
+export const refusedOf = (taskUrl: string) =>
+  actions.value.filter((a) => a.task === taskUrl && a.state === "refused");
+
+let client: DispatchClient | null = null;
+let position: [number, number] | null = null;
+let watch: number | null = null;
+
+/** The state an action leads to (contract §5), for showing it at once, before it is sent. */
+const TARGET: Partial<Record<TaskAction, TaskState>> = {
+  accept: "accepted",
+  transit: "transit",
+  activate: "active",
+  complete: "completed",
+  fail: "failed",
+};
+
+/** The buttons of contract §27 the task's state allows, in the order a visit goes. */
+export const BUTTONS: {
+  action: TaskAction;
+  label: "action.accept" | "action.start" | "action.arrived" | "action.complete" | "action.fail";
+}[] = [
+  { action: "accept", label: "action.accept" },
+  { action: "transit", label: "action.start" },
+  { action: "activate", label: "action.arrived" },
+  { action: "complete", label: "action.complete" },
+  { action: "fail", label: "action.fail" },
+];
+
+export const allowed = (task: Task, action: TaskAction) =>
+  (ALLOWED[action] as readonly string[]).includes(task.state as string);
+
+export const firstLine = (task: Task) =>
+  (task.address?.formatted_address || task.address?.raw_address || "").split(/\n|,/)[0].trim() || "—";
+
+function expired() {
+  batch(() => {
+    session.value = null;
+    signInReason.value = tf("signin.expired");
+  });
+  void setKv("session", null);
+}
+
+function connect(s: Session) {
+  client = apiClient(s.token, { zone: s.account.timezone, onUnauthorized: expired });
+}
+
+export async function signIn(email: string, password: string): Promise<string | null> {
+  if (!navigator.onLine) return tf("signin.offline");
+  const anon = apiClient(null);
+  let r: Awaited<ReturnType<typeof anon.POST>>;
+  try {
+    r = await anon.POST("/authenticate/", { body: { username: email, password } });
+  } catch {
+    return tf("signin.offline");
+  }
+  if (!r.data) return errorMessage(r.error, tf("signin.failed"));
+  const token = (r.data as { token: string }).token;
+  const bare = apiClient(token);
+  const me = await bare.GET("/users/me/");
+  if (!me.data) return errorMessage(me.error, tf("signin.failed"));
+  const m = me.data as unknown as Session["me"] & { account: string };
+  if (m.role === "integration") {
+    notYours.value = m.role;
+    await bare.POST("/logout/").catch(() => {});
+    return null;
+  }
+  const acc = await bare.GET("/accounts/{id}/", { params: { path: { id: idOf(m.account) } } });
+  const a = (acc.data ?? {}) as Partial<Session["account"]>;
+  const s: Session = {
+    token,
+    me: { url: m.url, id: m.id, name: m.name, role: m.role },
+    account: {
+      url: m.account,
+      timezone: a.timezone ?? "UTC",
+      failed_reasons: a.failed_reasons ?? [],
+      feature_signer_name: Boolean(a.feature_signer_name),
+    },
+  };
+  await setKv("session", s);
+  batch(() => {
+    session.value = s;
+    signInReason.value = "";
+    notYours.value = null;
+  });
+  connect(s);
+  await refresh();
+  void sync();
+  return null;
+}
+
+/** Sign-out revokes the token (`POST /logout/`) and forgets the phone's copy; never with work unsent. */
+export async function signOut(): Promise<string | null> {
+  if (waiting.value) return tf("signout.waiting", { n: waiting.value });
+  await client?.POST("/logout/").catch(() => {});
+  await clearAll();
+  batch(() => {
+    session.value = null;
+    tasks.value = [];
+    actions.value = [];
+    documents.value = {};
+    openTaskId.value = null;
+  });
+  client = null;
+  return null;
+}
+
+/** At start: what the phone kept (shown at once, offline too), then the network's news. */
+export async function start() {
+  const s = await getKv<Session | null>("session");
+  actions.value = await queue();
+  sharePosition.value = Boolean(await getKv<boolean>("sharePosition"));
+  if (sharePosition.value) watchPosition();
+  if (s) {
+    tasks.value = (await getKv<Task[]>("tasks")) ?? [];
+    documents.value = (await getKv<Record<string, Doc[]>>("documents")) ?? {};
+    requiredMetafields.value = (await getKv<Metafield[]>("metafields")) ?? [];
+    session.value = s;
+    connect(s);
+  }
+  openTaskId.value = location.hash.startsWith("#task/") ? location.hash.slice(6) : null;
+  started.value = true;
+  if (tasks.value.length) timings.listAt ||= performance.now();
+  window.addEventListener("online", () => {
+    online.value = true;
+    void refresh().then(() => sync());
+  });
+  window.addEventListener("offline", () => {
+    online.value = false;
+  });
+  window.addEventListener("hashchange", () => {
+    openTaskId.value = location.hash.startsWith("#task/") ? location.hash.slice(6) : null;
+  });
+  // Retries while something waits (a server that was busy, a network that came back unnoticed).
+  setInterval(() => {
+    if (waiting.value && navigator.onLine) void sync();
+  }, 10_000);
+  if (s && navigator.onLine) {
+    await refresh();
+    void sync();
+  }
+}
+
+/** The day's tasks in route order, and what showing them offline needs. */
+export async function refresh() {
+  const s = session.value;
+  if (!s || !client || !navigator.onLine) return;
+  try {
+    const day = todayIn(s.account.timezone);
+    const query: Record<string, string | number> = { day, ordering: "position", page_size: 500 };
+    // Dispatchers see the whole account: the app shows them their own tasks only (contract §27).
+    if (s.me.role !== "worker") query.assignee = s.me.url;
+    const r = await client.GET("/tasks/", { params: { query: query as never } });
+    if (!r.data) return;
+    const list = ((r.data as { results: Task[] }).results ?? []).slice();
+    // What the phone did and the server has not heard of yet stays shown as done.
+    const mine = new Map(
+      (await queue()).filter((a) => a.state === "waiting").map((a) => [a.task, a] as const),
+    );
+    const shown = list.map((t) => {
+      const a = mine.get(t.url as string);
+      const target = a ? TARGET[a.action as TaskAction] : undefined;
+      return target ? { ...t, state: target } : t;
+    });
+    // The list first (a usable "Today" as soon as the day's tasks arrive), then what a task's
+    // page and "Complete" need, in parallel.
+    tasks.value = shown;
+    timings.listAt ||= performance.now();
+    await setKv("tasks", shown);
+    const docs: Record<string, Doc[]> = {};
+    const [mf] = await Promise.all([
+      client.GET("/metafields/", { params: { query: { applies_to: "tasks", page_size: 500 } as never } }),
+      ...list.map(async (t) => {
+        const d = await client!.GET("/documents/", {
+          params: { query: { task: t.url, page_size: 100 } as never },
+        });
+        docs[t.id as string] = ((d.data as { results?: Doc[] } | undefined)?.results ?? []) as Doc[];
+      }),
+    ]);
+    const required = (
+      (mf.data as { results?: (Metafield & { is_required_before_complete?: boolean })[] } | undefined)
+        ?.results ?? []
+    ).filter((m) => m.is_required_before_complete);
+    batch(() => {
+      documents.value = docs;
+      requiredMetafields.value = required;
+    });
+    await Promise.all([setKv("documents", docs), setKv("metafields", required)]);
+  } catch {
+    // Offline after all: what the phone kept stays shown.
+  }
+}
+
+let syncing: Promise<void> | null = null;
+
+/** Sends what waits, one pass at a time. */
+export function sync(): Promise<void> {
+  syncing ??= (async () => {
+    try {
+      const s = session.value;
+      if (!s || !client || !navigator.onLine) return;
+      const result = await syncOnce(client, s.account.url, async () => {
+        actions.value = await queue();
+      });
+      actions.value = await queue();
+      if (result.stopped === "unauthorized") expired();
+      if (result.refused) await refresh();
+    } finally {
+      syncing = null;
+    }
+  })();
+  return syncing;
+}
+
+/**
+ * An action of the worker, recorded at once with the phone's time and a fresh `external_id`
+ * (contract §27), shown at once, then sent when the network allows.
+ */
+export async function act(
+  task: Task,
+  action: TaskAction,
+  extra: { notes?: string; taskData?: Record<string, unknown>; uploads?: Upload[] } = {},
+) {
+  const a: QueuedAction = {
+    externalId: newExternalId(),
+    task: task.url as string,
+    action,
+    time: new Date().toISOString(),
+    notes: extra.notes,
+    taskData: extra.taskData,
+    location: sharePosition.value && position ? { type: "Point", coordinates: position } : undefined,
+    uploads: extra.uploads ?? [],
+    state: "waiting",
+  };
+  await enqueue(a);
+  const target = TARGET[action];
+  if (target) {
+    const next = tasks.value.map((t) => (t.id === task.id ? { ...t, state: target } : t));
+    tasks.value = next;
+    await setKv("tasks", next);
+  }
+  actions.value = await queue();
+  void sync();
+}
+
+export async function dismiss(a: QueuedAction) {
+  await removeAction(a.seq!);
+  actions.value = await queue();
+}
+
+function watchPosition() {
+  if (!("geolocation" in navigator) || watch !== null) return;
+  watch = navigator.geolocation.watchPosition(
+    (p) => {
+      position = [p.coords.longitude, p.coords.latitude];
+    },
+    () => {},
+    { enableHighAccuracy: false, maximumAge: 60_000 },
+  );
+}
+
+/** The worker's choice to send the phone's position with each action (asked by the browser). */
+export async function setSharePosition(on: boolean) {
+  sharePosition.value = on;
+  await setKv("sharePosition", on);
+  if (on) watchPosition();
+  else if (watch !== null) {
+    navigator.geolocation.clearWatch(watch);
+    watch = null;
+    position = null;
+  }
+}
