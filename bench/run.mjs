@@ -22,6 +22,7 @@ import {
 } from "./lib/harness.mjs";
 import { createReport } from "./lib/report.mjs";
 import { freshSecrets } from "./lib/secrets.mjs";
+import { appSection } from "./sections/app.mjs";
 import { batch, read, single } from "./sections/commands.mjs";
 import { consoleSection } from "./sections/console.mjs";
 import { exportsImports } from "./sections/exports.mjs";
@@ -52,6 +53,7 @@ const SECTIONS = [
   storage,
   roundTrips,
   consoleSection,
+  appSection,
 ];
 
 // BENCH_QUICK=1: a short form of every section (CI); any BENCH_* setting still wins.

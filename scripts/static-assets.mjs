@@ -55,25 +55,33 @@ export function copyStaticAssets() {
 }
 
 /**
- * The people's apps (web/, one Vite build) into public/console/ (docs/layout.md). Quiet: the dev
- * server's output is for the addresses a person opens.
+ * The people's apps (web/, one Vite build) into public/console/ and public/app/, then the field
+ * app's service worker and manifest (scripts/build-app-sw.mjs, which reads the build's manifest).
+ * Quiet: the dev server's output is for the addresses a person opens.
  */
 export async function buildWebApps() {
   const { build } = await import("vite");
   // Old hashed files would pile up beside the new ones (the build cannot empty public/ itself).
-  rmSync(join(root, "public", "console"), { recursive: true, force: true });
+  for (const dir of ["console", "app", ".vite"])
+    rmSync(join(root, "public", dir), { recursive: true, force: true });
   await build({ configFile: join(root, "web", "vite.config.ts"), logLevel: "warn" });
+  const { buildAppServiceWorker } = await import("./build-app-sw.mjs");
+  await buildAppServiceWorker();
 }
 
-/** Built only when missing (the tests read the page, they do not need it fresh). */
+/** Built only when missing (the tests read the pages, they do not need them fresh). */
 export async function ensureWebApps() {
-  if (!existsSync(join(root, "public", "console", "index.html"))) await buildWebApps();
+  if (
+    !existsSync(join(root, "public", "console", "index.html")) ||
+    !existsSync(join(root, "public", "app", "sw.js"))
+  )
+    await buildWebApps();
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const v = copyStaticAssets();
   await buildWebApps();
   console.log(
-    `Swagger UI ${v.swaggerUi} to public/docs/vendor/, Noto Sans ${v.notoSans} to public/fonts/, the console to public/console/`,
+    `Swagger UI ${v.swaggerUi} to public/docs/vendor/, Noto Sans ${v.notoSans} to public/fonts/, the console and the field app to public/console/ and public/app/`,
   );
 }

@@ -4,7 +4,7 @@ import { notFound, renderError } from "../http/errors";
 import { anonymousCaller, publicCors, rateLimit, requestContext } from "../http/middleware";
 import { createRouter, type Router } from "../http/openapi";
 import { finishDocument } from "../http/openapi-document";
-import { CONSOLE_PREFIX, DOCS_PREFIX, OPENAPI_PATH } from "../http/urls";
+import { CONSOLE_PREFIX, DOCS_PREFIX, FIELD_APP_PREFIX, OPENAPI_PATH } from "../http/urls";
 import { CURRENT_VERSION } from "../http/versions";
 import { methodNotAllowedOr404 } from "./fallback";
 
@@ -50,6 +50,25 @@ export function consoleCsp(origin: string, mapStyleUrl = "") {
     "frame-ancestors 'none'",
   ].join("; ");
 }
+
+/**
+ * The field app's CSP: as the docs page's, plus its service worker and web app manifest from this
+ * origin. It talks to this origin only (the API, the signed storage form of contract §8), so
+ * `connect-src 'self'`; no map, no WebSocket.
+ */
+export const FIELD_APP_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "worker-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
 
 /** The origin of an http(s) URL, or null (an empty or malformed setting draws no basemap). */
 function mapOrigin(url: string): string | null {
@@ -126,6 +145,20 @@ const consolePageRoute = createRoute({
     "A single-page app on the public API, served from the service's static files under a Content-Security-Policy without inline script. " +
     "`index.html` is never cached (`Cache-Control: no-cache`); its scripts and styles, under `/console/assets/` and named by their content's hash, are cached for a year. " +
     "`/console` redirects here (301).",
+  responses: {
+    200: { description: "The page.", content: { "text/html": { schema: z.string() } } },
+  },
+});
+
+const fieldAppPageRoute = createRoute({
+  method: "get",
+  path: `${FIELD_APP_PREFIX}/`,
+  tags,
+  security: [],
+  summary: "The field app for workers' phones (contract §27)",
+  description:
+    "An installable single-page app on the public API (a web app manifest, a service worker scoped to `/app/`), served from the service's static files under a Content-Security-Policy without inline script. " +
+    "The page, `sw.js` and `manifest.webmanifest` are never cached (`Cache-Control: no-cache`: a new version reaches phones at their next load); its scripts and styles are the build's hashed files under `/console/assets/` (shared with the console), cached for a year.",
   responses: {
     200: { description: "The page.", content: { "text/html": { schema: z.string() } } },
   },
@@ -218,9 +251,24 @@ export function createDocsApp(documented: Router[]) {
     return res;
   });
 
+  app.on(["GET", "HEAD"], `${FIELD_APP_PREFIX}/*`, async (c) => {
+    const url = new URL(c.req.url);
+    if (!url.pathname.startsWith(`${FIELD_APP_PREFIX}/`)) return c.redirect(`${FIELD_APP_PREFIX}/`, 301);
+    // The app keeps its place in the URL's fragment: every path it loads is a file.
+    const asset = await c.env.ASSETS.fetch(c.req.raw);
+    if (asset.status === 404) throw notFound();
+    const res = new Response(asset.body, asset);
+    res.headers.set("Content-Security-Policy", FIELD_APP_CSP);
+    res.headers.set("X-Content-Type-Options", "nosniff");
+    res.headers.set("Referrer-Policy", "no-referrer");
+    res.headers.set("Cache-Control", "no-cache");
+    return res;
+  });
+
   // Documentation only: the handlers above serve these paths (the page's assets too).
   app.openAPIRegistry.registerPath(documentRoute);
   app.openAPIRegistry.registerPath(consolePageRoute);
+  app.openAPIRegistry.registerPath(fieldAppPageRoute);
   app.openAPIRegistry.registerPath(docsPageRoute);
   methodNotAllowedOr404(app, getPath);
   return app;

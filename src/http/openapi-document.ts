@@ -33,6 +33,7 @@ const ACTION_IDS: Record<string, string> = {
   "get /openapi.json": "retrieveOpenApiDocument",
   "get /docs/": "retrieveDocsPage",
   "get /console/": "retrieveConsolePage",
+  "get /app/": "retrieveFieldAppPage",
   "get /t/{token}/": "retrievePublicTracker",
   "get /health/": "retrieveHealth",
   "post /bootstrap/": "bootstrapFirstAdmin",

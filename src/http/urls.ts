@@ -80,6 +80,8 @@ export const DOCS_PREFIX = "/docs";
 export const OPENAPI_PATH = "/openapi.json";
 /** The dispatch console (contract §26): static files of the web/ workspace, served like /docs/. */
 export const CONSOLE_PREFIX = "/console";
+/** The field app (contract §27): static files of the web/ workspace, served like the console. */
+export const FIELD_APP_PREFIX = "/app";
 /** The recipients' public pages (src/public): `/t/<token>/`. */
 export const PUBLIC_PREFIX = "/t";
 
@@ -87,10 +89,9 @@ export const PUBLIC_PREFIX = "/t";
 export const isStoragePath = (path: string) =>
   path === STORAGE_PREFIX || path.startsWith(`${STORAGE_PREFIX}/`) || path.startsWith(`${FILES_PREFIX}/`);
 
-/** The docs sub-app's paths: the OpenAPI document, the page that renders it, and the console's files. */
+/** The docs sub-app's paths: the OpenAPI document, the page that renders it, and the apps' files. */
 export const isDocsPath = (path: string) =>
   path === OPENAPI_PATH ||
-  path === DOCS_PREFIX ||
-  path.startsWith(`${DOCS_PREFIX}/`) ||
-  path === CONSOLE_PREFIX ||
-  path.startsWith(`${CONSOLE_PREFIX}/`);
+  [DOCS_PREFIX, CONSOLE_PREFIX, FIELD_APP_PREFIX].some(
+    (prefix) => path === prefix || path.startsWith(`${prefix}/`),
+  );

@@ -157,7 +157,9 @@ async function main() {
     await page.getByRole("button", { name: "Sign in" }).click();
     const list = page.getByRole("list", { name: "Today" });
     await list.waitFor();
-    const names = await list.getByRole("listitem").evaluateAll((els) => els.map((e) => e.getAttribute("aria-label")));
+    const names = await list
+      .getByRole("listitem")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("aria-label")));
     assert.deepEqual(names, [...streets].reverse(), "today's tasks in route order");
     await page.getByRole("status").filter({ hasText: "All sent" }).waitFor();
     await axe(page, "today");
@@ -177,7 +179,10 @@ async function main() {
     await open("Kauppakatu 1");
     await axe(page, "task");
     await page.screenshot({ path: `${OUT}/field-task.png` });
-    assert.equal(await page.getByRole("link", { name: "+358401234567" }).getAttribute("href"), "tel:+358401234567");
+    assert.equal(
+      await page.getByRole("link", { name: "+358401234567" }).getAttribute("href"),
+      "tel:+358401234567",
+    );
     assert.match(await page.getByRole("link", { name: "Open in maps" }).getAttribute("href"), /^geo:/);
     await press("Accept");
     await press("Start");
@@ -202,7 +207,10 @@ async function main() {
       await open(street);
       await press("Start");
       await press("Complete");
-      await page.getByRole("dialog", { name: "Proof of delivery" }).getByRole("button", { name: "Complete the task" }).click();
+      await page
+        .getByRole("dialog", { name: "Proof of delivery" })
+        .getByRole("button", { name: "Complete the task" })
+        .click();
       await back();
     }
     // 4: failed with a reason.
@@ -248,7 +256,9 @@ async function main() {
 
     // Through the API: each action once, in order; the proof attached; the refusal shown.
     const commandsOf = async (t) => {
-      const r = await api(`/task_commands/?task=${encodeURIComponent(t.url)}&page_size=100`, { token: admin });
+      const r = await api(`/task_commands/?task=${encodeURIComponent(t.url)}&page_size=100`, {
+        token: admin,
+      });
       assert.equal(r.status, 200, r.text);
       return r.body.results
         .filter((c) => c.external_id.startsWith("app-"))
@@ -270,8 +280,10 @@ async function main() {
       );
       assert.equal(new Set(got.map((c) => c.external_id)).size, got.length);
     }
-    const state = async (street) => (await api(`/tasks/${byStreet[street].id}/`, { token: admin })).body.state;
-    for (const street of ["Kauppakatu 1", "Rantatie 2", "Koulukatu 3"]) assert.equal(await state(street), "completed");
+    const state = async (street) =>
+      (await api(`/tasks/${byStreet[street].id}/`, { token: admin })).body.state;
+    for (const street of ["Kauppakatu 1", "Rantatie 2", "Koulukatu 3"])
+      assert.equal(await state(street), "completed");
     assert.equal(await state("Puistotie 4"), "failed");
     assert.equal(await state("Satamakatu 5"), "cancelled");
     const [refused] = await commandsOf(byStreet["Satamakatu 5"]);
@@ -286,7 +298,10 @@ async function main() {
     assert.equal(docs.body.results[0].mimetype, "image/png");
 
     await page.getByRole("listitem", { name: "Satamakatu 5" }).getByRole("link").click();
-    await page.getByRole("alert").filter({ hasText: /Refused: .*cancel/i }).waitFor();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: /Refused: .*cancel/i })
+      .waitFor();
     await axe(page, "refused");
     await page.screenshot({ path: `${OUT}/field-refused.png` });
 

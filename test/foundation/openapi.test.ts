@@ -61,6 +61,7 @@ describe("/openapi.json", () => {
       .map(([m, p]) => `${m.toUpperCase()} ${p}`);
     expect(anonymous.sort()).toEqual([
       "GET /",
+      "GET /app/",
       "GET /console/",
       "GET /docs/",
       "GET /events/stream/",

@@ -109,6 +109,7 @@ describe("the OpenAPI walk", () => {
     await w.send({ op: "retrieveDocsPage", expect: 200 });
     // Not recorded: the page names its assets by their build's hashes.
     await w.send({ op: "retrieveConsolePage", expect: 200, record: false });
+    await w.send({ op: "retrieveFieldAppPage", expect: 200, record: false });
   });
 
   it("Accounts: a new deployment's first admin, a sign-up, the account", async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { consoleCsp, consolePage } from "../../src/apps/docs";
+import { consoleCsp, consolePage, FIELD_APP_CSP } from "../../src/apps/docs";
 import { BASE, call, expectStatus } from "../helpers";
 
 // The dispatch console's files (contract §26, docs/layout.md): from the static Worker through
@@ -31,6 +31,40 @@ describe("/console/", () => {
 
   it("answers 404 for a missing file", async () => {
     expectStatus(await call("/console/assets/missing-00000000.js"), 404);
+  });
+});
+
+// The field app's files (contract §27): the same static Worker, its own CSP (this origin only, its
+// service worker and manifest), the page, the worker and the manifest never cached.
+describe("/app/", () => {
+  it("serves the page, its service worker and manifest under a strict CSP, not cached", async () => {
+    const page = await call("/app/");
+    expectStatus(page, 200);
+    expect(page.headers.get("Content-Type")).toMatch(/^text\/html/);
+    expect(page.headers.get("Cache-Control")).toBe("no-cache");
+    const csp = page.headers.get("Content-Security-Policy") ?? "";
+    expect(csp).toBe(FIELD_APP_CSP);
+    expect(csp).toContain("worker-src 'self'");
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|ws:/);
+    for (const script of page.text.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
+      expect(script[1]).toMatch(/\bsrc="\/console\/assets\//);
+      expect(script[2].trim()).toBe("");
+    }
+    expect(page.text).toContain('rel="manifest" href="/app/manifest.webmanifest"');
+    const sw = await call("/app/sw.js");
+    expectStatus(sw, 200);
+    expect(sw.headers.get("Content-Type")).toMatch(/javascript/);
+    expect(sw.headers.get("Cache-Control")).toBe("no-cache");
+    // Workbox's precache list names the page and the app's own hashed files.
+    expect(sw.text).toContain("/app/index.html");
+    const manifest = await call("/app/manifest.webmanifest");
+    expectStatus(manifest, 200);
+    expect(JSON.parse(manifest.text)).toMatchObject({
+      start_url: "/app/",
+      scope: "/app/",
+      display: "standalone",
+    });
+    expectStatus(await call("/app/missing.js"), 404);
   });
 });
 
