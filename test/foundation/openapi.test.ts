@@ -108,7 +108,15 @@ describe("/openapi.json", () => {
     const timestamp = /(_at|^scheduled_time|^complete_after|^complete_before|^time|^timestamp)$/;
     const seen: string[] = [];
     walk(doc, (node, where) => {
-      expect(node.prefixItems, where).toBeUndefined();
+      // A tuple's positions (`prefixItems`, for the tools that read it: issue 46) never stand
+      // alone: `items` and a fixed length beside them describe it to the tools that do not.
+      if (node.prefixItems !== undefined) {
+        expect(node.items, where).toBeDefined();
+        expect([node.minItems, node.maxItems], where).toEqual([
+          node.prefixItems.length,
+          node.prefixItems.length,
+        ]);
+      }
       for (const [name, schema] of Object.entries<any>(node.properties ?? {})) {
         if (!timestamp.test(name) || typeof schema !== "object") continue;
         seen.push(name);
@@ -119,7 +127,16 @@ describe("/openapi.json", () => {
       expect.arrayContaining(["created_at", "updated_at", "scheduled_time", "timestamp", "time"]),
     );
     const coordinates = doc.components.schemas.GeoPoint.properties.coordinates;
-    expect(coordinates).toMatchObject({ type: "array", items: { type: "number" }, minItems: 2, maxItems: 2 });
+    expect(coordinates).toMatchObject({
+      type: "array",
+      items: { type: "number" },
+      minItems: 2,
+      maxItems: 2,
+      prefixItems: [
+        { type: "number", minimum: -180, maximum: 180 },
+        { type: "number", minimum: -90, maximum: 90 },
+      ],
+    });
   });
 
   it("has an example for every JSON request body, and for the main answers", () => {
