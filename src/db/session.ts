@@ -23,7 +23,7 @@ export const isBookmark = (value: string) => value.length <= 200 && BOOKMARK_RE.
  * The `X-D1-Bookmark` header (issue 45 item 8): a D1 bookmark only means something on the
  * database that wrote it, and a request may run on two (the directory's session, then the
  * account's shard: http/account-scope.ts), so each bookmark goes out tagged with its database's
- * binding name, `<database>:<bookmark>` (`DB:…` the directory, `SHARD_1:…` a shard), as a
+ * binding name, `<database>:<bookmark>` (`DB:…` the directory, `SHARD_<n>:…` a shard), as a
  * comma-separated list (RFC 9110 §5.6.1) when the request used both. On the way in, a request
  * takes the entry of each database it opens a session on; an entry of another database (another
  * shard's account, an account since moved), a malformed entry or a bare untagged bookmark is

@@ -24,7 +24,7 @@ them, files and signatures attached to them, and webhooks that tell your systems
 Reads may be served by a replica of the database near you (D1 read replication). Every answer that
 touched the database carries \`X-D1-Bookmark\`; send the latest one you received back in
 \`X-D1-Bookmark\` and your request reads at least what that answer had written (a command's answer
-covers its task's write). Each bookmark names the database it belongs to (\`SHARD_0:…\`, \`DB:…\` the
+covers its task's write). Each bookmark names the database it belongs to (\`SHARD_<n>:…\`, \`DB:…\` the
 directory); one of a database the request does not use, or anything malformed, is ignored (never a 400)
 and never echoed.
 
