@@ -6,7 +6,7 @@
 // - console.js_kb_gz: the JavaScript the page loaded to that point (the map library is not part
 //   of it), each file gzipped at level 9 as a CDN would serve it;
 // - console.live.delay_ms.p99: from a command's 2xx answer (sent by the API, as another
-//   dispatcher or a phone would) to the moved item in its new lane on the board, a
+//   dispatcher or a phone would) to the worker's list on the board holding the moved task, a
 //   MutationObserver in the page noting when (20 commands);
 // - console.heap_mb.2000x50: the page's used JS heap with that day open, after a garbage collection.
 // Needs /usr/bin/chromium (CHROMIUM_PATH overrides it).
@@ -140,27 +140,26 @@ export const consoleSection = {
       for (const [k, task] of list.entries()) {
         const worker = workers[k % WORKERS];
         const laneId = `lane-${worker.url.replace(/\W+/g, "-")}`;
+        // The lists render only their windows, so the moment is when the worker's list holds one
+        // more task (its count and rows are redrawn in the same render).
         const seen = page.evaluate(
-          ([id, lane]) =>
+          ([lane]) =>
             new Promise((resolve) => {
-              const done = () => {
-                const li = document.getElementById(`task-${id}`);
-                const section = li?.closest("section");
-                if (section?.getAttribute("aria-labelledby") === lane) {
+              const ul = document.querySelector(`section[aria-labelledby="${lane}"] ul`);
+              const before = Number(ul.dataset.count);
+              const observer = new MutationObserver(() => {
+                if (Number(ul.dataset.count) === before + 1) {
                   observer.disconnect();
                   resolve(Date.now());
-                  return true;
                 }
-                return false;
-              };
-              const observer = new MutationObserver(done);
-              observer.observe(document.body, { childList: true, subtree: true, attributes: true });
+              });
+              observer.observe(ul, { attributes: true, attributeFilter: ["data-count"] });
               setTimeout(() => {
                 observer.disconnect();
                 resolve(null);
               }, 5000);
             }),
-          [task.id, laneId],
+          [laneId],
         );
         await page.waitForTimeout(50);
         const r = await api("/task_commands/", {

@@ -65,6 +65,19 @@ async function seed() {
     const token = ok(await api("/authenticate/", { body: { username: address, password } })).token;
     return { ...u, email: address, token };
   };
+  // A metafield the account requires before completion: the task dialogs ask for it.
+  ok(
+    await api("/metafields/", {
+      token: admin,
+      body: {
+        key: "parcels",
+        label: "Parcels",
+        applies_to: "tasks",
+        value_type: "integer",
+        is_required_before_complete: true,
+      },
+    }),
+  );
   const manager = await user("Maija Manager", "manager");
   const aino = await user("Aino", "worker");
   const bertil = await user("Bertil", "worker");
@@ -331,9 +344,25 @@ async function main() {
     assert.equal(await nt.getByRole("textbox", { name: "Address" }).getAttribute("aria-invalid"), "true");
     await nt.getByRole("textbox", { name: "Address" }).fill("Helsinki");
     await nt.getByRole("textbox", { name: "Contact name" }).fill("New Customer");
+    await nt.getByRole("spinbutton", { name: "Parcels" }).fill("3");
     await nt.getByRole("button", { name: "Create" }).click();
     await unassigned.getByRole("listitem", { name: "Helsinki" }).waitFor();
-    log("new task: field errors shown, task created");
+    const created = ok(await api("/tasks/?ordering=-created_at&page_size=1", { token: s.admin })).results[0];
+    assert.deepEqual([created.address.raw_address, created.metafields.parcels], ["Helsinki", 3]);
+    log("new task: field errors shown, task created with the required metafield");
+
+    // Edit: `e` on a focused item, a new contact name, saved through PATCH.
+    await page.getByRole("listitem", { name: "Helsinki" }).focus();
+    await page.keyboard.press("e");
+    const et = page.getByRole("dialog", { name: "Edit task" });
+    await et.waitFor();
+    await axe(page, "edit task dialog");
+    assert.equal(await et.getByRole("spinbutton", { name: "Parcels" }).inputValue(), "3");
+    await et.getByRole("textbox", { name: "Contact name" }).fill("Renamed Customer");
+    await et.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("listitem", { name: "Helsinki" }).filter({ hasText: "Renamed Customer" }).waitFor();
+    assert.equal(ok(await api(`/tasks/${created.id}/`, { token: s.admin })).contact.name, "Renamed Customer");
+    log("edit task: saved");
 
     // Optimize → apply: positions written.
     await page.getByRole("button", { name: "Optimize" }).click();

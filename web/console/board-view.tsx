@@ -6,7 +6,7 @@ import { timeRange } from "../shared/format";
 import { lang, type MessageKey, t } from "../shared/i18n";
 import { LanguagePicker } from "./app";
 import { UNASSIGNED } from "./board";
-import { AssignDialog, NewTaskDialog, OptimizeDialog } from "./dialogs";
+import { AssignDialog, OptimizeDialog, TaskDialog } from "./dialogs";
 import { MapRegion } from "./map-region";
 import {
   board,
@@ -44,12 +44,18 @@ export const stateLabel = (s: string) => t(`s.${s}` as MessageKey);
 export const firstLine = (task: Task) =>
   (task.address?.formatted_address || task.address?.raw_address || "").split(/\n|,/)[0].trim() || "—";
 
-type DialogName = "assign" | "new" | "optimize" | null;
+type DialogName = "assign" | "new" | "edit" | "optimize" | null;
 const dialog = signal<DialogName>(null);
 
 /** The "Assign" dialog for the selected task (the button, the `a` key, Enter on an item). */
 function openAssign() {
   if (selected.value) dialog.value = "assign";
+  else notice.value = { text: t("assign.none"), error: true };
+}
+
+/** The "Edit task" dialog for the selected task (the button, the `e` key). */
+function openEdit() {
+  if (selected.value) dialog.value = "edit";
   else notice.value = { text: t("assign.none"), error: true };
 }
 
@@ -111,6 +117,9 @@ export function Board() {
           <button type="button" onClick={() => (dialog.value = "new")}>
             {t("newTask")}
           </button>
+          <button type="button" onClick={openEdit}>
+            {t("editTask")}
+          </button>
           <button type="button" onClick={() => (dialog.value = "optimize")}>
             {t("optimize")}
           </button>
@@ -144,7 +153,10 @@ export function Board() {
         <MapRegion />
       </main>
       {dialog.value === "assign" && <AssignDialog onClose={() => (dialog.value = null)} />}
-      {dialog.value === "new" && <NewTaskDialog onClose={() => (dialog.value = null)} />}
+      {dialog.value === "new" && <TaskDialog onClose={() => (dialog.value = null)} />}
+      {dialog.value === "edit" && selected.value && tasks.value.get(selected.value) && (
+        <TaskDialog task={tasks.value.get(selected.value)} onClose={() => (dialog.value = null)} />
+      )}
       {dialog.value === "optimize" && <OptimizeDialog onClose={() => (dialog.value = null)} />}
     </div>
   );
@@ -195,16 +207,24 @@ const Lane = memo(function Lane(props: LaneProps) {
 
   useEffect(() => {
     const el = section.current;
-    if (!el) return;
+    const box = ul.current;
+    if (!el || !box) return;
     const io = new IntersectionObserver(([e]) => (near.value = e.isIntersecting), {
       rootMargin: "0px 600px",
     });
     io.observe(el);
-    return () => io.disconnect();
+    // The list's box has a fixed height (styles.css), so the rows it renders never change it:
+    // measuring it cannot feed back into what is rendered.
+    const ro = new ResizeObserver(() => {
+      const h = box.clientHeight;
+      if (h && Math.abs(h - height.value) > 1) height.value = h;
+    });
+    ro.observe(box);
+    return () => {
+      io.disconnect();
+      ro.disconnect();
+    };
   }, []);
-  useLayoutEffect(() => {
-    if (ul.current) height.value = ul.current.clientHeight || height.value;
-  });
   // Keep the selected item inside the window (keyboard moves, a marker clicked on the map).
   const selIndex = selectedId ? list.findIndex((x) => x.id === selectedId) : -1;
   useLayoutEffect(() => {
@@ -255,6 +275,10 @@ const Lane = memo(function Lane(props: LaneProps) {
     } else if (key === "u") {
       e.preventDefault();
       moveTask(task.id, UNASSIGNED, 0);
+    } else if (key === "e") {
+      e.preventDefault();
+      selected.value = task.id;
+      openEdit();
     }
   };
   return (

@@ -127,13 +127,53 @@ function Field(props: {
   );
 }
 
-export function NewTaskDialog({ onClose }: { onClose: () => void }) {
+type MetafieldDef = { key: string; label: string; value_type: string; choices: string[] };
+
+/** The account's task metafields required before completion: asked when a task is made or edited. */
+async function requiredMetafields(): Promise<MetafieldDef[]> {
+  const r = await session.value!.client.GET("/metafields/", {
+    params: { query: { applies_to: "tasks", page_size: 500 } },
+  });
+  return (r.data?.results ?? []).filter((m) => m.is_required_before_complete) as MetafieldDef[];
+}
+
+/** A metafield's value from its input, typed as the API takes it (empty: not sent). */
+function metafieldValue(def: MetafieldDef, raw: string): unknown {
+  if (raw === "") return undefined;
+  if (def.value_type === "number") return Number(raw);
+  if (def.value_type === "integer") return Number.parseInt(raw, 10);
+  if (def.value_type === "boolean") return raw === "true";
+  return raw;
+}
+
+const inputType = (valueType: string) =>
+  valueType === "number" || valueType === "integer" ? "number" : valueType === "date" ? "date" : "text";
+
+/** `2030-06-01T09:00:00+03:00` as rendered in the account's zone → `2030-06-01T09:00`. */
+const localInput = (ts: string | null | undefined) => (ts ? ts.slice(0, 16) : "");
+
+/**
+ * "New task", or "Edit task" for `task` (contract §26): address (geocoded by the API), contact,
+ * window, category and the account's required metafields; the API's field errors at their fields.
+ */
+export function TaskDialog({ onClose, task }: { onClose: () => void; task?: Task }) {
   const errors = useSignal<FieldErrors>({});
   const busy = useSignal(false);
+  const defs = useSignal<MetafieldDef[]>([]);
   const s = session.value!;
   const day = date.value;
+  useEffect(() => {
+    requiredMetafields().then((d) => (defs.value = d));
+  }, []);
+  const editing = !!task;
+  const mf = (task?.metafields ?? {}) as Record<string, unknown>;
+  const mfErrors = (errors.value.metafields ?? {}) as FieldErrors;
   return (
-    <Dialog id="new-task" title={t("newTask.heading")} onClose={onClose}>
+    <Dialog
+      id={editing ? "edit-task" : "new-task"}
+      title={editing ? t("editTask.heading") : t("newTask.heading")}
+      onClose={onClose}
+    >
       <form
         noValidate
         onSubmit={async (e) => {
@@ -143,28 +183,34 @@ export function NewTaskDialog({ onClose }: { onClose: () => void }) {
           // datetime-local values have no offset: the API reads them in Accept-Timezone's zone,
           // the account's (contract §1).
           const time = (k: string) => (v(k) ? `${v(k)}:00` : null);
+          const metafields: Record<string, unknown> = {};
+          for (const d of defs.value) {
+            const value = metafieldValue(d, v(`mf-${d.key}`));
+            if (value !== undefined) metafields[d.key] = value;
+          }
+          const body = {
+            category: v("category") as "drop_off",
+            address: { raw_address: v("address") },
+            contact: { name: v("contact"), phones: v("phone") ? [v("phone")] : [] },
+            complete_after: time("complete_after"),
+            complete_before: time("complete_before"),
+            ...(Object.keys(metafields).length ? { metafields } : {}),
+          };
           busy.value = true;
-          const r = await s.client.POST("/tasks/", {
-            body: {
-              account: s.account,
-              category: v("category") as "drop_off",
-              address: { raw_address: v("address") },
-              contact: { name: v("contact"), phones: v("phone") ? [v("phone")] : [] },
-              complete_after: time("complete_after"),
-              complete_before: time("complete_before"),
-            } as never,
-          });
+          const r = task
+            ? await s.client.PATCH("/tasks/{id}/", { params: { path: { id: task.id } }, body: body as never })
+            : await s.client.POST("/tasks/", { body: { account: s.account, ...body } as never });
           busy.value = false;
           if (r.data) {
-            const task = r.data as Task;
-            tasks.value = new Map(tasks.value).set(task.id, task);
-            notice.value = { text: t("newTask.created"), error: false };
+            const saved = r.data as Task;
+            tasks.value = new Map(tasks.value).set(saved.id, saved);
+            notice.value = { text: editing ? t("editTask.saved") : t("newTask.created"), error: false };
             onClose();
           } else {
-            const body = (r.error ?? {}) as FieldErrors;
-            errors.value = body;
-            const detail = (body as { detail?: unknown }).detail;
-            const general = errorsAt(body, "non_field_errors").concat(
+            const err = (r.error ?? {}) as FieldErrors;
+            errors.value = err;
+            const detail = (err as { detail?: unknown }).detail;
+            const general = errorsAt(err, "non_field_errors").concat(
               typeof detail === "string" ? [detail] : [],
             );
             if (general.length) notice.value = { text: general.join(" "), error: true };
@@ -172,23 +218,42 @@ export function NewTaskDialog({ onClose }: { onClose: () => void }) {
         }}
       >
         <Field name="address" label={t("newTask.address")} errors={errors.value}>
-          {(a) => <input {...a} type="text" autoComplete="street-address" />}
+          {(a) => (
+            <input
+              {...a}
+              type="text"
+              autoComplete="street-address"
+              defaultValue={task?.address?.raw_address ?? ""}
+            />
+          )}
         </Field>
         <Field name="contact" label={t("newTask.contactName")} errors={errors.value}>
-          {(a) => <input {...a} type="text" />}
+          {(a) => <input {...a} type="text" defaultValue={task?.contact?.name ?? ""} />}
         </Field>
         <Field name="phone" label={t("newTask.phone")} errors={errors.value}>
-          {(a) => <input {...a} type="tel" />}
+          {(a) => <input {...a} type="tel" defaultValue={task?.contact?.phones?.[0] ?? ""} />}
         </Field>
         <Field name="complete_after" label={t("newTask.after")} errors={errors.value}>
-          {(a) => <input {...a} type="datetime-local" defaultValue={`${day}T09:00`} />}
+          {(a) => (
+            <input
+              {...a}
+              type="datetime-local"
+              defaultValue={task ? localInput(task.complete_after) : `${day}T09:00`}
+            />
+          )}
         </Field>
         <Field name="complete_before" label={t("newTask.before")} errors={errors.value}>
-          {(a) => <input {...a} type="datetime-local" defaultValue={`${day}T17:00`} />}
+          {(a) => (
+            <input
+              {...a}
+              type="datetime-local"
+              defaultValue={task ? localInput(task.complete_before) : `${day}T17:00`}
+            />
+          )}
         </Field>
         <Field name="category" label={t("newTask.category")} errors={errors.value}>
           {(a) => (
-            <select {...a}>
+            <select {...a} defaultValue={task?.category ?? "drop_off"}>
               {(["drop_off", "pick_up", "service"] as const).map((c) => (
                 <option key={c} value={c}>
                   {t(`category.${c}` as MessageKey)}
@@ -197,9 +262,36 @@ export function NewTaskDialog({ onClose }: { onClose: () => void }) {
             </select>
           )}
         </Field>
+        {defs.value.map((d) => (
+          <Field
+            key={d.key}
+            name={`mf-${d.key}`}
+            label={d.label || d.key}
+            errors={{ [`mf-${d.key}`]: mfErrors[d.key] ?? [] }}
+          >
+            {(a) =>
+              d.value_type === "select" || d.value_type === "boolean" ? (
+                <select {...a} defaultValue={mf[d.key] === undefined ? "" : String(mf[d.key])}>
+                  <option value="" />
+                  {(d.value_type === "boolean" ? ["true", "false"] : d.choices).map((c) => (
+                    <option key={c} value={c}>
+                      {c}
+                    </option>
+                  ))}
+                </select>
+              ) : (
+                <input
+                  {...a}
+                  type={inputType(d.value_type) as "text"}
+                  defaultValue={mf[d.key] === undefined || mf[d.key] === null ? "" : String(mf[d.key])}
+                />
+              )
+            }
+          </Field>
+        ))}
         <div class="buttons">
           <button type="submit" disabled={busy.value}>
-            {t("newTask.create")}
+            {editing ? t("editTask.save") : t("newTask.create")}
           </button>
           <button type="button" onClick={onClose}>
             {t("cancel")}
