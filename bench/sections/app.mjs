@@ -159,7 +159,7 @@ export const appSection = {
       await cdp.send("Network.emulateNetworkConditions", SLOW_4G);
       let t0 = Date.now();
       await page.goto(`${svc.url}/app/?lang=en`);
-      await page.getByRole("listitem", { name: "Field street 1" }).waitFor({ timeout: 60_000 });
+      await page.getByRole("listitem", { name: "Field street 1", exact: true }).waitFor({ timeout: 60_000 });
       const firstLoad = Date.now() - t0;
       report.figure("app.first_load_ms.slow4g", firstLoad, {
         unit: "ms",
@@ -179,7 +179,7 @@ export const appSection = {
       await context.setOffline(true);
       t0 = Date.now();
       await page.reload();
-      await page.getByRole("listitem", { name: "Field street 1" }).waitFor();
+      await page.getByRole("listitem", { name: "Field street 1", exact: true }).waitFor();
       report.figure("app.offline_load_ms", Date.now() - t0, {
         unit: "ms",
         target: "<= 1000",
@@ -190,10 +190,10 @@ export const appSection = {
       const press = (name) => page.getByRole("button", { name, exact: true }).click();
       for (let i = 1; i <= TASKS; i++) {
         await page
-          .getByRole("listitem", { name: `Field street ${i}` })
+          .getByRole("listitem", { name: `Field street ${i}`, exact: true })
           .getByRole("link")
           .click();
-        await page.getByRole("heading", { name: `Field street ${i}` }).waitFor();
+        await page.getByRole("heading", { name: `Field street ${i}`, exact: true }).waitFor();
         await press("Accept");
         await press("Start");
         await press("Arrived");

@@ -245,6 +245,20 @@ async function main() {
     log("offline reload to a usable Today:", Date.now() - reloadStart, "ms");
     await page.getByRole("status").filter({ hasText: "10 waiting" }).waitFor();
 
+    // A dispatcher's console, open meanwhile, sees the phone's changes arrive live (contract §26).
+    const desk = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+    const board = await desk.newPage();
+    await board.goto(`${BASE}/console/?lang=en`);
+    await board.getByRole("textbox", { name: "Email" }).fill(email);
+    await board.getByRole("textbox", { name: "Password" }).fill(password);
+    await board.getByRole("button", { name: "Sign in" }).click();
+    const onBoard = board
+      .getByRole("region", { name: "Aino" })
+      .getByRole("listitem", { name: "Kauppakatu 1", exact: true });
+    await onBoard.waitFor();
+    await board.getByRole("status").filter({ hasText: "Live" }).waitFor();
+    assert.match(await onBoard.innerText(), /Assigned/, "the console before the phone syncs");
+
     // Online; the page is killed mid-sync and opened again.
     await context.setOffline(false);
     await page.evaluate(() => window.dispatchEvent(new Event("online")));
@@ -253,6 +267,13 @@ async function main() {
     page = await context.newPage();
     await page.goto(`${BASE}/app/?lang=en`);
     await page.getByRole("status").filter({ hasText: "All sent" }).waitFor({ timeout: 30_000 });
+    await board.waitForFunction(
+      (id) => /Completed/.test(document.querySelector(`[data-id="${id}"]`)?.textContent ?? ""),
+      byStreet["Kauppakatu 1"].id,
+      { timeout: 5_000 },
+    );
+    log("the console shows the phone's completion live, without a reload");
+    await desk.close();
 
     // Through the API: each action once, in order; the proof attached; the refusal shown.
     const commandsOf = async (t) => {
