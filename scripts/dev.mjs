@@ -121,7 +121,7 @@ async function seed() {
       ` API               ${base}/`,
       ` API docs          ${base}/docs/`,
       ` Dispatch console  ${base}/console/`,
-      ` Field app         ${base}/app/   (a later issue)`,
+      ` Field app         ${base}/app/`,
       ...(ip === "0.0.0.0"
         ? [` Listening on every interface: other devices use http://<this machine's address>:${port}`]
         : []),
