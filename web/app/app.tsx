@@ -4,7 +4,7 @@ import { useEffect, useRef } from "preact/hooks";
 import type { TaskAction } from "../../src/domain/task-state-machine";
 import type { Task } from "../shared/api";
 import { timeRange } from "../shared/format";
-import { LANGUAGE_NAMES, LANGUAGES, type Language, lang } from "../shared/i18n";
+import { LanguagePicker } from "../shared/language-picker";
 import { type FieldKey, tf } from "./locales";
 import type { Upload } from "./outbox";
 import {
@@ -42,21 +42,6 @@ export function App() {
       <Header />
       {task ? <TaskView task={task} session={s} /> : <Today session={s} />}
     </>
-  );
-}
-
-function LanguagePicker() {
-  return (
-    <label class="lang">
-      {tf("language")}{" "}
-      <select value={lang.value} onChange={(e) => (lang.value = e.currentTarget.value as Language)}>
-        {LANGUAGES.map((l) => (
-          <option key={l} value={l} lang={l}>
-            {LANGUAGE_NAMES[l]}
-          </option>
-        ))}
-      </select>
-    </label>
   );
 }
 
@@ -129,7 +114,7 @@ function SignIn() {
           {tf("signin.submit")}
         </button>
       </form>
-      <LanguagePicker />
+      <LanguagePicker label={tf("language")} />
     </main>
   );
 }
@@ -179,7 +164,7 @@ function Today({ session: s }: { session: Session }) {
         />{" "}
         {tf("position")}
       </label>
-      <LanguagePicker />
+      <LanguagePicker label={tf("language")} />
     </main>
   );
 }

@@ -1,7 +1,7 @@
 import { batch, computed, signal } from "@preact/signals";
 import { ALLOWED, type TaskAction, type TaskState } from "../../src/domain/task-state-machine";
 import { apiClient, type DispatchClient, errorMessage, idOf, type Task } from "../shared/api";
-import { todayIn } from "../shared/format";
+import { firstLine, todayIn } from "../shared/format";
 import { tf } from "./locales";
 import { newExternalId, type QueuedAction, type Upload, waitingCount } from "./outbox";
 import { clearAll, enqueue, getKv, queue, removeAction, setKv } from "./store";
@@ -72,8 +72,7 @@ export const BUTTONS: {
 export const allowed = (task: Task, action: TaskAction) =>
   (ALLOWED[action] as readonly string[]).includes(task.state as string);
 
-export const firstLine = (task: Task) =>
-  (task.address?.formatted_address || task.address?.raw_address || "").split(/\n|,/)[0].trim() || "—";
+export { firstLine };
 
 function expired() {
   batch(() => {

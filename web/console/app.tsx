@@ -1,5 +1,6 @@
 import { useSignal } from "@preact/signals";
-import { LANGUAGE_NAMES, LANGUAGES, type Language, lang, t } from "../shared/i18n";
+import { t } from "../shared/i18n";
+import { LanguagePicker as SharedPicker } from "../shared/language-picker";
 import { signInReason, token } from "../shared/session";
 import { Board } from "./board-view";
 import { notYours, session, signIn, signOut } from "./state";
@@ -11,20 +12,8 @@ export function App() {
   return <Board />;
 }
 
-export function LanguagePicker() {
-  return (
-    <label class="lang">
-      {t("language")}{" "}
-      <select value={lang.value} onChange={(e) => (lang.value = e.currentTarget.value as Language)}>
-        {LANGUAGES.map((l) => (
-          <option key={l} value={l} lang={l}>
-            {LANGUAGE_NAMES[l]}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
+/** The shared menu with the console's label. */
+export const LanguagePicker = () => <SharedPicker label={t("language")} />;
 
 function SignIn() {
   const error = useSignal("");

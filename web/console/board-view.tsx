@@ -2,7 +2,7 @@ import { signal, useSignal } from "@preact/signals";
 import { memo } from "preact/compat";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import type { Task } from "../shared/api";
-import { timeRange } from "../shared/format";
+import { firstLine, timeRange } from "../shared/format";
 import { lang, type MessageKey, t } from "../shared/i18n";
 import { LanguagePicker } from "./app";
 import { UNASSIGNED } from "./board";
@@ -41,8 +41,7 @@ export const STATES = [
 export const stateLabel = (s: string) => t(`s.${s}` as MessageKey);
 
 /** An item's name (contract §26): its address's first line. */
-export const firstLine = (task: Task) =>
-  (task.address?.formatted_address || task.address?.raw_address || "").split(/\n|,/)[0].trim() || "—";
+export { firstLine };
 
 type DialogName = "assign" | "new" | "edit" | "optimize" | null;
 const dialog = signal<DialogName>(null);

@@ -73,3 +73,8 @@ export function formatDuration(s: number | null | undefined) {
   const min = Math.round((s % 3600) / 60);
   return `${h} h ${String(min).padStart(2, "0")} min`;
 }
+
+/** A task's address's first line: how both apps name a task (contract §26, §27). */
+export const firstLine = (task: {
+  address?: { formatted_address?: string | null; raw_address?: string | null } | null;
+}) => (task.address?.formatted_address || task.address?.raw_address || "").split(/\n|,/)[0].trim() || "—";
