@@ -172,6 +172,9 @@ export const appSection = {
         downloadThroughput: -1,
         uploadThroughput: -1,
       });
+      // What the task pages need offline (documents, the required metafields) arrives after the
+      // list: wait for it as a phone left open would, before the network goes.
+      await page.waitForLoadState("networkidle");
       await page.evaluate(() => navigator.serviceWorker.ready.then(() => true));
       // The service worker has precached the app (it installs on the first load).
       await page.waitForFunction(async () => (await caches.keys()).length > 0);
