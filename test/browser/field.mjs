@@ -257,7 +257,7 @@ async function main() {
       .getByRole("listitem", { name: "Kauppakatu 1", exact: true });
     await onBoard.waitFor();
     await board.getByRole("status").filter({ hasText: "Live" }).waitFor();
-    assert.match(await onBoard.innerText(), /Assigned/, "the console before the phone syncs");
+    assert.match(await onBoard.textContent(), /Assigned/, "the console before the phone syncs");
 
     // Online; the page is killed mid-sync and opened again.
     await context.setOffline(false);
