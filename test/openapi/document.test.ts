@@ -51,8 +51,13 @@ const SERVED_ELSEWHERE: Record<string, string> = {
 
 const successes = (op: any) => Object.keys(op.responses).filter((s) => /^2/.test(s));
 
-/** Success answers shown without an example: their bodies are images, PDFs or this document. */
+/**
+ * Success answers shown without an example: their bodies are images, PDFs, this document, or the
+ * apps' pages (HTML naming the build's hashed files, which change with every build).
+ */
 const NO_EXAMPLE: Record<string, string> = {
+  retrieveConsolePage: "the console's page, naming its build's hashed files",
+  retrieveFieldAppPage: "the field app's page, naming its build's hashed files",
   downloadDocumentThumbnail: "a PNG or JPEG image",
   downloadSignature: "the signature image (PNG)",
   downloadSignatureThumbnail: "a PNG or JPEG image",
