@@ -3,8 +3,9 @@ import assert from "node:assert/strict";
 // `npm run test:browser` (part): the field app (contract §27) in Debian's Chromium, at 360×640.
 // Starts the service with the README's dev command on its own port (or uses FIELD_TEST_BASE),
 // makes an account, a worker and five of today's tasks through the API, signs the worker in,
-// then, offline (`context.setOffline`): completes three tasks (one with a signature and a photo),
-// fails one with a reason, starts one the dispatcher cancels meanwhile; back online, kills the
+// then, offline (`context.setOffline`): completes three tasks (one with a signature and a photo,
+// two with a form asked before "Complete": one given by `form_default_values`, one a dispatcher's
+// draft response), fails one with a reason, starts one the dispatcher cancels meanwhile; back online, kills the
 // page mid-sync and opens it again. Checks through the API that every action was applied once
 // and in order, the signature and the photo attached, and that the refused action is shown with
 // its reason. axe-core on every screen; screenshots to test-output/field-*.png.
@@ -86,6 +87,28 @@ async function main() {
     body: { email: workerEmail, name: "Aino", password, role: "worker" },
   });
   assert.equal(worker.status, 201, worker.text);
+  // A form the dispatcher gives tasks (contract §15): asked before "Complete" (contract §27).
+  const form = await api("/forms/", { token: admin, body: { name: "Delivery check", description: "" } });
+  assert.equal(form.status, 201, form.text);
+  const fields = [
+    { key: "goods", label: "Goods", field_type: "section" },
+    {
+      key: "condition",
+      label: "Condition",
+      field_type: "select",
+      choices: ["Intact", "Damaged"],
+      required: true,
+    },
+    { key: "count", label: "Parcels", field_type: "number", default: 1 },
+    { key: "note", label: "Note", field_type: "textarea" },
+    { key: "door_photo", label: "Photo of the door", field_type: "photo" },
+    { key: "internal", label: "Internal code", field_type: "text", default: "K-7", visible_to_worker: false },
+  ];
+  for (const [i, f] of fields.entries()) {
+    const r = await api("/form_fields/", { token: admin, body: { form: form.body.url, position: i, ...f } });
+    assert.equal(r.status, 201, r.text);
+  }
+  const formDefaults = { [form.body.id]: { count: 3 } };
   const today = new Date().toISOString().slice(0, 10);
   const streets = ["Kauppakatu 1", "Rantatie 2", "Koulukatu 3", "Puistotie 4", "Satamakatu 5"];
   const tasks = [];
@@ -101,11 +124,18 @@ async function main() {
         complete_before: `${today}T23:59:00Z`,
         description: `Parcel ${i + 1}`,
         assignee: worker.body.url,
+        ...(i === 1 ? { form_default_values: formDefaults } : {}),
       },
     });
     assert.equal(r.status, 201, r.text);
     tasks.push(r.body);
   }
+  // The third task's form: a draft response the dispatcher started.
+  const draft = await api("/form_responses/", {
+    token: admin,
+    body: { form: form.body.url, task: tasks[2].url, data: { condition: "Damaged" } },
+  });
+  assert.equal(draft.status, 201, draft.text);
   // Route order: positions as a dispatcher's reordering would set them (the last first).
   for (const [i, t] of tasks.entries()) {
     const r = await api("/task_commands/", {
@@ -202,17 +232,42 @@ async function main() {
     await dialog.getByRole("button", { name: "Complete the task" }).click();
     await dialog.waitFor({ state: "detached" });
     await back();
-    // 2 and 3: completed without proof.
-    for (const street of ["Rantatie 2", "Koulukatu 3"]) {
-      await open(street);
-      await press("Start");
-      await press("Complete");
-      await page
-        .getByRole("dialog", { name: "Proof of delivery" })
-        .getByRole("button", { name: "Complete the task" })
-        .click();
-      await back();
-    }
+    // 2: its form, from the task's form defaults, a required choice, a photo field.
+    await open("Rantatie 2");
+    await press("Start");
+    await press("Complete");
+    const withForm = page.getByRole("dialog", { name: "Proof of delivery" });
+    const check = withForm.getByRole("group", { name: "Delivery check" });
+    assert.equal(await check.getByRole("spinbutton", { name: "Parcels" }).inputValue(), "3");
+    assert.equal(await check.getByText("Internal code").count(), 0, "a field hidden from workers");
+    await withForm.getByRole("button", { name: "Complete the task" }).click();
+    // A required field left empty: the browser keeps the dialog open.
+    await sleep(300);
+    assert.equal(await withForm.isVisible(), true, "not completed with a required field empty");
+    await check.getByRole("combobox", { name: "Condition" }).selectOption("Intact");
+    await check.getByRole("textbox", { name: "Note" }).fill("Left with the neighbour");
+    await check.getByLabel("Photo of the door").setInputFiles({
+      name: "door2.png",
+      mimeType: "image/png",
+      buffer: PNG,
+    });
+    await axe(page, "form");
+    await withForm.evaluate((d) => d.scrollTo(0, 0));
+    await page.screenshot({ path: `${OUT}/field-form.png` });
+    await withForm.evaluate((d) => d.scrollTo(0, d.scrollHeight));
+    await page.screenshot({ path: `${OUT}/field-form-end.png` });
+    await withForm.getByRole("button", { name: "Complete the task" }).click();
+    await withForm.waitFor({ state: "detached" });
+    await back();
+    // 3: the dispatcher's draft, its values shown.
+    await open("Koulukatu 3");
+    await press("Start");
+    await press("Complete");
+    const drafted = page.getByRole("dialog", { name: "Proof of delivery" });
+    assert.equal(await drafted.getByRole("combobox", { name: "Condition" }).inputValue(), "Damaged");
+    await drafted.getByRole("button", { name: "Complete the task" }).click();
+    await drafted.waitFor({ state: "detached" });
+    await back();
     // 4: failed with a reason.
     await open("Puistotie 4");
     await press("Fail");
@@ -304,7 +359,11 @@ async function main() {
     const state = async (street) =>
       (await api(`/tasks/${byStreet[street].id}/`, { token: admin })).body.state;
     for (const street of ["Kauppakatu 1", "Rantatie 2", "Koulukatu 3"])
-      assert.equal(await state(street), "completed");
+      assert.equal(
+        await state(street),
+        "completed",
+        `${street}: ${JSON.stringify((await commandsOf(byStreet[street])).map((c) => [c.action, c.state, c.error_message]))}`,
+      );
     assert.equal(await state("Puistotie 4"), "failed");
     assert.equal(await state("Satamakatu 5"), "cancelled");
     const [refused] = await commandsOf(byStreet["Satamakatu 5"]);
@@ -317,6 +376,41 @@ async function main() {
     const docs = await api(`/documents/?task=${encodeURIComponent(first.url)}`, { token: admin });
     assert.equal(docs.body.results.length, 1, "the photo, once");
     assert.equal(docs.body.results[0].mimetype, "image/png");
+
+    // The forms: one completed response per task, by the worker, before the task's completion.
+    const responsesOf = async (street) => {
+      const r = await api(`/form_responses/?task=${encodeURIComponent(byStreet[street].url)}`, {
+        token: admin,
+      });
+      assert.equal(r.status, 200, r.text);
+      return r.body.results;
+    };
+    const [filled] = await responsesOf("Rantatie 2");
+    assert.equal((await responsesOf("Rantatie 2")).length, 1, "one response, once");
+    assert.equal(filled.state, "completed");
+    assert.equal(filled.completed_by, worker.body.url);
+    const photo = await api(`/documents/?task=${encodeURIComponent(byStreet["Rantatie 2"].url)}`, {
+      token: admin,
+    });
+    assert.equal(photo.body.results.length, 1, "the form's photo, once");
+    assert.deepEqual(filled.data, {
+      condition: "Intact",
+      count: 3,
+      note: "Left with the neighbour",
+      door_photo: photo.body.results[0].url,
+      internal: "K-7",
+    });
+    const completedAt = Date.parse(filled.completed_at);
+    const [completeCommand] = (await commandsOf(byStreet["Rantatie 2"])).filter(
+      (c) => c.action === "complete",
+    );
+    assert.ok(completedAt <= Date.parse(completeCommand.created_at), "the form before the task's completion");
+    const drafts = await responsesOf("Koulukatu 3");
+    assert.deepEqual(
+      drafts.map((d) => [d.url, d.state, d.data.condition]),
+      [[draft.body.url, "completed", "Damaged"]],
+      "the dispatcher's draft, completed by the phone",
+    );
 
     await page.getByRole("listitem", { name: "Satamakatu 5" }).getByRole("link").click();
     await page

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { commandOf, nextBatch, nextUploads, outcomes, type QueuedAction } from "../../web/app/outbox";
+import {
+  commandOf,
+  FORM_COMPLETED,
+  formData,
+  formOutcome,
+  nextBatch,
+  nextPrep,
+  outcomes,
+  type QueuedAction,
+} from "../../web/app/outbox";
 import { en, FIELD_CATALOGS } from "../../web/app/strings";
 
 /** The field app's pure parts (contract §27): the offline queue's order and outcomes, its strings. */
@@ -34,15 +43,33 @@ describe("the field app's offline queue", () => {
     ];
     expect(nextBatch(q).map((a) => a.seq)).toEqual([1, 3]);
     // Its files go once the actions before it are sent (they are not held up by its upload).
-    expect(nextUploads(q)).toBeNull();
-    expect(nextUploads(q.filter((a) => a.seq !== 1 && a.seq !== 3))?.seq).toBe(4);
+    expect(nextPrep(q)).toBeNull();
+    expect(nextPrep(q.filter((a) => a.seq !== 1 && a.seq !== 3))?.seq).toBe(4);
     // Files attached: it and the actions after it go, in order.
     const done = q.map((a) =>
       a.seq === 4 ? { ...a, uploads: [file("https://api.test/signatures/x/")] } : a,
     );
     expect(nextBatch(done).map((a) => a.seq)).toEqual([1, 3, 4, 5]);
-    expect(nextUploads(done)).toBeNull();
+    expect(nextPrep(done)).toBeNull();
     expect(nextBatch(Array.from({ length: 250 }, (_, i) => action(i + 1))).length).toBe(100);
+  });
+
+  it("a start after another task's completion waits for the next batch (the transit/active limit)", () => {
+    const on = (seq: number, task: string, act: string) =>
+      action(seq, { task: `https://api.test/tasks/${task}/`, action: act });
+    const day = [
+      on(1, "a", "accept"),
+      on(2, "a", "transit"),
+      on(3, "a", "activate"),
+      on(4, "a", "complete"),
+      on(5, "b", "accept"),
+      on(6, "b", "transit"),
+      on(7, "b", "fail"),
+      on(8, "c", "activate"),
+    ];
+    expect(nextBatch(day).map((a) => a.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(nextBatch(day.slice(5)).map((a) => a.seq)).toEqual([6, 7]);
+    expect(nextBatch(day.slice(7)).map((a) => a.seq)).toEqual([8]);
   });
 
   it("a command keeps the action's external_id and device time on every send", () => {
@@ -85,6 +112,57 @@ describe("the field app's offline queue", () => {
     ]);
     for (const status of [0, 429, 500, 503])
       expect(outcomes(batch, status, { detail: "busy" }).every((o) => o.state === "waiting")).toBe(true);
+  });
+});
+
+describe("the field app's forms before Complete", () => {
+  const form = "https://api.test/forms/f1/";
+  const fill = (extra = {}) => ({ form, data: { note: "ok", photo: null }, ...extra });
+
+  it("a command waits for its forms as for its files, and the actions after it wait too", () => {
+    const q = [
+      action(1, { action: "accept" }),
+      action(2, { action: "complete", forms: [fill()] }),
+      action(3, { action: "accept" }),
+    ];
+    expect(nextBatch(q).map((a) => a.seq)).toEqual([1]);
+    expect(nextPrep(q.slice(1))?.seq).toBe(2);
+    const written = q.map((a) =>
+      a.seq === 2 ? { ...a, forms: [fill({ response: "r", written: true })] } : a,
+    );
+    // Written but not completed yet: still held.
+    expect(nextBatch(written).map((a) => a.seq)).toEqual([1]);
+    const done = q.map((a) => (a.seq === 2 ? { ...a, forms: [fill({ done: true })] } : a));
+    expect(nextBatch(done).map((a) => a.seq)).toEqual([1, 2, 3]);
+    expect(nextPrep(done)).toBeNull();
+  });
+
+  it("a form's photo field takes the URL of the document its file became, once attached", () => {
+    const photo = {
+      ...file(),
+      kind: "photo" as const,
+      field: { form, key: "photo" },
+    };
+    const other = {
+      ...file("https://api.test/signatures/s/"),
+      field: { form: "https://api.test/forms/f2/", key: "x" },
+    };
+    expect(formData(fill(), [photo, other])).toEqual({ note: "ok", photo: null });
+    expect(formData(fill(), [{ ...photo, attached: "https://api.test/documents/d/" }, other])).toEqual({
+      note: "ok",
+      photo: "https://api.test/documents/d/",
+    });
+  });
+
+  it("reads the answers of writing and completing a response", () => {
+    expect(formOutcome(200, {})).toBe("done");
+    expect(formOutcome(201, {})).toBe("done");
+    // Completed already (a complete whose answer was lost): done, not refused.
+    expect(formOutcome(400, { non_field_errors: [FORM_COMPLETED] })).toBe("done");
+    expect(formOutcome(400, { data: { sig: ["This field is required."] } })).toBe("refused");
+    expect(formOutcome(404, { detail: "Not found." })).toBe("refused");
+    expect(formOutcome(401, {})).toBe("unauthorized");
+    for (const status of [0, 429, 500, 503]) expect(formOutcome(status, null)).toBe("waiting");
   });
 });
 

@@ -5,8 +5,10 @@ import type { TaskAction } from "../../src/domain/task-state-machine";
 import type { Task } from "../shared/api";
 import { timeRange } from "../shared/format";
 import { LanguagePicker } from "../shared/language-picker";
+import { readForms, TaskForms } from "./forms";
 import { type FieldKey, tf } from "./locales";
 import type { Upload } from "./outbox";
+import { type Pad, padImage, SignaturePad } from "./signature";
 import {
   act,
   allowed,
@@ -28,6 +30,7 @@ import {
   signOut,
   started,
   statusText,
+  taskForms,
   tasks,
 } from "./state";
 
@@ -318,69 +321,6 @@ function FailDialog({ task, session: s, onClose }: { task: Task; session: Sessio
   );
 }
 
-/** A signature drawn with a finger, mouse or pen (Pointer Events), kept as a PNG. */
-function SignaturePad({ pad }: { pad: { current: { canvas: HTMLCanvasElement | null; drawn: boolean } } }) {
-  const ref = useRef<HTMLCanvasElement>(null);
-  useEffect(() => {
-    const c = ref.current!;
-    pad.current.canvas = c;
-    const ctx = c.getContext("2d")!;
-    ctx.lineWidth = 2.5;
-    ctx.lineCap = "round";
-    ctx.strokeStyle = "#111";
-    let down = false;
-    const at = (e: PointerEvent) => {
-      const r = c.getBoundingClientRect();
-      return [
-        ((e.clientX - r.left) * c.width) / r.width,
-        ((e.clientY - r.top) * c.height) / r.height,
-      ] as const;
-    };
-    const start = (e: PointerEvent) => {
-      down = true;
-      c.setPointerCapture(e.pointerId);
-      const [x, y] = at(e);
-      ctx.beginPath();
-      ctx.moveTo(x, y);
-    };
-    const move = (e: PointerEvent) => {
-      if (!down) return;
-      const [x, y] = at(e);
-      ctx.lineTo(x, y);
-      ctx.stroke();
-      pad.current.drawn = true;
-    };
-    const end = () => {
-      down = false;
-    };
-    c.addEventListener("pointerdown", start);
-    c.addEventListener("pointermove", move);
-    c.addEventListener("pointerup", end);
-    c.addEventListener("pointercancel", end);
-    return () => {
-      c.removeEventListener("pointerdown", start);
-      c.removeEventListener("pointermove", move);
-      c.removeEventListener("pointerup", end);
-      c.removeEventListener("pointercancel", end);
-    };
-  }, []);
-  return (
-    <div class="signature">
-      <canvas ref={ref} width={600} height={220} role="img" aria-label={tf("signature")} />
-      <button
-        type="button"
-        onClick={() => {
-          const c = ref.current!;
-          c.getContext("2d")!.clearRect(0, 0, c.width, c.height);
-          pad.current.drawn = false;
-        }}
-      >
-        {tf("clear")}
-      </button>
-    </div>
-  );
-}
-
 /** The input a metafield's value type is typed in (contract §12). */
 const inputType = (valueType: string) =>
   valueType === "number" || valueType === "integer" ? "number" : valueType === "date" ? "date" : "text";
@@ -394,7 +334,10 @@ function CompleteDialog({
   session: Session;
   onClose: () => void;
 }) {
-  const pad = useRef({ canvas: null as HTMLCanvasElement | null, drawn: false });
+  const pad = useRef<Pad>({ canvas: null, drawn: false });
+  const pads = useRef<Record<string, Pad>>({});
+  const error = useSignal("");
+  const forms = taskForms.value[task.id as string] ?? [];
   const set = (task.metafields ?? {}) as Record<string, unknown>;
   const missing = requiredMetafields.value.filter(
     (m) => set[m.key] === undefined || set[m.key] === null || set[m.key] === "",
@@ -407,18 +350,22 @@ function CompleteDialog({
         onSubmit={async (e) => {
           e.preventDefault();
           const f = new FormData(e.currentTarget);
-          const uploads: Upload[] = [];
-          if (pad.current.drawn && pad.current.canvas) {
-            const blob = await new Promise<Blob | null>((r) => pad.current.canvas!.toBlob(r, "image/png"));
-            if (blob)
-              uploads.push({
-                kind: "signature",
-                blob,
-                fileName: "signature.png",
-                type: "image/png",
-                signerName: String(f.get("signer") ?? "") || undefined,
-              });
+          const filled = await readForms(forms, f, pads.current, s.account.timezone);
+          // Fields the browser cannot check itself (a signature, a set of choices).
+          if (filled.missing.length) {
+            error.value = tf("form.missing", { fields: filled.missing.join(", ") });
+            return;
           }
+          const uploads: Upload[] = [];
+          const blob = await padImage(pad.current);
+          if (blob)
+            uploads.push({
+              kind: "signature",
+              blob,
+              fileName: "signature.png",
+              type: "image/png",
+              signerName: String(f.get("signer") ?? "") || undefined,
+            });
           const photo = f.get("photo");
           if (photo instanceof File && photo.size > 0)
             uploads.push({
@@ -436,10 +383,18 @@ function CompleteDialog({
           }
           // The metafields first (an `update`), so the `complete` after it finds them set.
           if (missing.length) await act(task, "update", { taskData: { metafields } });
-          await act(task, "complete", { uploads });
+          await act(task, "complete", {
+            uploads: [...uploads, ...filled.uploads],
+            forms: filled.fills,
+          });
           onClose();
         }}
       >
+        {error.value && (
+          <p class="error" role="alert">
+            {error.value}
+          </p>
+        )}
         {missing.length > 0 && (
           <fieldset>
             <legend>{tf("complete.required")}</legend>
@@ -468,7 +423,8 @@ function CompleteDialog({
             ))}
           </fieldset>
         )}
-        <SignaturePad pad={pad} />
+        <TaskForms forms={forms} zone={s.account.timezone} pads={pads} />
+        <SignaturePad pad={pad} label={tf("signature")} clearLabel={tf("clear")} />
         {s.account.feature_signer_name && (
           <label>
             {tf("signer")}

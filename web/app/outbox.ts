@@ -22,6 +22,25 @@ export type Upload = {
   stored?: boolean;
   /** Set once the signature or document exists (its URL). */
   attached?: string;
+  /** A form's photo or signature field this file is the value of (its URL goes in that form's data). */
+  field?: { form: string; key: string };
+};
+
+/**
+ * A form filled in before "Complete" (contract §15, §27): made a completed response of the task
+ * before the action's command is sent. Each step is recorded as it lands, so a retry resumes.
+ */
+export type FormFill = {
+  /** The form's URL. */
+  form: string;
+  /** The values typed in (files' values are added once attached: `formData`). */
+  data: Record<string, unknown>;
+  /** The response found or made for the task (its URL). */
+  response?: string;
+  /** Set once `data` is written to the response. */
+  written?: boolean;
+  /** Set once the response is completed (by this action, or found completed). */
+  done?: boolean;
 };
 
 export type ActionState = "waiting" | "sent" | "refused";
@@ -38,6 +57,8 @@ export type QueuedAction = {
   taskData?: Record<string, unknown>;
   location?: { type: "Point"; coordinates: [number, number] };
   uploads: Upload[];
+  /** Forms completed before the command (only with `complete`). */
+  forms?: FormFill[];
   state: ActionState;
   /** Why the server refused it (the command's `error_message`, or a field error). */
   error?: string;
@@ -49,28 +70,68 @@ export const MAX_BATCH = 100;
 export const newExternalId = () => `app-${crypto.randomUUID()}`;
 
 /**
- * The next batch: waiting actions in the order made, up to the first one whose files are not
- * all attached yet (its command must not overtake them, nor the actions after it overtake it).
+ * The one rule across tasks: the transit/active limit (contract §5). A batch is applied in order
+ * per task only, different tasks in parallel (contract §6), so a start on one task made after
+ * the completion of another goes in the next batch, once the server has applied the completion.
+ */
+const TAKES = new Set(["transit", "activate"]);
+const RELEASES = new Set(["complete", "fail"]);
+
+/** True while an action has steps to take before its command: files to attach, forms to complete. */
+export const needsPrep = (a: QueuedAction) =>
+  a.uploads.some((u) => !u.attached) || (a.forms ?? []).some((f) => !f.done);
+
+/**
+ * The next batch: waiting actions in the order made, up to the first one whose files or forms
+ * are not all done yet (its command must not overtake them, nor the actions after it overtake it)
+ * or that takes the transit/active slot another task of the batch gives back.
  */
 export function nextBatch(queue: readonly QueuedAction[], max = MAX_BATCH): QueuedAction[] {
   const out: QueuedAction[] = [];
   for (const a of [...queue].sort((x, y) => (x.seq ?? 0) - (y.seq ?? 0))) {
     if (a.state !== "waiting") continue;
-    if (a.uploads.some((u) => !u.attached)) break;
+    if (needsPrep(a)) break;
+    if (TAKES.has(a.action) && out.some((b) => b.task !== a.task && RELEASES.has(b.action))) break;
     out.push(a);
     if (out.length >= max) break;
   }
   return out;
 }
 
-/** The first waiting action that still has files to send, if it comes before any batch. */
-export function nextUploads(queue: readonly QueuedAction[]): QueuedAction | null {
+/** The first waiting action that still has files or forms to send, if it comes before any batch. */
+export function nextPrep(queue: readonly QueuedAction[]): QueuedAction | null {
   for (const a of [...queue].sort((x, y) => (x.seq ?? 0) - (y.seq ?? 0))) {
     if (a.state !== "waiting") continue;
-    return a.uploads.some((u) => !u.attached) ? a : null;
+    return needsPrep(a) ? a : null;
   }
   return null;
 }
+
+/** A form's data as sent: the values typed in, and each of its photo and signature files' URL. */
+export function formData(fill: FormFill, uploads: readonly Upload[]): Record<string, unknown> {
+  const data = { ...fill.data };
+  for (const u of uploads) if (u.field?.form === fill.form && u.attached) data[u.field.key] = u.attached;
+  return data;
+}
+
+export type FormOutcome = "done" | "refused" | "waiting" | "unauthorized";
+
+/**
+ * What an answer to writing or completing a response means (contract §15). A response found
+ * completed is done: a complete whose answer was lost, or the dispatcher's; the phone's values do
+ * not overwrite a completed response. A 400 or 404 is refused (a required field the worker cannot
+ * see, a task no longer theirs); anything else waits for the next try.
+ */
+export function formOutcome(status: number, body: unknown): FormOutcome {
+  if (status >= 200 && status < 300) return "done";
+  if (status === 401) return "unauthorized";
+  if (status === 400 && firstMessage(body) === FORM_COMPLETED) return "done";
+  if (status === 400 || status === 404) return "refused";
+  return "waiting";
+}
+
+/** The API's answer to a write of a completed response (contract §15). */
+export const FORM_COMPLETED = "Form response is completed.";
 
 /** The task command an action is sent as (contract §2.6). */
 export function commandOf(a: QueuedAction) {
@@ -114,7 +175,7 @@ export function outcomes(batch: readonly QueuedAction[], status: number, body: u
   return ids.map((externalId) => ({ externalId, state: "waiting" }));
 }
 
-function firstMessage(errors: unknown): string | null {
+export function firstMessage(errors: unknown): string | null {
   if (!errors || typeof errors !== "object") return null;
   for (const [field, v] of Object.entries(errors)) {
     if (Array.isArray(v) && typeof v[0] === "string")

@@ -2,8 +2,9 @@ import { batch, computed, signal } from "@preact/signals";
 import { ALLOWED, type TaskAction, type TaskState } from "../../src/domain/task-state-machine";
 import { apiClient, type DispatchClient, errorMessage, idOf, type Task } from "../shared/api";
 import { firstLine, todayIn } from "../shared/format";
+import type { FormDef, FormField, PendingForm } from "./forms";
 import { tf } from "./locales";
-import { newExternalId, type QueuedAction, type Upload, waitingCount } from "./outbox";
+import { type FormFill, newExternalId, type QueuedAction, type Upload, waitingCount } from "./outbox";
 import { clearAll, enqueue, getKv, queue, removeAction, setKv } from "./store";
 import { syncOnce } from "./sync";
 
@@ -29,6 +30,8 @@ export const signInReason = signal("");
 export const tasks = signal<Task[]>([]);
 export const documents = signal<Record<string, Doc[]>>({});
 export const requiredMetafields = signal<Metafield[]>([]);
+/** By task id: the forms its "Complete" asks for (no completed response yet), kept for offline. */
+export const taskForms = signal<Record<string, PendingForm[]>>({});
 export const actions = signal<QueuedAction[]>([]);
 export const online = signal(navigator.onLine);
 export const openTaskId = signal<string | null>(null);
@@ -140,6 +143,7 @@ export async function signOut(): Promise<string | null> {
     tasks.value = [];
     actions.value = [];
     documents.value = {};
+    taskForms.value = {};
     openTaskId.value = null;
   });
   client = null;
@@ -156,6 +160,7 @@ export async function start() {
     tasks.value = (await getKv<Task[]>("tasks")) ?? [];
     documents.value = (await getKv<Record<string, Doc[]>>("documents")) ?? {};
     requiredMetafields.value = (await getKv<Metafield[]>("metafields")) ?? [];
+    taskForms.value = (await getKv<Record<string, PendingForm[]>>("taskForms")) ?? {};
     session.value = s;
     connect(s);
   }
@@ -209,8 +214,9 @@ export async function refresh() {
     timings.listAt ||= performance.now();
     await setKv("tasks", shown);
     const docs: Record<string, Doc[]> = {};
-    const [mf] = await Promise.all([
+    const [mf, pending] = await Promise.all([
       client.GET("/metafields/", { params: { query: { applies_to: "tasks", page_size: 500 } as never } }),
+      formsOf(client, shown),
       ...list.map(async (t) => {
         const d = await client!.GET("/documents/", {
           params: { query: { task: t.url, page_size: 100 } as never },
@@ -225,11 +231,75 @@ export async function refresh() {
     batch(() => {
       documents.value = docs;
       requiredMetafields.value = required;
+      taskForms.value = pending;
     });
-    await Promise.all([setKv("documents", docs), setKv("metafields", required)]);
+    await Promise.all([setKv("documents", docs), setKv("metafields", required), setKv("taskForms", pending)]);
   } catch {
     // Offline after all: what the phone kept stays shown.
   }
+}
+
+type ResponseRow = { form: string; state: string; data: Record<string, unknown> };
+
+/**
+ * The forms each task's "Complete" asks for (a decision of this app, docs/field-app.md): those
+ * the dispatcher gave the task, in its `form_default_values` or as a response of the task, that
+ * have no completed response yet. Each starts from its draft's values, else from the form's
+ * defaults overridden by the task's (as the API starts a new response, contract §15). Tasks
+ * past completing ask for none.
+ */
+async function formsOf(c: DispatchClient, list: Task[]): Promise<Record<string, PendingForm[]>> {
+  const open = list.filter((t) => !["completed", "failed", "cancelled"].includes(t.state as string));
+  const responses: Record<string, ResponseRow[]> = {};
+  await Promise.all(
+    open.map(async (t) => {
+      const r = await c.GET("/form_responses/", {
+        params: { query: { task: t.url, page_size: 100 } as never },
+      });
+      responses[t.id as string] = (
+        (r.data as { results?: ResponseRow[] } | undefined)?.results ?? []
+      ).slice();
+    }),
+  );
+  const wanted = (t: Task) => {
+    const given = Object.keys((t.form_default_values ?? {}) as Record<string, unknown>);
+    return [...new Set([...given, ...responses[t.id as string].map((r) => idOf(r.form))])];
+  };
+  const ids = [...new Set(open.flatMap(wanted))];
+  const defs = new Map<string, FormDef & { is_active: boolean }>();
+  await Promise.all(
+    ids.map(async (id) => {
+      const [form, fields] = await Promise.all([
+        c.GET("/forms/{id}/", { params: { path: { id } } }),
+        c.GET("/form_fields/", { params: { query: { form: id, page_size: 500 } as never } }),
+      ]);
+      if (!form.data || !fields.data) return;
+      const f = form.data as unknown as FormDef & { is_active: boolean };
+      const rows = ((fields.data as { results?: FormField[] }).results ?? []).slice();
+      defs.set(id, { ...f, fields: rows.sort((a, b) => a.position - b.position) });
+    }),
+  );
+  const out: Record<string, PendingForm[]> = {};
+  for (const t of open) {
+    const mine = responses[t.id as string];
+    const overrides = (t.form_default_values ?? {}) as Record<string, Record<string, unknown>>;
+    const asked: PendingForm[] = [];
+    for (const id of wanted(t)) {
+      const def = defs.get(id);
+      const of = mine.filter((r) => idOf(r.form) === id);
+      if (!def || of.some((r) => r.state === "completed")) continue;
+      const draft = of.find((r) => r.state === "draft");
+      // A new response of an inactive form is refused (contract §15): only its draft is asked.
+      if (!draft && !def.is_active) continue;
+      const start = Object.fromEntries(def.fields.map((f) => [f.key, f.default ?? null]));
+      asked.push({
+        form: { url: def.url, id: def.id, name: def.name, description: def.description, fields: def.fields },
+        data: draft ? draft.data : { ...start, ...(overrides[id] ?? {}) },
+      });
+    }
+    if (asked.length) out[t.id as string] = asked;
+  }
+  return out;
 }
 
 let syncing: Promise<void> | null = null;
@@ -260,7 +330,7 @@ export function sync(): Promise<void> {
 export async function act(
   task: Task,
   action: TaskAction,
-  extra: { notes?: string; taskData?: Record<string, unknown>; uploads?: Upload[] } = {},
+  extra: { notes?: string; taskData?: Record<string, unknown>; uploads?: Upload[]; forms?: FormFill[] } = {},
 ) {
   const a: QueuedAction = {
     externalId: newExternalId(),
@@ -271,9 +341,16 @@ export async function act(
     taskData: extra.taskData,
     location: sharePosition.value && position ? { type: "Point", coordinates: position } : undefined,
     uploads: extra.uploads ?? [],
+    ...(extra.forms?.length ? { forms: extra.forms } : {}),
     state: "waiting",
   };
   await enqueue(a);
+  if (extra.forms?.length) {
+    // Asked and answered: not asked again while the action waits.
+    const { [task.id as string]: _, ...rest } = taskForms.value;
+    taskForms.value = rest;
+    await setKv("taskForms", rest);
+  }
   const target = TARGET[action];
   if (target) {
     const next = tasks.value.map((t) => (t.id === task.id ? { ...t, state: target } : t));

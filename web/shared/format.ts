@@ -54,6 +54,13 @@ export function wallToInstant(date: string, time: string, zone: string): number 
   return guess;
 }
 
+/** An instant as the wall-clock `YYYY-MM-DDTHH:MM` in `zone` (the value of a datetime-local input). */
+export function wallOf(at: string | number, zone: string): string {
+  const ms = new Date(at).getTime();
+  const wall = new Date(ms + offsetMinutes(zone, ms) * 60000);
+  return wall.toISOString().slice(0, 16);
+}
+
 /** The day `YYYY-MM-DD` in `zone` as [start, end) instants. */
 export function dayRange(date: string, zone: string) {
   const [y, m, d] = date.split("-").map(Number);
