@@ -214,8 +214,12 @@ async function main() {
       "tel:+358401234567",
     );
     assert.match(await page.getByRole("link", { name: "Open in maps" }).getAttribute("href"), /^geo:/);
+    // Keyboard users: the page's heading has the focus, and after an action the next step's button.
+    assert.equal(await page.evaluate(() => document.activeElement?.tagName), "H1");
     await press("Accept");
-    await press("Start");
+    await page.waitForFunction(() => document.activeElement?.textContent === "Start");
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.activeElement?.textContent === "Arrived");
     await press("Arrived");
     await press("Complete");
     const dialog = page.getByRole("dialog", { name: "Proof of delivery" });

@@ -124,8 +124,15 @@ function SignIn() {
 
 const stateLabel = (state: string) => tf(`state.${state}` as FieldKey);
 
+/** The task whose page was left last: its link takes the focus back on the list (WCAG 2.4.3). */
+let returnTo: string | null = null;
+
 function Today({ session: s }: { session: Session }) {
   const list = tasks.value;
+  useEffect(() => {
+    if (returnTo) document.querySelector<HTMLElement>(`a[href="#task/${returnTo}"]`)?.focus();
+    returnTo = null;
+  }, []);
   return (
     <main>
       <h1 id="today-heading">{tf("today")}</h1>
@@ -185,17 +192,31 @@ function TaskView({ task, session: s }: { task: Task; session: Session }) {
   const docs = documents.value[task.id as string] ?? [];
   const contact = task.contact;
   const window = timeRange(task.complete_after ?? null, task.complete_before ?? null, s.account.timezone);
+  const heading = useRef<HTMLHeadingElement>(null);
+  // A new page for a screen reader: the focus moves to its heading (WCAG 2.4.3).
+  useEffect(() => {
+    heading.current?.focus();
+    returnTo = task.id as string;
+  }, [task.id]);
   const run = (action: TaskAction) => {
     if (action === "fail") dialog.value = "fail";
     else if (action === "complete") dialog.value = "complete";
-    else void act(task, action);
+    else
+      void act(task, action).then(() => {
+        // The pressed button is gone with the state it belonged to: the focus goes to the next
+        // step's button, so a keyboard or screen reader user goes on from where they were.
+        const next = document.querySelector<HTMLElement>(".actions button") ?? heading.current;
+        next?.focus();
+      });
   };
   return (
     <main class="task">
       <button type="button" class="back" onClick={() => (location.hash = "")}>
         {tf("back")}
       </button>
-      <h1>{firstLine(task)}</h1>
+      <h1 ref={heading} tabIndex={-1}>
+        {firstLine(task)}
+      </h1>
       <p>
         <span class={`badge ${task.state}`}>{stateLabel(task.state as string)}</span>
       </p>
