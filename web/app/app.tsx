@@ -5,6 +5,7 @@ import type { TaskAction } from "../../src/domain/task-state-machine";
 import type { Task } from "../shared/api";
 import { timeRange } from "../shared/format";
 import { LanguagePicker } from "../shared/language-picker";
+import { SignInForm } from "../shared/sign-in";
 import { readForms, TaskForms } from "./forms";
 import { type FieldKey, tf } from "./locales";
 import type { Upload } from "./outbox";
@@ -84,41 +85,19 @@ function NotYours({ role }: { role: string }) {
 }
 
 function SignIn() {
-  const error = useSignal("");
-  const busy = useSignal(false);
   return (
-    <main class="signin">
-      <h1>{tf("title")}</h1>
-      <form
-        aria-labelledby="signin-heading"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          const f = new FormData(e.currentTarget);
-          busy.value = true;
-          error.value = (await signIn(String(f.get("email")), String(f.get("password")))) ?? "";
-          busy.value = false;
-        }}
-      >
-        <h2 id="signin-heading">{tf("signin.heading")}</h2>
-        {(error.value || signInReason.value) && (
-          <p class="error" role="alert">
-            {error.value || signInReason.value}
-          </p>
-        )}
-        <label>
-          {tf("signin.email")}
-          <input name="email" type="email" autoComplete="username" required />
-        </label>
-        <label>
-          {tf("signin.password")}
-          <input name="password" type="password" autoComplete="current-password" required />
-        </label>
-        <button type="submit" disabled={busy.value}>
-          {tf("signin.submit")}
-        </button>
-      </form>
-      <LanguagePicker label={tf("language")} />
-    </main>
+    <SignInForm
+      words={{
+        title: tf("title"),
+        heading: tf("signin.heading"),
+        email: tf("signin.email"),
+        password: tf("signin.password"),
+        submit: tf("signin.submit"),
+        language: tf("language"),
+      }}
+      reason={signInReason.value}
+      signIn={signIn}
+    />
   );
 }
 

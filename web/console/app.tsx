@@ -1,7 +1,7 @@
-import { useSignal } from "@preact/signals";
 import { t } from "../shared/i18n";
 import { LanguagePicker as SharedPicker } from "../shared/language-picker";
 import { signInReason, token } from "../shared/session";
+import { SignInForm } from "../shared/sign-in";
 import { Board } from "./board-view";
 import { notYours, session, signIn, signOut } from "./state";
 
@@ -16,41 +16,19 @@ export function App() {
 export const LanguagePicker = () => <SharedPicker label={t("language")} />;
 
 function SignIn() {
-  const error = useSignal("");
-  const busy = useSignal(false);
   return (
-    <main class="signin">
-      <h1>{t("app.title")}</h1>
-      <form
-        aria-labelledby="signin-heading"
-        onSubmit={async (e) => {
-          e.preventDefault();
-          const f = new FormData(e.currentTarget);
-          busy.value = true;
-          error.value = (await signIn(String(f.get("email")), String(f.get("password")))) ?? "";
-          busy.value = false;
-        }}
-      >
-        <h2 id="signin-heading">{t("signin.heading")}</h2>
-        {(error.value || signInReason.value) && (
-          <p role="alert" class={error.value ? "error" : "info"}>
-            {error.value || signInReason.value}
-          </p>
-        )}
-        <label>
-          {t("signin.email")}
-          <input name="email" type="email" autoComplete="username" required />
-        </label>
-        <label>
-          {t("signin.password")}
-          <input name="password" type="password" autoComplete="current-password" required />
-        </label>
-        <button type="submit" disabled={busy.value}>
-          {t("signin.submit")}
-        </button>
-      </form>
-      <LanguagePicker />
-    </main>
+    <SignInForm
+      words={{
+        title: t("app.title"),
+        heading: t("signin.heading"),
+        email: t("signin.email"),
+        password: t("signin.password"),
+        submit: t("signin.submit"),
+        language: t("language"),
+      }}
+      reason={signInReason.value}
+      signIn={signIn}
+    />
   );
 }
 
