@@ -8,36 +8,13 @@
 // error and no request off the origin, axe-core on each screen (no serious or critical
 // violation). Screenshots in English and Finnish go to test-output/ (gitignored).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import AxeBuilder from "@axe-core/playwright";
-import { chromium } from "playwright-core";
-import { apiClient } from "../../bench/lib/harness.mjs";
+import { axe as axeOf, launch, run, service } from "./harness.mjs";
 
-const PORT = Number(process.env.CONSOLE_TEST_PORT || 8798);
-// CONSOLE_TEST_BASE: a dev server already running (while working on the console).
-const BASE = process.env.CONSOLE_TEST_BASE || `http://127.0.0.1:${PORT}`;
-const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const log = (...a) => console.log("[console]", ...a);
+// BROWSER_TEST_BASE: a dev server already running (all.mjs, or while working on the console).
+const svc = service(Number(process.env.CONSOLE_TEST_PORT || 8798), "console");
+const { base: BASE, api, log } = svc;
 const OUT = "test-output";
-
-const server = process.env.CONSOLE_TEST_BASE
-  ? null
-  : spawn("node", ["scripts/dev.mjs", "--port", String(PORT), "--ip", "127.0.0.1"], {
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-      env: { ...process.env, CI: "true" },
-    });
-let serverLog = "";
-server?.stdout.on("data", (d) => (serverLog += d));
-server?.stderr.on("data", (d) => (serverLog += d));
-const stop = () => {
-  try {
-    if (server) process.kill(-server.pid, "SIGTERM");
-  } catch {}
-};
-
-const api = apiClient(BASE, { retries429: 5 });
 const ok = (r, status = [200, 201]) => {
   assert.ok([status].flat().includes(r.status), `${r.status} ${r.text}`);
   return r.body;
@@ -108,43 +85,17 @@ async function seed() {
   return { email, password, admin, me, manager, aino, bertil, tasks, today, password2: password };
 }
 
-async function axe(page, screen) {
-  const result = await new AxeBuilder({ page }).analyze();
-  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  assert.deepEqual(
-    bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
-    [],
-    `axe on ${screen}`,
-  );
-  log(`axe ${screen}: ${result.violations.length} minor/moderate, 0 serious or critical`);
-}
+const axe = (page, screen) => axeOf(page, screen, log);
 
 const commandsOf = async (token, task) =>
   ok(await api(`/task_commands/?task=${encodeURIComponent(task.url)}`, { token })).results;
 
 async function main() {
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${BASE}/health/`)).ok) break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`the dev server did not start:\n${serverLog.slice(-3000)}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  await svc.ready();
   const s = await seed();
   const [t1, t2, t3, t4, t5, t6] = s.tasks;
   const name = (t) => t.address.raw_address.split(",")[0];
-  const browser = await chromium.launch({
-    executablePath,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  const browser = await launch();
   mkdirSync(OUT, { recursive: true });
   const problems = [];
   const watch = (page) => {
@@ -345,10 +296,14 @@ async function main() {
     await nt.getByRole("textbox", { name: "Address" }).fill("Helsinki");
     await nt.getByRole("textbox", { name: "Contact name" }).fill("New Customer");
     await nt.getByRole("spinbutton", { name: "Parcels" }).fill("3");
+    await nt.getByRole("combobox", { name: "Category" }).selectOption("pick_up");
     await nt.getByRole("button", { name: "Create" }).click();
     await unassigned.getByRole("listitem", { name: "Helsinki" }).waitFor();
     const created = ok(await api("/tasks/?ordering=-created_at&page_size=1", { token: s.admin })).results[0];
-    assert.deepEqual([created.address.raw_address, created.metafields.parcels], ["Helsinki", 3]);
+    assert.deepEqual(
+      [created.address.raw_address, created.metafields.parcels, created.category],
+      ["Helsinki", 3, "pick_up"],
+    );
     log("new task: field errors shown, task created with the required metafield");
 
     // Edit: `e` on a focused item, a new contact name, saved through PATCH.
@@ -358,10 +313,13 @@ async function main() {
     await et.waitFor();
     await axe(page, "edit task dialog");
     assert.equal(await et.getByRole("spinbutton", { name: "Parcels" }).inputValue(), "3");
+    // The task's own values, a list's included (a select keeps its category, not the first option).
+    assert.equal(await et.getByRole("combobox", { name: "Category" }).inputValue(), "pick_up");
     await et.getByRole("textbox", { name: "Contact name" }).fill("Renamed Customer");
     await et.getByRole("button", { name: "Save" }).click();
     await page.getByRole("listitem", { name: "Helsinki" }).filter({ hasText: "Renamed Customer" }).waitFor();
-    assert.equal(ok(await api(`/tasks/${created.id}/`, { token: s.admin })).contact.name, "Renamed Customer");
+    const edited = ok(await api(`/tasks/${created.id}/`, { token: s.admin }));
+    assert.deepEqual([edited.contact.name, edited.category], ["Renamed Customer", "pick_up"]);
     log("edit task: saved");
 
     // Optimize → apply: positions written.
@@ -413,13 +371,4 @@ async function main() {
   }
 }
 
-main()
-  .then(() => {
-    stop();
-    process.exit(0);
-  })
-  .catch((err) => {
-    console.error(err);
-    stop();
-    process.exit(1);
-  });
+run(main, svc);

@@ -1,6 +1,7 @@
 import { signal, useSignal } from "@preact/signals";
 import { memo } from "preact/compat";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
+import { TASK_STATES } from "../../src/domain/task-state-machine";
 import type { Task } from "../shared/api";
 import { firstLine, timeRange } from "../shared/format";
 import { lang, type MessageKey, t } from "../shared/i18n";
@@ -26,18 +27,8 @@ import {
   workerName,
 } from "./state";
 
-export const STATES = [
-  "draft",
-  "scheduled",
-  "unassigned",
-  "assigned",
-  "accepted",
-  "transit",
-  "active",
-  "completed",
-  "failed",
-  "cancelled",
-] as const;
+/** The state filter's choices: the API's own list (contract §5). */
+export const STATES = TASK_STATES;
 export const stateLabel = (s: string) => t(`s.${s}` as MessageKey);
 
 /** An item's name (contract §26): its address's first line. */

@@ -233,29 +233,28 @@ export function TaskDialog({ onClose, task }: { onClose: () => void; task?: Task
         <Field name="phone" label={t("newTask.phone")} errors={errors.value}>
           {(a) => <input {...a} type="tel" defaultValue={task?.contact?.phones?.[0] ?? ""} />}
         </Field>
-        <Field name="complete_after" label={t("newTask.after")} errors={errors.value}>
-          {(a) => (
-            <input
-              {...a}
-              type="datetime-local"
-              defaultValue={task ? localInput(task.complete_after) : `${day}T09:00`}
-            />
-          )}
-        </Field>
-        <Field name="complete_before" label={t("newTask.before")} errors={errors.value}>
-          {(a) => (
-            <input
-              {...a}
-              type="datetime-local"
-              defaultValue={task ? localInput(task.complete_before) : `${day}T17:00`}
-            />
-          )}
-        </Field>
+        {(
+          [
+            ["complete_after", "newTask.after", "09:00"],
+            ["complete_before", "newTask.before", "17:00"],
+          ] as const
+        ).map(([name, label, time]) => (
+          <Field key={name} name={name} label={t(label)} errors={errors.value}>
+            {(a) => (
+              <input
+                {...a}
+                type="datetime-local"
+                defaultValue={task ? localInput(task[name]) : `${day}T${time}`}
+              />
+            )}
+          </Field>
+        ))}
         <Field name="category" label={t("newTask.category")} errors={errors.value}>
           {(a) => (
-            <select {...a} defaultValue={task?.category ?? "drop_off"}>
+            // Preact has no `defaultValue` for a select: the task's option is `selected`.
+            <select {...a}>
               {(["drop_off", "pick_up", "service"] as const).map((c) => (
-                <option key={c} value={c}>
+                <option key={c} value={c} selected={c === (task?.category ?? "drop_off")}>
                   {t(`category.${c}` as MessageKey)}
                 </option>
               ))}
@@ -271,10 +270,10 @@ export function TaskDialog({ onClose, task }: { onClose: () => void; task?: Task
           >
             {(a) =>
               d.value_type === "select" || d.value_type === "boolean" ? (
-                <select {...a} defaultValue={mf[d.key] === undefined ? "" : String(mf[d.key])}>
+                <select {...a}>
                   <option value="" />
                   {(d.value_type === "boolean" ? ["true", "false"] : d.choices).map((c) => (
-                    <option key={c} value={c}>
+                    <option key={c} value={c} selected={mf[d.key] !== undefined && String(mf[d.key]) === c}>
                       {c}
                     </option>
                   ))}
