@@ -1,44 +1,20 @@
 #!/usr/bin/env node
 import assert from "node:assert/strict";
 // `npm run test:browser` (part): the field app (contract §27) in Debian's Chromium, at 360×640.
-// Starts the service with the README's dev command on its own port (or uses FIELD_TEST_BASE),
+// Starts the service with the README's dev command on its own port (or uses BROWSER_TEST_BASE),
 // makes an account, a worker and five of today's tasks through the API, signs the worker in,
 // then, offline (`context.setOffline`): completes three tasks (one with a signature and a photo,
-// two with a form asked before "Complete": one given by `form_default_values`, one a dispatcher's
-// draft response), fails one with a reason, starts one the dispatcher cancels meanwhile; back online, kills the
-// page mid-sync and opens it again. Checks through the API that every action was applied once
+// two with a form asked before "Complete": one given by `form_default_values`, one a
+// dispatcher's draft response), fails one with a reason, starts one the dispatcher cancels
+// meanwhile; back online, kills the page mid-sync and opens it again. Checks through the API that every action was applied once
 // and in order, the signature and the photo attached, and that the refused action is shown with
 // its reason. axe-core on every screen; screenshots to test-output/field-*.png.
-import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import AxeBuilder from "@axe-core/playwright";
-import { chromium } from "playwright-core";
-import { apiClient } from "../../bench/lib/harness.mjs";
+import { axe, launch, run, service } from "./harness.mjs";
 
-const PORT = Number(process.env.FIELD_TEST_PORT || 8798);
-const BASE = process.env.FIELD_TEST_BASE || `http://127.0.0.1:${PORT}`;
-const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const log = (...a) => console.log("[field]", ...a);
+const svc = service(Number(process.env.FIELD_TEST_PORT || 8798), "field");
+const { base: BASE, api, log } = svc;
 const OUT = "test-output";
-
-let server = null;
-let serverLog = "";
-if (!process.env.FIELD_TEST_BASE) {
-  server = spawn("node", ["scripts/dev.mjs", "--port", String(PORT), "--ip", "127.0.0.1"], {
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-    env: { ...process.env, CI: "true" },
-  });
-  server.stdout.on("data", (d) => (serverLog += d));
-  server.stderr.on("data", (d) => (serverLog += d));
-}
-const stop = () => {
-  try {
-    if (server) process.kill(-server.pid, "SIGTERM");
-  } catch {}
-};
-
-const api = apiClient(BASE, { retries429: 5 });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /** A tiny PNG (a photo from the "camera"). */
@@ -47,26 +23,8 @@ const PNG = Buffer.from(
   "base64",
 );
 
-/** Fails on any serious or critical axe-core violation of the page as it is now. */
-async function axe(page, screen) {
-  const { violations } = await new AxeBuilder({ page }).analyze();
-  const bad = violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  assert.deepEqual(
-    bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
-    [],
-    `axe on ${screen}`,
-  );
-}
-
 async function main() {
-  const deadline = Date.now() + 180_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${BASE}/health/`)).ok) break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`the dev server did not start:\n${serverLog}`);
-    await sleep(500);
-  }
+  await svc.ready();
   mkdirSync(OUT, { recursive: true });
   const stamp = Date.now();
   const email = `field-${stamp}@example.test`;
@@ -152,18 +110,7 @@ async function main() {
   }
   const byStreet = Object.fromEntries(tasks.map((t, i) => [streets[i], t]));
 
-  const browser = await chromium.launch({
-    executablePath,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await launch();
   const context = await browser.newContext({
     viewport: { width: 360, height: 640 },
     deviceScaleFactor: 2,
@@ -436,13 +383,4 @@ async function main() {
   }
 }
 
-main()
-  .then(() => {
-    stop();
-    process.exit(0);
-  })
-  .catch((err) => {
-    console.error(err);
-    stop();
-    process.exit(1);
-  });
+run(main, svc);

@@ -9,44 +9,15 @@ import assert from "node:assert/strict";
 // proof of delivery and the route report (documents.mjs): PDFs as PNG pages, HTML screenshots.
 // Needs /usr/bin/chromium (Debian: apt-get install chromium); CHROMIUM_PATH overrides it; and
 // Poppler's pdftoppm and pdftotext (Debian: apt-get install poppler-utils).
-import { spawn } from "node:child_process";
 import { mkdirSync } from "node:fs";
-import { chromium } from "playwright-core";
-import { apiClient } from "../../bench/lib/harness.mjs";
 import { documents } from "./documents.mjs";
+import { launch, run, service } from "./harness.mjs";
 
-const PORT = Number(process.env.BROWSER_TEST_PORT || 8797);
-const BASE = `http://127.0.0.1:${PORT}`;
-const executablePath = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const log = (...a) => console.log("[browser]", ...a);
-
-const server = spawn("node", ["scripts/dev.mjs", "--port", String(PORT), "--ip", "127.0.0.1"], {
-  stdio: ["ignore", "pipe", "pipe"],
-  detached: true,
-  env: { ...process.env, CI: "true" },
-});
-let serverLog = "";
-server.stdout.on("data", (d) => (serverLog += d));
-server.stderr.on("data", (d) => (serverLog += d));
-const stop = () => {
-  try {
-    process.kill(-server.pid, "SIGTERM");
-  } catch {}
-};
-
-// The dev server keeps the deployed rate limit (20 requests a second per token): a 429 waits
-// what Retry-After says and is sent again.
-const api = apiClient(BASE, { retries429: 5 });
+const svc = service(Number(process.env.BROWSER_TEST_PORT || 8797), "tracker");
+const { base: BASE, api, log } = svc;
 
 async function main() {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    try {
-      if ((await fetch(`${BASE}/health/`)).ok) break;
-    } catch {}
-    if (Date.now() > deadline) throw new Error(`the dev server did not start:\n${serverLog}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  await svc.ready();
   const email = `browser-${Date.now()}@example.test`;
   const password = "browser test password";
   assert.equal((await api("/accounts/", { body: { name: "Browser test", email, password } })).status, 201);
@@ -95,18 +66,7 @@ async function main() {
   const url = tracker.body.public_url.replace(/^https?:\/\/[^/]+/, BASE);
   log("page", url);
 
-  const browser = await chromium.launch({
-    executablePath,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  const browser = await launch();
   mkdirSync("test-output", { recursive: true });
   try {
     const phone = {
@@ -176,13 +136,4 @@ async function main() {
   }
 }
 
-main()
-  .then(() => {
-    stop();
-    process.exit(0);
-  })
-  .catch((err) => {
-    console.error(err);
-    stop();
-    process.exit(1);
-  });
+run(main, svc);
