@@ -8,6 +8,16 @@ import { TWILIO_TEST_AUTH_TOKEN } from "./test/providers/server.mjs";
 // Tests run inside workerd against the real local bindings declared in wrangler.jsonc
 // (D1, R2, Durable Objects, Queues). Secrets that `npm run dev` keeps in .dev.vars are
 // fixed test values here, so a fresh clone can run the suite without any setup.
+/** Test files that need a deployment of their own (see `projects` below). */
+const ISOLATED = [
+  "test/openapi/walk.test.ts",
+  "test/db/shards.test.ts",
+  "test/db/account-moves.test.ts",
+  "test/tasks/query-plan.test.ts",
+  "test/webhooks/delivery.test.ts",
+  "test/webhooks/shared-payloads.test.ts",
+];
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations("./migrations");
   const staticWorker = unstable_readConfig({ config: "static/wrangler.jsonc" });
@@ -70,7 +80,25 @@ export default defineConfig(async () => {
       }),
     ],
     test: {
-      include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+      // Per-file isolation (a fresh runtime and fresh local D1/R2/DO storage per file) cost
+      // ~25 s of setup per file, most of the suite's time. Each test mints its own account, so
+      // the files share one runtime and storage (`shared`); the few that need a deployment of
+      // their own keep it (`isolated`): the first-admin walk needs an empty deployment, shard
+      // placement by size needs shards of like size, the queue-consumer and query-plan checks
+      // read the whole database.
+      // (A project's `include` is added to the root's, so the root names none.)
+      projects: [
+        {
+          extends: true,
+          test: {
+            name: "shared",
+            isolate: false,
+            include: ["test/**/*.test.ts", "src/**/*.test.ts"],
+            exclude: ISOLATED,
+          },
+        },
+        { extends: true, test: { name: "isolated", include: ISOLATED } },
+      ],
       setupFiles: ["./test/setup.ts"],
       // Local HTTP servers speaking Nominatim's, OSRM's and Twilio's APIs (test/providers/).
       globalSetup: ["./test/providers/server.mjs"],
