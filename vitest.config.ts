@@ -89,7 +89,7 @@ export default defineConfig(async () => {
       // (A project's `include` is added to the root's, so the root names none.)
       projects: [
         {
-          extends: true,
+          extends: true as const,
           test: {
             name: "shared",
             isolate: false,
@@ -97,7 +97,7 @@ export default defineConfig(async () => {
             exclude: ISOLATED,
           },
         },
-        { extends: true, test: { name: "isolated", include: ISOLATED } },
+        { extends: true as const, test: { name: "isolated", include: ISOLATED } },
       ],
       setupFiles: ["./test/setup.ts"],
       // Local HTTP servers speaking Nominatim's, OSRM's and Twilio's APIs (test/providers/).
