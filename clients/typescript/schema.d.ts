@@ -2648,6 +2648,45 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        GeoPoint: {
+            /** @enum {string} */
+            type: "Point";
+            /** @description [longitude, latitude] (GeoJSON order), WGS 84. */
+            coordinates: number[];
+        };
+        /** @description GeoJSON point: [longitude, latitude]. */
+        Point: {
+            /** @enum {string} */
+            type: "Point";
+            coordinates: number[];
+        };
+        Address: {
+            raw_address: string;
+            formatted_address: string | null;
+            location: components["schemas"]["GeoPoint"] | null;
+            /** Format: date-time */
+            geocoded_at: string | null;
+            /** Format: date-time */
+            geocode_failed_at: string | null;
+            geocoding_provider: string | null;
+        };
+        /** @description `raw_address` only: geocoded. `location` only: reverse geocoded. Both: stored as sent, not geocoded. Other members (formatted_address, geocoded_at, ...) are read-only and ignored. */
+        AddressInput: {
+            /** @description Free-text address. */
+            raw_address?: string;
+            location?: components["schemas"]["GeoPoint"] | null;
+        } | {
+            raw_address: string;
+        } | {
+            location: components["schemas"]["GeoPoint"];
+        };
+        Contact: {
+            name?: string;
+            company?: string;
+            emails?: string[];
+            phones?: string[];
+            notes?: string;
+        };
         OrderCreate: {
             /** @description The caller's account; required on create. */
             account?: string | null;
@@ -2688,7 +2727,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -2698,7 +2737,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
              * @description Start of the completion window. ISO 8601 with `Z` or an offset; without an offset only when `Accept-Timezone` is sent (read in that zone).
@@ -2740,19 +2779,6 @@ export interface components {
             /** @description Write-only. Like `contact_address`, by the contact address's `external_id`. */
             contact_address_external_id?: string | null;
         };
-        GeoPoint: {
-            /** @enum {string} */
-            type: "Point";
-            /** @description [longitude, latitude] (GeoJSON order), WGS 84. */
-            coordinates: number[];
-        } | null;
-        Contact: {
-            name?: string;
-            company?: string;
-            emails?: string[];
-            phones?: string[];
-            notes?: string;
-        } | null;
         /** @description Makes a recurrence with the rest of the body as its template; the answer is its first occurrence. Only when one order is sent: in an array it is 400 on that item. */
         RecurrenceShortcut: {
             /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. */
@@ -3036,24 +3062,15 @@ export interface components {
             show_travel_estimates: boolean;
             /** @description Up to 3 capacities (one per dimension); empty = unlimited. */
             vehicle_capacity: number[];
-            start_address: components["schemas"]["Address"];
-            end_address: components["schemas"]["Address"] & unknown;
+            /** @description Where the worker's routes start. */
+            start_address: components["schemas"]["Address"] | null;
+            /** @description Where the worker's routes end. */
+            end_address: components["schemas"]["Address"] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description Where the worker's routes start. */
-        Address: {
-            raw_address: string;
-            formatted_address: string | null;
-            location: components["schemas"]["GeoPoint"];
-            /** Format: date-time */
-            geocoded_at: string | null;
-            /** Format: date-time */
-            geocode_failed_at: string | null;
-            geocoding_provider: string | null;
-        } | null;
         AccountRoleCreate: {
             /** @description URL of a user of this account. */
             user?: string;
@@ -3073,22 +3090,10 @@ export interface components {
             show_travel_estimates?: boolean;
             /** @description Up to 3 non-negative integers (e.g. kg, parcels, m³); empty = unlimited. */
             vehicle_capacity?: number[];
-            start_address?: components["schemas"]["AddressInput"];
-            end_address?: components["schemas"]["AddressInput"];
-        };
-        /** @description Geocoded like a task's address; null removes it. */
-        AddressInput: (({
-            /** @description Free-text address. */
-            raw_address?: string;
-            location?: components["schemas"]["GeoPoint"];
-        } | {
-            raw_address: string;
-        } | {
-            location: components["schemas"]["GeoPoint"];
-        }) | null) | {
-            raw_address: string;
-        } | {
-            location: components["schemas"]["GeoPoint"];
+            /** @description Geocoded like a task's address; null removes it. */
+            start_address?: components["schemas"]["AddressInput"] | null;
+            /** @description Geocoded like a task's address; null removes it. */
+            end_address?: components["schemas"]["AddressInput"] | null;
         };
         Task: {
             /** Format: uuid */
@@ -3162,7 +3167,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3172,7 +3177,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
              * @description Start of the completion window. ISO 8601 with `Z` or an offset; without an offset only when `Accept-Timezone` is sent (read in that zone).
@@ -3231,7 +3236,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3241,7 +3246,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
              * @description Start of the completion window. ISO 8601 with `Z` or an offset; without an offset only when `Accept-Timezone` is sent (read in that zone).
@@ -3302,7 +3307,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3312,7 +3317,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
              * @description Start of the completion window. ISO 8601 with `Z` or an offset; without an offset only when `Accept-Timezone` is sent (read in that zone).
@@ -3420,21 +3425,8 @@ export interface components {
             account?: string | null;
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
-            /** @description Required on create; geocoded like a task's. */
-            address: (({
-                /** @description Free-text address. */
-                raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
-            } | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            }) | null) | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            };
-            contact?: components["schemas"]["Contact"];
+            address: components["schemas"]["AddressInput"] & unknown;
+            contact?: components["schemas"]["Contact"] | null;
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -3448,7 +3440,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3458,7 +3450,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -3472,7 +3464,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3482,7 +3474,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -3507,7 +3499,7 @@ export interface components {
             };
             /** @description `""` when not sent. */
             notes: string;
-            location?: components["schemas"]["Point"];
+            location?: components["schemas"]["Point"] | null;
             /** Format: uuid */
             id: string;
             /** Format: uri */
@@ -3532,12 +3524,6 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description GeoJSON point: [longitude, latitude]. */
-        Point: {
-            /** @enum {string} */
-            type: "Point";
-            coordinates: number[];
-        } | null;
         TaskCommandCreate: {
             /** @description Task URL. */
             task: string;
@@ -3554,7 +3540,7 @@ export interface components {
             assignee?: string | null;
             task_data?: components["schemas"]["TaskData"];
             notes?: string;
-            location?: components["schemas"]["Point"];
+            location?: components["schemas"]["Point"] | null;
         };
         /** @description Task changes carried by `update` (and `reassign`: position). Interface 2.7. */
         TaskData: {
@@ -4252,8 +4238,8 @@ export interface components {
             state: "draft" | "active" | "archived";
             /** @enum {string} */
             objective: "distance" | "duration" | "balance";
-            start_address: components["schemas"]["Address"];
-            end_address: components["schemas"]["Address"];
+            start_address: components["schemas"]["Address"] | null;
+            end_address: components["schemas"]["Address"] | null;
             metafields: {
                 [key: string]: unknown;
             };
@@ -4280,7 +4266,7 @@ export interface components {
             start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4294,7 +4280,7 @@ export interface components {
             end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4322,7 +4308,7 @@ export interface components {
             start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4336,7 +4322,7 @@ export interface components {
             end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4364,7 +4350,7 @@ export interface components {
             start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4378,7 +4364,7 @@ export interface components {
             end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {

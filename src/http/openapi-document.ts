@@ -6,7 +6,9 @@
  * (request examples written for a reader to try in document order; answers recorded from the
  * service, see openapi-examples.ts), the reading order of the paths, and the OpenAPI 3.1
  * `webhooks`. The schemas themselves are never rewritten, except that tuples also get
- * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`).
+ * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`), and a nullable use of a
+ * component is written `anyOf: [$ref, null]` (zod-to-openapi writes `allOf: [$ref, {type: [..,
+ * "null"]}]`, which no null satisfies).
  */
 import { EVENT_TYPES, type EventType } from "../services/events/outbox";
 import { errorResponses } from "./openapi";
@@ -437,6 +439,38 @@ function plainTuples(node: Json) {
   for (const value of Object.values(node)) plainTuples(value);
 }
 
+/**
+ * A nullable use of a component (`GeoPointSchema.nullable()`): zod-to-openapi writes it as
+ * `allOf: [{$ref}, {type: ["object", "null"], ...metadata}]`, which says "the component, and an
+ * object or null", i.e. never null. Written as JSON Schema means it: `anyOf: [{$ref}, {type:
+ * "null"}]`, the metadata (a description) beside it. A use marked `not: {type: "null"}` (zod takes
+ * null there, the service refuses it with its own message) is the component: `allOf: [{$ref}]`.
+ */
+function nullableRefs(node: Json) {
+  if (Array.isArray(node)) {
+    for (const item of node) nullableRefs(item);
+    return;
+  }
+  if (!node || typeof node !== "object") return;
+  const parts = node.allOf;
+  if (
+    Array.isArray(parts) &&
+    parts.length === 2 &&
+    typeof parts[0]?.$ref === "string" &&
+    Object.keys(parts[0]).length === 1 &&
+    Array.isArray(parts[1]?.type) &&
+    parts[1].type.includes("null")
+  ) {
+    const { type: _, not, ...metadata } = parts[1];
+    delete node.allOf;
+    if (not?.type === "null" && Object.keys(not).length === 1) {
+      // Taken as null by zod, refused by the service (its own message): the component, not null.
+      node.allOf = Object.keys(metadata).length ? [parts[0], metadata] : [parts[0]];
+    } else Object.assign(node, metadata, { anyOf: [parts[0], { type: "null" }] }, not ? { not } : {});
+  }
+  for (const value of Object.values(node)) nullableRefs(value);
+}
+
 /** What each event's `data` is (services/events: the object as the API renders it). */
 function eventData(type: EventType): { schema: Json; about: string } {
   const [object] = type.split(".");
@@ -586,5 +620,6 @@ export function finishDocument(doc: Doc): Doc {
   doc.paths = readingOrder(doc.paths);
   doc.webhooks = webhooks();
   plainTuples(doc);
+  nullableRefs(doc);
   return doc;
 }

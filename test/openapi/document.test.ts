@@ -261,6 +261,29 @@ describe("the OpenAPI document and the service", () => {
     expect(names.size).toBeGreaterThan(40);
   });
 
+  it("writes a nullable use of a component as anyOf [component, null], never the component nullable", () => {
+    // zod-to-openapi writes a component from its first use: a nullable one made it nullable
+    // everywhere, and a later one `allOf: [component, {type: [.., "null"]}]`, which no null meets.
+    for (const [name, schema] of Object.entries<any>(served.components.schemas))
+      expect([schema.type ?? []].flat(), `components.schemas.${name}`).not.toContain("null");
+    const wrong: string[] = [];
+    const walk = (node: any, at: string) => {
+      if (!node || typeof node !== "object") return;
+      const parts = node.allOf;
+      if (Array.isArray(parts) && parts.some((p: any) => Array.isArray(p?.type) && p.type.includes("null")))
+        wrong.push(at);
+      for (const [k, v] of Object.entries(node)) walk(v, `${at}/${k}`);
+    };
+    walk(served, "#");
+    expect(wrong).toEqual([]);
+    const task = served.components.schemas.TaskCreate.properties;
+    expect(task.contact.anyOf).toEqual([{ $ref: "#/components/schemas/Contact" }, { type: "null" }]);
+    // Not null where the service refuses null (with its own message): the component itself.
+    expect(served.components.schemas.ContactAddressCreate.properties.address.allOf[0]).toEqual({
+      $ref: "#/components/schemas/AddressInput",
+    });
+  });
+
   it("lists the request examples in a reader's order: a metafield before the tasks that use it", () => {
     const order = operationsOf(served).map((o) => o.op.operationId);
     const precedes = (a: string, b: string) =>

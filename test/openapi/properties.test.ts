@@ -49,7 +49,6 @@ const SKIPPED: Record<string, string> = {
 const KNOWN_GAPS: Record<string, string> = {
   partialUpdateAccount:
     "`api_version`, `timezone`, times of day and regions: checked against lists and formats the schema does not state",
-  createContactAddress: "`address` may not be null on create (the shared AddressInput component is nullable)",
   createMetafield:
     "which `source` and `is_required_before_complete` go with which `applies_to` (cross-field rules)",
   createTask:
