@@ -43,7 +43,9 @@ import {
 import { createRouter } from "../http/openapi";
 import { dispatchAfterWrites } from "../http/relay";
 import { strictJson } from "../http/strict-json";
+import { RecurrenceShortcutSchema } from "../schemas/recurrences";
 import { AddressInputSchema, AddressSchema, ContactSchema, GeoPointSchema } from "../schemas/tasks";
+import { TimeZoneSchema } from "../schemas/time-zones";
 import { PointSchema } from "../services/task-commands";
 import { methodNotAllowedOr404, ownMethodsOnly } from "./fallback";
 
@@ -91,6 +93,10 @@ export function createApiApp() {
   app.openAPIRegistry.register("Address", AddressSchema);
   app.openAPIRegistry.register("AddressInput", AddressInputSchema);
   app.openAPIRegistry.register("Contact", ContactSchema);
+  // Likewise a component its uses describe each in their own words (before RecurrenceShortcut,
+  // one of them), and RecurrenceShortcut, which orders use nullable.
+  app.openAPIRegistry.register("TimeZone", TimeZoneSchema);
+  app.openAPIRegistry.register("RecurrenceShortcut", RecurrenceShortcutSchema);
 
   mountMeta(app);
   mountAuth(app);
