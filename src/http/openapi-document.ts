@@ -8,12 +8,13 @@
  * `webhooks`. The schemas themselves are never rewritten, except that tuples also get
  * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`), and a nullable use of a
  * component is written `anyOf: [$ref, null]` (zod-to-openapi writes `allOf: [$ref, {type: [..,
- * "null"]}]`, which no null satisfies).
+ * "null"]}]`, which no null satisfies): openapi-schemas.ts.
  */
 import { EVENT_TYPES, type EventType } from "../services/events/outbox";
 import { errorResponses } from "./openapi";
 import { exampleEntries, REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from "./openapi-examples";
 import { API_DESCRIPTION, TAGS } from "./openapi-notes";
+import { nullableRefs, plainTuples } from "./openapi-schemas";
 import { FILES_PREFIX, isDocsPath, PUBLIC_PREFIX, STORAGE_PREFIX } from "./urls";
 
 type Json = any;
@@ -416,59 +417,6 @@ function readingOrder(paths: Json): Json {
     return 0;
   });
   return Object.fromEntries(entries.map((e) => [e.path, e.item]));
-}
-
-/**
- * JSON Schema 2020-12's `prefixItems` with `items` + a fixed length beside it, which every tool
- * reads: a tool that knows `prefixItems` checks each position's own rules (a GeoJSON point's
- * longitude in -180..180, its latitude in -90..90: issue 46), one that does not sees an array
- * of the common type and length (2020-12 §10.3.1.2: `items` then covers no position).
- */
-function plainTuples(node: Json) {
-  if (Array.isArray(node)) {
-    for (const item of node) plainTuples(item);
-    return;
-  }
-  if (!node || typeof node !== "object") return;
-  if (Array.isArray(node.prefixItems) && node.items === undefined) {
-    const types = [...new Set(node.prefixItems.map((s: Json) => s.type))];
-    node.items = types.length === 1 && types[0] ? { type: types[0] } : {};
-    node.minItems = node.prefixItems.length;
-    node.maxItems = node.prefixItems.length;
-  }
-  for (const value of Object.values(node)) plainTuples(value);
-}
-
-/**
- * A nullable use of a component (`GeoPointSchema.nullable()`): zod-to-openapi writes it as
- * `allOf: [{$ref}, {type: ["object", "null"], ...metadata}]`, which says "the component, and an
- * object or null", i.e. never null. Written as JSON Schema means it: `anyOf: [{$ref}, {type:
- * "null"}]`, the metadata (a description) beside it. A use marked `not: {type: "null"}` (zod takes
- * null there, the service refuses it with its own message) is the component: `allOf: [{$ref}]`.
- */
-function nullableRefs(node: Json) {
-  if (Array.isArray(node)) {
-    for (const item of node) nullableRefs(item);
-    return;
-  }
-  if (!node || typeof node !== "object") return;
-  const parts = node.allOf;
-  if (
-    Array.isArray(parts) &&
-    parts.length === 2 &&
-    typeof parts[0]?.$ref === "string" &&
-    Object.keys(parts[0]).length === 1 &&
-    Array.isArray(parts[1]?.type) &&
-    parts[1].type.includes("null")
-  ) {
-    const { type: _, not, ...metadata } = parts[1];
-    delete node.allOf;
-    if (not?.type === "null" && Object.keys(not).length === 1) {
-      // Taken as null by zod, refused by the service (its own message): the component, not null.
-      node.allOf = Object.keys(metadata).length ? [parts[0], metadata] : [parts[0]];
-    } else Object.assign(node, metadata, { anyOf: [parts[0], { type: "null" }] }, not ? { not } : {});
-  }
-  for (const value of Object.values(node)) nullableRefs(value);
 }
 
 /** What each event's `data` is (services/events: the object as the API renders it). */

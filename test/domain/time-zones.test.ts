@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { TIME_ZONE_NAMES } from "../../src/domain/time-zone-names";
+import { TIME_ZONE_NAMES } from "../../src/domain/data/time-zone-names";
 import { isTimeZone } from "../../src/domain/time-zones";
 
 describe("the time zone names the document lists (issue 46)", () => {
