@@ -2648,9 +2648,65 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        GeoPoint: {
+            /** @enum {string} */
+            type: "Point";
+            /** @description [longitude, latitude] (GeoJSON order), WGS 84. */
+            coordinates: number[];
+        };
+        /** @description GeoJSON point: [longitude, latitude]. */
+        Point: {
+            /** @enum {string} */
+            type: "Point";
+            coordinates: number[];
+        };
+        Address: {
+            raw_address: string;
+            formatted_address: string | null;
+            location: components["schemas"]["GeoPoint"] | null;
+            /** Format: date-time */
+            geocoded_at: string | null;
+            /** Format: date-time */
+            geocode_failed_at: string | null;
+            geocoding_provider: string | null;
+        };
+        /** @description `raw_address` only: geocoded. `location` only: reverse geocoded. Both: stored as sent, not geocoded. Other members (formatted_address, geocoded_at, ...) are read-only and ignored. */
+        AddressInput: {
+            /** @description Free-text address. */
+            raw_address?: string;
+            location?: components["schemas"]["GeoPoint"] | null;
+        } | {
+            raw_address: string;
+        } | {
+            location: components["schemas"]["GeoPoint"];
+        };
+        Contact: {
+            name?: string;
+            company?: string;
+            emails?: string[];
+            phones?: string[];
+            notes?: string;
+        };
+        /**
+         * @description An IANA time zone name (tz database Zone or Link, e.g. `Europe/Helsinki`, `UTC`). The service takes what the Workers runtime's `Intl` takes: these, also in another letter case, and UTC offsets such as `+02:00`.
+         * @enum {string}
+         */
+        TimeZone: "Africa/Abidjan" | "Africa/Accra" | "Africa/Addis_Ababa" | "Africa/Algiers" | "Africa/Asmara" | "Africa/Asmera" | "Africa/Bamako" | "Africa/Bangui" | "Africa/Banjul" | "Africa/Bissau" | "Africa/Blantyre" | "Africa/Brazzaville" | "Africa/Bujumbura" | "Africa/Cairo" | "Africa/Casablanca" | "Africa/Ceuta" | "Africa/Conakry" | "Africa/Dakar" | "Africa/Dar_es_Salaam" | "Africa/Djibouti" | "Africa/Douala" | "Africa/El_Aaiun" | "Africa/Freetown" | "Africa/Gaborone" | "Africa/Harare" | "Africa/Johannesburg" | "Africa/Juba" | "Africa/Kampala" | "Africa/Khartoum" | "Africa/Kigali" | "Africa/Kinshasa" | "Africa/Lagos" | "Africa/Libreville" | "Africa/Lome" | "Africa/Luanda" | "Africa/Lubumbashi" | "Africa/Lusaka" | "Africa/Malabo" | "Africa/Maputo" | "Africa/Maseru" | "Africa/Mbabane" | "Africa/Mogadishu" | "Africa/Monrovia" | "Africa/Nairobi" | "Africa/Ndjamena" | "Africa/Niamey" | "Africa/Nouakchott" | "Africa/Ouagadougou" | "Africa/Porto-Novo" | "Africa/Sao_Tome" | "Africa/Timbuktu" | "Africa/Tripoli" | "Africa/Tunis" | "Africa/Windhoek" | "America/Adak" | "America/Anchorage" | "America/Anguilla" | "America/Antigua" | "America/Araguaina" | "America/Argentina/Buenos_Aires" | "America/Argentina/Catamarca" | "America/Argentina/ComodRivadavia" | "America/Argentina/Cordoba" | "America/Argentina/Jujuy" | "America/Argentina/La_Rioja" | "America/Argentina/Mendoza" | "America/Argentina/Rio_Gallegos" | "America/Argentina/Salta" | "America/Argentina/San_Juan" | "America/Argentina/San_Luis" | "America/Argentina/Tucuman" | "America/Argentina/Ushuaia" | "America/Aruba" | "America/Asuncion" | "America/Atikokan" | "America/Atka" | "America/Bahia" | "America/Bahia_Banderas" | "America/Barbados" | "America/Belem" | "America/Belize" | "America/Blanc-Sablon" | "America/Boa_Vista" | "America/Bogota" | "America/Boise" | "America/Buenos_Aires" | "America/Cambridge_Bay" | "America/Campo_Grande" | "America/Cancun" | "America/Caracas" | "America/Catamarca" | "America/Cayenne" | "America/Cayman" | "America/Chicago" | "America/Chihuahua" | "America/Ciudad_Juarez" | "America/Coral_Harbour" | "America/Cordoba" | "America/Costa_Rica" | "America/Coyhaique" | "America/Creston" | "America/Cuiaba" | "America/Curacao" | "America/Danmarkshavn" | "America/Dawson" | "America/Dawson_Creek" | "America/Denver" | "America/Detroit" | "America/Dominica" | "America/Edmonton" | "America/Eirunepe" | "America/El_Salvador" | "America/Ensenada" | "America/Fort_Nelson" | "America/Fort_Wayne" | "America/Fortaleza" | "America/Glace_Bay" | "America/Godthab" | "America/Goose_Bay" | "America/Grand_Turk" | "America/Grenada" | "America/Guadeloupe" | "America/Guatemala" | "America/Guayaquil" | "America/Guyana" | "America/Halifax" | "America/Havana" | "America/Hermosillo" | "America/Indiana/Indianapolis" | "America/Indiana/Knox" | "America/Indiana/Marengo" | "America/Indiana/Petersburg" | "America/Indiana/Tell_City" | "America/Indiana/Vevay" | "America/Indiana/Vincennes" | "America/Indiana/Winamac" | "America/Indianapolis" | "America/Inuvik" | "America/Iqaluit" | "America/Jamaica" | "America/Jujuy" | "America/Juneau" | "America/Kentucky/Louisville" | "America/Kentucky/Monticello" | "America/Knox_IN" | "America/Kralendijk" | "America/La_Paz" | "America/Lima" | "America/Los_Angeles" | "America/Louisville" | "America/Lower_Princes" | "America/Maceio" | "America/Managua" | "America/Manaus" | "America/Marigot" | "America/Martinique" | "America/Matamoros" | "America/Mazatlan" | "America/Mendoza" | "America/Menominee" | "America/Merida" | "America/Metlakatla" | "America/Mexico_City" | "America/Miquelon" | "America/Moncton" | "America/Monterrey" | "America/Montevideo" | "America/Montreal" | "America/Montserrat" | "America/Nassau" | "America/New_York" | "America/Nipigon" | "America/Nome" | "America/Noronha" | "America/North_Dakota/Beulah" | "America/North_Dakota/Center" | "America/North_Dakota/New_Salem" | "America/Nuuk" | "America/Ojinaga" | "America/Panama" | "America/Pangnirtung" | "America/Paramaribo" | "America/Phoenix" | "America/Port-au-Prince" | "America/Port_of_Spain" | "America/Porto_Acre" | "America/Porto_Velho" | "America/Puerto_Rico" | "America/Punta_Arenas" | "America/Rainy_River" | "America/Rankin_Inlet" | "America/Recife" | "America/Regina" | "America/Resolute" | "America/Rio_Branco" | "America/Rosario" | "America/Santa_Isabel" | "America/Santarem" | "America/Santiago" | "America/Santo_Domingo" | "America/Sao_Paulo" | "America/Scoresbysund" | "America/Shiprock" | "America/Sitka" | "America/St_Barthelemy" | "America/St_Johns" | "America/St_Kitts" | "America/St_Lucia" | "America/St_Thomas" | "America/St_Vincent" | "America/Swift_Current" | "America/Tegucigalpa" | "America/Thule" | "America/Thunder_Bay" | "America/Tijuana" | "America/Toronto" | "America/Tortola" | "America/Vancouver" | "America/Virgin" | "America/Whitehorse" | "America/Winnipeg" | "America/Yakutat" | "America/Yellowknife" | "Antarctica/Casey" | "Antarctica/Davis" | "Antarctica/DumontDUrville" | "Antarctica/Macquarie" | "Antarctica/Mawson" | "Antarctica/McMurdo" | "Antarctica/Palmer" | "Antarctica/Rothera" | "Antarctica/South_Pole" | "Antarctica/Syowa" | "Antarctica/Troll" | "Antarctica/Vostok" | "Arctic/Longyearbyen" | "Asia/Aden" | "Asia/Almaty" | "Asia/Amman" | "Asia/Anadyr" | "Asia/Aqtau" | "Asia/Aqtobe" | "Asia/Ashgabat" | "Asia/Ashkhabad" | "Asia/Atyrau" | "Asia/Baghdad" | "Asia/Bahrain" | "Asia/Baku" | "Asia/Bangkok" | "Asia/Barnaul" | "Asia/Beirut" | "Asia/Bishkek" | "Asia/Brunei" | "Asia/Calcutta" | "Asia/Chita" | "Asia/Choibalsan" | "Asia/Chongqing" | "Asia/Chungking" | "Asia/Colombo" | "Asia/Dacca" | "Asia/Damascus" | "Asia/Dhaka" | "Asia/Dili" | "Asia/Dubai" | "Asia/Dushanbe" | "Asia/Famagusta" | "Asia/Gaza" | "Asia/Harbin" | "Asia/Hebron" | "Asia/Ho_Chi_Minh" | "Asia/Hong_Kong" | "Asia/Hovd" | "Asia/Irkutsk" | "Asia/Istanbul" | "Asia/Jakarta" | "Asia/Jayapura" | "Asia/Jerusalem" | "Asia/Kabul" | "Asia/Kamchatka" | "Asia/Karachi" | "Asia/Kashgar" | "Asia/Kathmandu" | "Asia/Katmandu" | "Asia/Khandyga" | "Asia/Kolkata" | "Asia/Krasnoyarsk" | "Asia/Kuala_Lumpur" | "Asia/Kuching" | "Asia/Kuwait" | "Asia/Macao" | "Asia/Macau" | "Asia/Magadan" | "Asia/Makassar" | "Asia/Manila" | "Asia/Muscat" | "Asia/Nicosia" | "Asia/Novokuznetsk" | "Asia/Novosibirsk" | "Asia/Omsk" | "Asia/Oral" | "Asia/Phnom_Penh" | "Asia/Pontianak" | "Asia/Pyongyang" | "Asia/Qatar" | "Asia/Qostanay" | "Asia/Qyzylorda" | "Asia/Rangoon" | "Asia/Riyadh" | "Asia/Saigon" | "Asia/Sakhalin" | "Asia/Samarkand" | "Asia/Seoul" | "Asia/Shanghai" | "Asia/Singapore" | "Asia/Srednekolymsk" | "Asia/Taipei" | "Asia/Tashkent" | "Asia/Tbilisi" | "Asia/Tehran" | "Asia/Tel_Aviv" | "Asia/Thimbu" | "Asia/Thimphu" | "Asia/Tokyo" | "Asia/Tomsk" | "Asia/Ujung_Pandang" | "Asia/Ulaanbaatar" | "Asia/Ulan_Bator" | "Asia/Urumqi" | "Asia/Ust-Nera" | "Asia/Vientiane" | "Asia/Vladivostok" | "Asia/Yakutsk" | "Asia/Yangon" | "Asia/Yekaterinburg" | "Asia/Yerevan" | "Atlantic/Azores" | "Atlantic/Bermuda" | "Atlantic/Canary" | "Atlantic/Cape_Verde" | "Atlantic/Faeroe" | "Atlantic/Faroe" | "Atlantic/Jan_Mayen" | "Atlantic/Madeira" | "Atlantic/Reykjavik" | "Atlantic/South_Georgia" | "Atlantic/St_Helena" | "Atlantic/Stanley" | "Australia/ACT" | "Australia/Adelaide" | "Australia/Brisbane" | "Australia/Broken_Hill" | "Australia/Canberra" | "Australia/Currie" | "Australia/Darwin" | "Australia/Eucla" | "Australia/Hobart" | "Australia/LHI" | "Australia/Lindeman" | "Australia/Lord_Howe" | "Australia/Melbourne" | "Australia/NSW" | "Australia/North" | "Australia/Perth" | "Australia/Queensland" | "Australia/South" | "Australia/Sydney" | "Australia/Tasmania" | "Australia/Victoria" | "Australia/West" | "Australia/Yancowinna" | "Brazil/Acre" | "Brazil/DeNoronha" | "Brazil/East" | "Brazil/West" | "CET" | "CST6CDT" | "Canada/Atlantic" | "Canada/Central" | "Canada/Eastern" | "Canada/Mountain" | "Canada/Newfoundland" | "Canada/Pacific" | "Canada/Saskatchewan" | "Canada/Yukon" | "Chile/Continental" | "Chile/EasterIsland" | "Cuba" | "EET" | "EST" | "EST5EDT" | "Egypt" | "Eire" | "Etc/GMT" | "Etc/GMT+0" | "Etc/GMT+1" | "Etc/GMT+10" | "Etc/GMT+11" | "Etc/GMT+12" | "Etc/GMT+2" | "Etc/GMT+3" | "Etc/GMT+4" | "Etc/GMT+5" | "Etc/GMT+6" | "Etc/GMT+7" | "Etc/GMT+8" | "Etc/GMT+9" | "Etc/GMT-0" | "Etc/GMT-1" | "Etc/GMT-10" | "Etc/GMT-11" | "Etc/GMT-12" | "Etc/GMT-13" | "Etc/GMT-14" | "Etc/GMT-2" | "Etc/GMT-3" | "Etc/GMT-4" | "Etc/GMT-5" | "Etc/GMT-6" | "Etc/GMT-7" | "Etc/GMT-8" | "Etc/GMT-9" | "Etc/GMT0" | "Etc/Greenwich" | "Etc/UCT" | "Etc/UTC" | "Etc/Universal" | "Etc/Zulu" | "Europe/Amsterdam" | "Europe/Andorra" | "Europe/Astrakhan" | "Europe/Athens" | "Europe/Belfast" | "Europe/Belgrade" | "Europe/Berlin" | "Europe/Bratislava" | "Europe/Brussels" | "Europe/Bucharest" | "Europe/Budapest" | "Europe/Busingen" | "Europe/Chisinau" | "Europe/Copenhagen" | "Europe/Dublin" | "Europe/Gibraltar" | "Europe/Guernsey" | "Europe/Helsinki" | "Europe/Isle_of_Man" | "Europe/Istanbul" | "Europe/Jersey" | "Europe/Kaliningrad" | "Europe/Kiev" | "Europe/Kirov" | "Europe/Kyiv" | "Europe/Lisbon" | "Europe/Ljubljana" | "Europe/London" | "Europe/Luxembourg" | "Europe/Madrid" | "Europe/Malta" | "Europe/Mariehamn" | "Europe/Minsk" | "Europe/Monaco" | "Europe/Moscow" | "Europe/Nicosia" | "Europe/Oslo" | "Europe/Paris" | "Europe/Podgorica" | "Europe/Prague" | "Europe/Riga" | "Europe/Rome" | "Europe/Samara" | "Europe/San_Marino" | "Europe/Sarajevo" | "Europe/Saratov" | "Europe/Simferopol" | "Europe/Skopje" | "Europe/Sofia" | "Europe/Stockholm" | "Europe/Tallinn" | "Europe/Tirane" | "Europe/Tiraspol" | "Europe/Ulyanovsk" | "Europe/Uzhgorod" | "Europe/Vaduz" | "Europe/Vatican" | "Europe/Vienna" | "Europe/Vilnius" | "Europe/Volgograd" | "Europe/Warsaw" | "Europe/Zagreb" | "Europe/Zaporozhye" | "Europe/Zurich" | "GB" | "GB-Eire" | "GMT" | "GMT+0" | "GMT-0" | "GMT0" | "Greenwich" | "HST" | "Hongkong" | "Iceland" | "Indian/Antananarivo" | "Indian/Chagos" | "Indian/Christmas" | "Indian/Cocos" | "Indian/Comoro" | "Indian/Kerguelen" | "Indian/Mahe" | "Indian/Maldives" | "Indian/Mauritius" | "Indian/Mayotte" | "Indian/Reunion" | "Iran" | "Israel" | "Jamaica" | "Japan" | "Kwajalein" | "Libya" | "MET" | "MST" | "MST7MDT" | "Mexico/BajaNorte" | "Mexico/BajaSur" | "Mexico/General" | "NZ" | "NZ-CHAT" | "Navajo" | "PRC" | "PST8PDT" | "Pacific/Apia" | "Pacific/Auckland" | "Pacific/Bougainville" | "Pacific/Chatham" | "Pacific/Chuuk" | "Pacific/Easter" | "Pacific/Efate" | "Pacific/Enderbury" | "Pacific/Fakaofo" | "Pacific/Fiji" | "Pacific/Funafuti" | "Pacific/Galapagos" | "Pacific/Gambier" | "Pacific/Guadalcanal" | "Pacific/Guam" | "Pacific/Honolulu" | "Pacific/Johnston" | "Pacific/Kanton" | "Pacific/Kiritimati" | "Pacific/Kosrae" | "Pacific/Kwajalein" | "Pacific/Majuro" | "Pacific/Marquesas" | "Pacific/Midway" | "Pacific/Nauru" | "Pacific/Niue" | "Pacific/Norfolk" | "Pacific/Noumea" | "Pacific/Pago_Pago" | "Pacific/Palau" | "Pacific/Pitcairn" | "Pacific/Pohnpei" | "Pacific/Ponape" | "Pacific/Port_Moresby" | "Pacific/Rarotonga" | "Pacific/Saipan" | "Pacific/Samoa" | "Pacific/Tahiti" | "Pacific/Tarawa" | "Pacific/Tongatapu" | "Pacific/Truk" | "Pacific/Wake" | "Pacific/Wallis" | "Pacific/Yap" | "Poland" | "Portugal" | "ROC" | "ROK" | "Singapore" | "Turkey" | "UCT" | "US/Alaska" | "US/Aleutian" | "US/Arizona" | "US/Central" | "US/East-Indiana" | "US/Eastern" | "US/Hawaii" | "US/Indiana-Starke" | "US/Michigan" | "US/Mountain" | "US/Pacific" | "US/Samoa" | "UTC" | "Universal" | "W-SU" | "WET" | "Zulu";
+        /** @description Write-only, on create. Makes a recurrence with the rest of the body as its template and answers 201 with its first occurrence, made at once; the cron makes the others (contract §20). */
+        RecurrenceShortcut: {
+            /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. The pattern is the part of RFC 5545 whose every value the service takes, from any `start`; it takes more (see above). */
+            rule: string;
+            /** @description First occurrence (DTSTART). Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
+            start: string;
+            /** @description No occurrence after it; not before `start`. Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
+            end?: string | null;
+            timezone?: components["schemas"]["TimeZone"] & unknown;
+            /** @description User URL: every occurrence is assigned to this user (overrides the body's `assignee`). */
+            assignee?: string | null;
+        };
         OrderCreate: {
-            /** @description The caller's account; required on create. */
-            account?: string | null;
+            /** @description The caller's account. */
+            account: string;
             /** @description Unique in the account. POST with an existing external_id updates that order: the fields sent replace the stored ones; tasks_data[i] updates the i-th task, extra entries add tasks, and tasks past the end that have not started are cancelled. */
             external_id?: string | null;
             reference?: string;
@@ -2670,25 +2726,26 @@ export interface components {
             auto_assign?: boolean;
             /** @description At most 500 tasks per order. */
             tasks_data?: components["schemas"]["OrderTaskData"][];
-            recurrence?: components["schemas"]["RecurrenceShortcut"];
-        };
+            /** @description Makes a recurrence with the rest of the body as its template; the answer is its first occurrence. Only when one order is sent: in an array it is 400 on that item (null is none). */
+            recurrence?: components["schemas"]["RecurrenceShortcut"] | null;
+        } & unknown;
         /** @description Validated like a task creation (category and address required). On an update of the order, entry i updates the order's i-th task (its state and assignee are left alone: those are task commands). */
-        OrderTaskData: {
+        OrderTaskData: ({
             /**
-             * @description On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).
+             * @description `draft`, or `scheduled` (needs a `scheduled_time` in the future). Otherwise the task starts `assigned` with an assignee, else `unassigned` (sending that state is accepted too).
              * @enum {string}
              */
-            state?: "draft" | "scheduled" | "unassigned" | "assigned" | "accepted" | "transit" | "active" | "completed" | "failed" | "cancelled";
+            state?: "draft" | "scheduled" | "unassigned" | "assigned";
             /**
              * @description Required on create.
              * @enum {string}
              */
-            category?: "pick_up" | "drop_off" | "service";
+            category: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -2698,7 +2755,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
              * @description Start of the completion window. ISO 8601 with `Z` or an offset; without an offset only when `Accept-Timezone` is sent (read in that zone).
@@ -2739,32 +2796,12 @@ export interface components {
             contact_address?: string | null;
             /** @description Write-only. Like `contact_address`, by the contact address's `external_id`. */
             contact_address_external_id?: string | null;
-        };
-        GeoPoint: {
-            /** @enum {string} */
-            type: "Point";
-            /** @description [longitude, latitude] (GeoJSON order), WGS 84. */
-            coordinates: number[];
-        } | null;
-        Contact: {
-            name?: string;
-            company?: string;
-            emails?: string[];
-            phones?: string[];
-            notes?: string;
-        } | null;
-        /** @description Makes a recurrence with the rest of the body as its template; the answer is its first occurrence. Only when one order is sent: in an array it is 400 on that item. */
-        RecurrenceShortcut: {
-            /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. */
-            rule: string;
-            /** @description First occurrence (DTSTART). Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
-            start: string;
-            /** @description No occurrence after it. Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
-            end?: string | null;
-            /** @description IANA zone; default: the account's `timezone`. */
-            timezone?: string;
-            /** @description User URL: every occurrence is assigned to this user (overrides the body's `assignee`). */
-            assignee?: string | null;
+        } & (unknown & unknown & unknown)) | {
+            address: components["schemas"]["AddressInput"];
+        } | {
+            contact_address: string;
+        } | {
+            contact_address_external_id: string;
         };
         OrderPatch: {
             /** @description The caller's account; required on create. */
@@ -2926,6 +2963,7 @@ export interface components {
         };
         AccountPatch: {
             name?: string;
+            /** @description A version of the history (docs/api.md, API versions). */
             api_version?: string;
             feature_allow_worker_reordering?: boolean;
             transit_active_limit?: number | null;
@@ -2933,7 +2971,7 @@ export interface components {
             review_emails_to_assignee?: boolean;
             /** @enum {string} */
             language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
-            timezone?: string;
+            timezone?: components["schemas"]["TimeZone"] & unknown;
             /** @description Signatures must carry `signer_name` (one of the task's `signers` when it has any). */
             feature_signer_name?: boolean;
             /**
@@ -2953,6 +2991,7 @@ export interface components {
             pod_show_task_event_creators?: boolean;
             pod_show_reference?: boolean;
             pod_show_description?: boolean;
+            /** @description Default popup template of public trackers: `{{field}}` placeholders of state, category, description, reference, address.formatted_address, address.raw_address, address.location, complete_after, complete_before, scheduled_time, eta, assignee.name, contact.name. */
             tracker_task_popup_template?: string;
             /** @description Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept. */
             data_retention_days?: number | null;
@@ -3036,24 +3075,15 @@ export interface components {
             show_travel_estimates: boolean;
             /** @description Up to 3 capacities (one per dimension); empty = unlimited. */
             vehicle_capacity: number[];
-            start_address: components["schemas"]["Address"];
-            end_address: components["schemas"]["Address"] & unknown;
+            /** @description Where the worker's routes start. */
+            start_address: components["schemas"]["Address"] | null;
+            /** @description Where the worker's routes end. */
+            end_address: components["schemas"]["Address"] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description Where the worker's routes start. */
-        Address: {
-            raw_address: string;
-            formatted_address: string | null;
-            location: components["schemas"]["GeoPoint"];
-            /** Format: date-time */
-            geocoded_at: string | null;
-            /** Format: date-time */
-            geocode_failed_at: string | null;
-            geocoding_provider: string | null;
-        } | null;
         AccountRoleCreate: {
             /** @description URL of a user of this account. */
             user?: string;
@@ -3064,7 +3094,9 @@ export interface components {
             email?: string;
             /** @enum {string} */
             role: "admin" | "manager" | "worker" | "integration";
-        };
+        } | {
+            user: unknown;
+        } | unknown;
         AccountRolePatch: {
             /** @enum {string} */
             role?: "admin" | "manager" | "worker" | "integration";
@@ -3073,22 +3105,10 @@ export interface components {
             show_travel_estimates?: boolean;
             /** @description Up to 3 non-negative integers (e.g. kg, parcels, m³); empty = unlimited. */
             vehicle_capacity?: number[];
-            start_address?: components["schemas"]["AddressInput"];
-            end_address?: components["schemas"]["AddressInput"];
-        };
-        /** @description Geocoded like a task's address; null removes it. */
-        AddressInput: (({
-            /** @description Free-text address. */
-            raw_address?: string;
-            location?: components["schemas"]["GeoPoint"];
-        } | {
-            raw_address: string;
-        } | {
-            location: components["schemas"]["GeoPoint"];
-        }) | null) | {
-            raw_address: string;
-        } | {
-            location: components["schemas"]["GeoPoint"];
+            /** @description Geocoded like a task's address; null removes it. */
+            start_address?: components["schemas"]["AddressInput"] | null;
+            /** @description Geocoded like a task's address; null removes it. */
+            end_address?: components["schemas"]["AddressInput"] | null;
         };
         Task: {
             /** Format: uuid */
@@ -3145,14 +3165,14 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        TaskCreate: {
+        TaskCreate: ({
             /** @description URL of a account (the caller's own) (a bare UUID is accepted too). */
             account: string;
             /**
-             * @description On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).
+             * @description `draft`, or `scheduled` (needs a `scheduled_time` in the future). Otherwise the task starts `assigned` with an assignee, else `unassigned` (sending that state is accepted too).
              * @enum {string}
              */
-            state?: "draft" | "scheduled" | "unassigned" | "assigned" | "accepted" | "transit" | "active" | "completed" | "failed" | "cancelled";
+            state?: "draft" | "scheduled" | "unassigned" | "assigned";
             /**
              * @description Required on create.
              * @enum {string}
@@ -3162,7 +3182,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3172,7 +3192,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
              * @description Start of the completion window. ISO 8601 with `Z` or an offset; without an offset only when `Accept-Timezone` is sent (read in that zone).
@@ -3215,7 +3235,13 @@ export interface components {
             contact_address?: string | null;
             /** @description Write-only. Like `contact_address`, by the contact address's `external_id`. */
             contact_address_external_id?: string | null;
-            recurrence?: components["schemas"]["RecurrenceShortcut"] & unknown;
+            recurrence?: components["schemas"]["RecurrenceShortcut"];
+        } & (unknown & unknown & unknown)) | {
+            address: components["schemas"]["AddressInput"];
+        } | {
+            contact_address: string;
+        } | {
+            contact_address_external_id: string;
         };
         TaskPatch: {
             /** @description URL of a account (the caller's own; required on create) (a bare UUID is accepted too). */
@@ -3231,7 +3257,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3241,7 +3267,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
              * @description Start of the completion window. ISO 8601 with `Z` or an offset; without an offset only when `Accept-Timezone` is sent (read in that zone).
@@ -3286,8 +3312,8 @@ export interface components {
             contact_address_external_id?: string | null;
         };
         TaskUpdate: {
-            /** @description URL of a account (the caller's own; required on create) (a bare UUID is accepted too). */
-            account?: string | null;
+            /** @description URL of a account (the caller's own) (a bare UUID is accepted too). */
+            account: string;
             /**
              * @description On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).
              * @enum {string}
@@ -3297,12 +3323,12 @@ export interface components {
              * @description Required on create.
              * @enum {string}
              */
-            category?: "pick_up" | "drop_off" | "service";
+            category: "pick_up" | "drop_off" | "service";
             /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3312,7 +3338,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
              * @description Start of the completion window. ISO 8601 with `Z` or an offset; without an offset only when `Accept-Timezone` is sent (read in that zone).
@@ -3355,6 +3381,12 @@ export interface components {
             contact_address?: string | null;
             /** @description Write-only. Like `contact_address`, by the contact address's `external_id`. */
             contact_address_external_id?: string | null;
+        } | {
+            address: components["schemas"]["AddressInput"];
+        } | {
+            contact_address: string;
+        } | {
+            contact_address_external_id: string;
         };
         Order: {
             /** Format: uuid */
@@ -3420,21 +3452,8 @@ export interface components {
             account?: string | null;
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
-            /** @description Required on create; geocoded like a task's. */
-            address: (({
-                /** @description Free-text address. */
-                raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
-            } | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            }) | null) | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            };
-            contact?: components["schemas"]["Contact"];
+            address: components["schemas"]["AddressInput"] & unknown;
+            contact?: components["schemas"]["Contact"] | null;
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -3448,7 +3467,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3458,7 +3477,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -3472,7 +3491,7 @@ export interface components {
             address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -3482,7 +3501,7 @@ export interface components {
             } | {
                 location: components["schemas"]["GeoPoint"];
             };
-            contact?: components["schemas"]["Contact"];
+            contact?: components["schemas"]["Contact"] | null;
             metafields?: {
                 [key: string]: unknown;
             } | null;
@@ -3507,7 +3526,7 @@ export interface components {
             };
             /** @description `""` when not sent. */
             notes: string;
-            location?: components["schemas"]["Point"];
+            location?: components["schemas"]["Point"] | null;
             /** Format: uuid */
             id: string;
             /** Format: uri */
@@ -3532,12 +3551,6 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description GeoJSON point: [longitude, latitude]. */
-        Point: {
-            /** @enum {string} */
-            type: "Point";
-            coordinates: number[];
-        } | null;
         TaskCommandCreate: {
             /** @description Task URL. */
             task: string;
@@ -3554,8 +3567,8 @@ export interface components {
             assignee?: string | null;
             task_data?: components["schemas"]["TaskData"];
             notes?: string;
-            location?: components["schemas"]["Point"];
-        };
+            location?: components["schemas"]["Point"] | null;
+        } & (unknown & unknown);
         /** @description Task changes carried by `update` (and `reassign`: position). Interface 2.7. */
         TaskData: {
             position?: number | null;
@@ -3988,8 +4001,8 @@ export interface components {
         TaskExportCreate: {
             /** @description The account's URL (required). */
             account: string;
-            /** @description Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see docs/api.md (Exports). */
-            fields?: string[];
+            /** @description Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...), each once. A metafield column's key must name a definition. Default: see docs/api.md (Exports). */
+            fields?: (("id" | "url" | "account" | "state" | "category" | "description" | "complete_after" | "complete_before" | "scheduled_time" | "duration" | "position" | "assignee" | "assignee.email" | "assignee.name" | "order" | "order.external_id" | "order.reference" | "order.description" | "client" | "route" | "created_by" | "signers" | "recurrence" | "calendar_time" | "form_default_values" | "contact_address" | "contact_address_external_id" | "task_import" | "created_at" | "updated_at" | "address" | "address.raw_address" | "address.formatted_address" | "address.location" | "address.latitude" | "address.longitude" | "address.geocoded_at" | "address.geocode_failed_at" | "address.geocoding_provider" | "contact" | "contact.name" | "contact.company" | "contact.emails" | "contact.phones" | "contact.notes" | "metafields") | string)[];
             /** @description The list's query parameters, values as strings (numbers and booleans are accepted) (tasks: those of `GET /tasks/` but `cursor`, `page_size`, `expand`). Metafield filters as in the list: `metafields__<key>` or `metafields[<key>]` keys, or one `"metafields": {"<key>": "<value>"}` object (the list's `deepObject` parameter), kept as `metafields__<key>`. Contact addresses: `external_id`. */
             filters?: {
                 [key: string]: unknown;
@@ -4003,8 +4016,8 @@ export interface components {
         ContactAddressExportCreate: {
             /** @description The account's URL (required). */
             account: string;
-            /** @description Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see docs/api.md (Exports). */
-            fields?: string[];
+            /** @description Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...), each once. A metafield column's key must name a definition. Default: see docs/api.md (Exports). */
+            fields?: (("id" | "url" | "account" | "external_id" | "created_at" | "updated_at" | "address" | "address.raw_address" | "address.formatted_address" | "address.location" | "address.latitude" | "address.longitude" | "address.geocoded_at" | "address.geocode_failed_at" | "address.geocoding_provider" | "contact" | "contact.name" | "contact.company" | "contact.emails" | "contact.phones" | "contact.notes" | "metafields") | string)[];
             /** @description The list's query parameters, values as strings (numbers and booleans are accepted) (tasks: those of `GET /tasks/` but `cursor`, `page_size`, `expand`). Metafield filters as in the list: `metafields__<key>` or `metafields[<key>]` keys, or one `"metafields": {"<key>": "<value>"}` object (the list's `deepObject` parameter), kept as `metafields__<key>`. Contact addresses: `external_id`. */
             filters?: {
                 [key: string]: unknown;
@@ -4134,7 +4147,7 @@ export interface components {
              * @enum {string}
              */
             source?: "manual" | "contact_address";
-        };
+        } & (unknown & unknown);
         MetafieldPatch: {
             key?: string;
             label?: string;
@@ -4176,7 +4189,7 @@ export interface components {
              * @enum {string}
              */
             source?: "manual" | "contact_address";
-        };
+        } & (unknown & unknown);
         Client: {
             /** Format: uuid */
             id: string;
@@ -4198,7 +4211,7 @@ export interface components {
             updated_at: string;
         };
         ClientCreate: {
-            /** @description Required. */
+            /** @description Required, not blank. */
             name: string;
             /** @description Unique in the account; a POST naming a known one updates that client. */
             external_id?: string | null;
@@ -4211,7 +4224,7 @@ export interface components {
             } | null;
         };
         ClientPatch: {
-            /** @description Required. */
+            /** @description Required, not blank. */
             name?: string;
             /** @description Unique in the account; a POST naming a known one updates that client. */
             external_id?: string | null;
@@ -4224,7 +4237,7 @@ export interface components {
             } | null;
         };
         ClientUpdate: {
-            /** @description Required. */
+            /** @description Required, not blank. */
             name: string;
             /** @description Unique in the account; a POST naming a known one updates that client. */
             external_id?: string | null;
@@ -4252,8 +4265,8 @@ export interface components {
             state: "draft" | "active" | "archived";
             /** @enum {string} */
             objective: "distance" | "duration" | "balance";
-            start_address: components["schemas"]["Address"];
-            end_address: components["schemas"]["Address"];
+            start_address: components["schemas"]["Address"] | null;
+            end_address: components["schemas"]["Address"] | null;
             metafields: {
                 [key: string]: unknown;
             };
@@ -4280,7 +4293,7 @@ export interface components {
             start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4294,7 +4307,7 @@ export interface components {
             end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4322,7 +4335,7 @@ export interface components {
             start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4336,7 +4349,7 @@ export interface components {
             end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4364,7 +4377,7 @@ export interface components {
             start_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4378,7 +4391,7 @@ export interface components {
             end_address?: (({
                 /** @description Free-text address. */
                 raw_address?: string;
-                location?: components["schemas"]["GeoPoint"];
+                location?: components["schemas"]["GeoPoint"] | null;
             } | {
                 raw_address: string;
             } | {
@@ -4470,8 +4483,12 @@ export interface components {
              * @description Default: 30 days after the latest `complete_before` of its tasks, or after creation.
              */
             expires_at?: string;
-            /** @description `{{field}}` placeholders of the allowlist only (400 otherwise); default: the account's template. */
+            /** @description `{{field}}` placeholders of the allowlist only (400 otherwise: the pattern states the public task fields, the service also the tracker's own `public_task_fields`); default: the account's template. */
             task_popup_template?: string;
+        } | {
+            tasks: unknown;
+        } | {
+            order: string;
         };
         TrackerPatch: {
             /** @description Task URLs (at most 500). */
@@ -4485,7 +4502,7 @@ export interface components {
              * @description Default: 30 days after the latest `complete_before` of its tasks, or after creation.
              */
             expires_at?: string;
-            /** @description `{{field}}` placeholders of the allowlist only (400 otherwise); default: the account's template. */
+            /** @description `{{field}}` placeholders of the allowlist only (400 otherwise: the pattern states the public task fields, the service also the tracker's own `public_task_fields`); default: the account's template. */
             task_popup_template?: string;
         };
         Sms: {
@@ -4516,7 +4533,7 @@ export interface components {
         SmsCreate: {
             /** @description E.164, e.g. `+358401234567`. */
             to: string;
-            /** @description At most 1,600 characters. */
+            /** @description Not blank; at most 1,600 characters. */
             message: string;
             /** @description Task URL (optional). */
             task?: string | null;
@@ -4572,9 +4589,9 @@ export interface components {
              * @enum {string}
              */
             language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
-            /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
+            /** @description E-mail subject (required, not blank, for `email`). Placeholders as in `body`. */
             subject?: string;
-            /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
+            /** @description Required, not blank. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
             body: string;
             is_active?: boolean;
             /** @description The POD option `pod_show_images` for `task_completed` e-mails; null: the account's at sending. */
@@ -4589,7 +4606,7 @@ export interface components {
             pod_show_reference?: boolean | null;
             /** @description The POD option `pod_show_description` for `task_completed` e-mails; null: the account's at sending. */
             pod_show_description?: boolean | null;
-        };
+        } & (unknown & unknown);
         NotificationTemplatePatch: {
             /**
              * @description Required. One of task_assigned, task_transit, task_completed, task_failed.
@@ -4606,9 +4623,9 @@ export interface components {
              * @enum {string}
              */
             language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
-            /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
+            /** @description E-mail subject (required, not blank, for `email`). Placeholders as in `body`. */
             subject?: string;
-            /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
+            /** @description Required, not blank. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
             body?: string;
             is_active?: boolean;
             /** @description The POD option `pod_show_images` for `task_completed` e-mails; null: the account's at sending. */
@@ -4640,9 +4657,9 @@ export interface components {
              * @enum {string}
              */
             language?: "de" | "en" | "es" | "et" | "fi" | "fr" | "it" | "lt" | "lv" | "pl" | "ru" | "sv";
-            /** @description E-mail subject (required for `email`). Placeholders as in `body`. */
+            /** @description E-mail subject (required, not blank, for `email`). Placeholders as in `body`. */
             subject?: string;
-            /** @description Required. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
+            /** @description Required, not blank. Plain text with placeholders `{{state}}`, `{{category}}`, `{{description}}`, `{{reference}}`, `{{address.formatted_address}}`, `{{address.raw_address}}`, `{{address.location}}`, `{{complete_after}}`, `{{complete_before}}`, `{{scheduled_time}}`, `{{eta}}`, `{{assignee.name}}`, `{{contact.name}}`, `{{tracker_url}}`; an unknown one is 400. SMS: at most 1,600 characters. */
             body: string;
             is_active?: boolean;
             /** @description The POD option `pod_show_images` for `task_completed` e-mails; null: the account's at sending. */
@@ -4877,14 +4894,13 @@ export interface components {
             updated_at: string;
         };
         RecurrenceCreate: {
-            /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences). */
+            /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences). The pattern is the part of RFC 5545 whose every value the service takes, from any `start`; it takes more (see above). */
             rule: string;
             /** @description First occurrence (DTSTART). Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
             start: string;
-            /** @description No occurrence after it; null: no end. Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
+            /** @description No occurrence after it, not before `start`; null: no end. Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
             end?: string | null;
-            /** @description IANA zone; default: the account's `timezone`. */
-            timezone?: string;
+            timezone?: components["schemas"]["TimeZone"] & unknown;
             /** @description User URL or null. Overrides the template's `assignee`. */
             assignee?: string | null;
             /**
@@ -4898,16 +4914,15 @@ export interface components {
             };
             /** @description false stops the occurrences not yet made. */
             is_active?: boolean;
-        };
+        } & (unknown & unknown);
         RecurrencePatch: {
-            /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences). */
+            /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences). The pattern is the part of RFC 5545 whose every value the service takes, from any `start`; it takes more (see above). */
             rule?: string;
             /** @description First occurrence (DTSTART). Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
             start?: string;
-            /** @description No occurrence after it; null: no end. Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
+            /** @description No occurrence after it, not before `start`; null: no end. Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
             end?: string | null;
-            /** @description IANA zone; default: the account's `timezone`. */
-            timezone?: string;
+            timezone?: components["schemas"]["TimeZone"] & unknown;
             /** @description User URL or null. Overrides the template's `assignee`. */
             assignee?: string | null;
             /**
@@ -4921,16 +4936,15 @@ export interface components {
             };
             /** @description false stops the occurrences not yet made. */
             is_active?: boolean;
-        };
+        } & (unknown & unknown);
         RecurrenceUpdate: {
-            /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences). */
+            /** @description RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences). The pattern is the part of RFC 5545 whose every value the service takes, from any `start`; it takes more (see above). */
             rule: string;
             /** @description First occurrence (DTSTART). Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
             start: string;
-            /** @description No occurrence after it; null: no end. Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
+            /** @description No occurrence after it, not before `start`; null: no end. Local date-time without offset, `YYYY-MM-DDTHH:MM:SS`, read in `timezone` (an offset is 400). */
             end?: string | null;
-            /** @description IANA zone; default: the account's `timezone`. */
-            timezone?: string;
+            timezone?: components["schemas"]["TimeZone"] & unknown;
             /** @description User URL or null. Overrides the template's `assignee`. */
             assignee?: string | null;
             /**
@@ -4944,7 +4958,7 @@ export interface components {
             };
             /** @description false stops the occurrences not yet made. */
             is_active?: boolean;
-        };
+        } & (unknown & unknown);
         PublicTracker: {
             tasks: components["schemas"]["PublicTask"][];
         };
@@ -8792,7 +8806,9 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["OrderCreate"] | components["schemas"]["OrderCreate"][];
+                "application/json": components["schemas"]["OrderCreate"] | ({
+                    recurrence?: null;
+                } & components["schemas"]["OrderCreate"])[];
             };
         };
         responses: {

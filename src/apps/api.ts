@@ -43,6 +43,10 @@ import {
 import { createRouter } from "../http/openapi";
 import { dispatchAfterWrites } from "../http/relay";
 import { strictJson } from "../http/strict-json";
+import { RecurrenceShortcutSchema } from "../schemas/recurrences";
+import { AddressInputSchema, AddressSchema, ContactSchema, GeoPointSchema } from "../schemas/tasks";
+import { TimeZoneSchema } from "../schemas/time-zones";
+import { PointSchema } from "../services/task-commands";
 import { methodNotAllowedOr404, ownMethodsOnly } from "./fallback";
 
 /**
@@ -79,6 +83,20 @@ export function createApiApp() {
   app.use("*", dispatchAfterWrites);
   // A fixed path's own methods, not its `/{id}/` sibling's (RFC 9110 §10.2.1; see fallback.ts).
   app.use("*", ownMethodsOnly(app, routingPath));
+
+  // Components some bodies also use nullable (`X.nullable()`): registered first, as they are.
+  // zod-to-openapi writes a component from its first use, so a nullable first use made the
+  // component itself nullable everywhere; finishDocument writes the nullable uses as
+  // `anyOf: [$ref, null]` (issue 46).
+  app.openAPIRegistry.register("GeoPoint", GeoPointSchema);
+  app.openAPIRegistry.register("Point", PointSchema);
+  app.openAPIRegistry.register("Address", AddressSchema);
+  app.openAPIRegistry.register("AddressInput", AddressInputSchema);
+  app.openAPIRegistry.register("Contact", ContactSchema);
+  // Likewise a component its uses describe each in their own words (before RecurrenceShortcut,
+  // one of them), and RecurrenceShortcut, which orders use nullable.
+  app.openAPIRegistry.register("TimeZone", TimeZoneSchema);
+  app.openAPIRegistry.register("RecurrenceShortcut", RecurrenceShortcutSchema);
 
   mountMeta(app);
   mountAuth(app);

@@ -6,12 +6,15 @@
  * (request examples written for a reader to try in document order; answers recorded from the
  * service, see openapi-examples.ts), the reading order of the paths, and the OpenAPI 3.1
  * `webhooks`. The schemas themselves are never rewritten, except that tuples also get
- * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`).
+ * `items` + `minItems`/`maxItems` (tools mishandle a bare `prefixItems`), and a nullable use of a
+ * component is written `anyOf: [$ref, null]` (zod-to-openapi writes `allOf: [$ref, {type: [..,
+ * "null"]}]`, which no null satisfies): openapi-schemas.ts.
  */
 import { EVENT_TYPES, type EventType } from "../services/events/outbox";
 import { errorResponses } from "./openapi";
 import { exampleEntries, REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from "./openapi-examples";
 import { API_DESCRIPTION, TAGS } from "./openapi-notes";
+import { nullableRefs, plainTuples } from "./openapi-schemas";
 import { FILES_PREFIX, isDocsPath, PUBLIC_PREFIX, STORAGE_PREFIX } from "./urls";
 
 type Json = any;
@@ -416,27 +419,6 @@ function readingOrder(paths: Json): Json {
   return Object.fromEntries(entries.map((e) => [e.path, e.item]));
 }
 
-/**
- * JSON Schema 2020-12's `prefixItems` with `items` + a fixed length beside it, which every tool
- * reads: a tool that knows `prefixItems` checks each position's own rules (a GeoJSON point's
- * longitude in -180..180, its latitude in -90..90: issue 46), one that does not sees an array
- * of the common type and length (2020-12 §10.3.1.2: `items` then covers no position).
- */
-function plainTuples(node: Json) {
-  if (Array.isArray(node)) {
-    for (const item of node) plainTuples(item);
-    return;
-  }
-  if (!node || typeof node !== "object") return;
-  if (Array.isArray(node.prefixItems) && node.items === undefined) {
-    const types = [...new Set(node.prefixItems.map((s: Json) => s.type))];
-    node.items = types.length === 1 && types[0] ? { type: types[0] } : {};
-    node.minItems = node.prefixItems.length;
-    node.maxItems = node.prefixItems.length;
-  }
-  for (const value of Object.values(node)) plainTuples(value);
-}
-
 /** What each event's `data` is (services/events: the object as the API renders it). */
 function eventData(type: EventType): { schema: Json; about: string } {
   const [object] = type.split(".");
@@ -586,5 +568,6 @@ export function finishDocument(doc: Doc): Doc {
   doc.paths = readingOrder(doc.paths);
   doc.webhooks = webhooks();
   plainTuples(doc);
+  nullableRefs(doc);
   return doc;
 }

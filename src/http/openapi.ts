@@ -187,14 +187,49 @@ export const jsonResponse = <T extends z.ZodTypeAny>(schema: T, description: str
 export const dateTime = () =>
   z.string().openapi({ format: "date-time", example: "2026-01-02T03:04:05.000Z" });
 
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 /**
  * JSON Schema for a comma-separated list of choices (`?state=assigned,completed`), so that the
  * document states what the service's list filters take (issue 46): a `pattern` over the choices.
  */
 export const commaList = (choices: readonly string[]) => {
-  const one = `(${choices.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`;
+  const one = `(${choices.map(escapeRegExp).join("|")})`;
   return { pattern: `^${one}(,${one})*$` };
 };
+
+/** `#/components/schemas/<name>`, for JSON Schema written out in `.openapi()` metadata. */
+export const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/**
+ * JSON Schema 2020-12 keywords for `.openapi()` metadata that zod-to-openapi's types do not
+ * name (`if`/`then`/`else`) or that hold raw JSON Schema: a rule across fields, which the service
+ * checks itself with its own messages, stated in the document (issue 46). The check and the
+ * statement are kept side by side, and test/openapi/properties.test.ts holds them to each other.
+ */
+export const jsonSchemaRules = (rules: Record<string, unknown>) => rules as never;
+
+/**
+ * A JSON Schema 2020-12 conditional (§10.2.2): where `condition` holds, `then` applies, elsewhere
+ * `otherwise`. Built from entries: an object literal with a `then` member reads as a thenable.
+ */
+export const when = (condition: object, then?: object, otherwise?: object) =>
+  Object.fromEntries([
+    ["if", condition],
+    ...(then ? [["then", then]] : []),
+    ...(otherwise ? [["else", otherwise]] : []),
+  ]);
+
+/** A text that is not blank: what the services' "This field may not be blank." checks. */
+export const NOT_BLANK = "\\S";
+
+/**
+ * A template's text whose every `{{name}}` placeholder names one of `names` (domain/tracker.ts
+ * `badPlaceholders`: `{{`, optional spaces, the name, optional spaces, `}}`, no brace between).
+ * ECMA-262 lookaheads, as JSON Schema 2020-12's `pattern` takes them.
+ */
+export const placeholderPattern = (names: readonly string[], opts: { notBlank?: boolean } = {}) =>
+  `^${opts.notBlank ? "(?=[\\s\\S]*\\S)" : ""}(?![\\s\\S]*\\{\\{(?!\\s*(?:${names.map(escapeRegExp).join("|")})\\s*\\}\\})[^{}]*\\}\\})`;
 
 /** A query parameter's boolean: what the list filters take (`true`/`false`, `1`/`0`, `yes`/`no`). */
 export const BOOLEAN_TEXT = ["true", "false", "1", "0", "yes", "no"] as const;

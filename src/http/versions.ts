@@ -85,3 +85,11 @@ export function resolveVersion(
 }
 
 export const ALL_EXACT_VERSIONS = [...EXACT];
+
+/**
+ * What an account's `api_version` may be set to: a release of the history, or any patch of a
+ * condensed series (the document states it as this `pattern`, issue 46).
+ */
+export const ACCOUNT_VERSION_RE = new RegExp(
+  `^(?:${ALL_EXACT_VERSIONS.map((v) => v.replace(/\./g, "\\.")).join("|")}|2\\.[2-5]\\.\\d+)$`,
+);

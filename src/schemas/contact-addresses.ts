@@ -20,6 +20,19 @@ export const ContactAddressWriteSchema = z.object({
 
 export type ContactAddressWriteBody = z.infer<typeof ContactAddressWriteSchema>;
 
+/**
+ * POST /contact_addresses/: `address` is required and may not be null (services/contact-addresses
+ * `parseBody`, with DRF's "This field is required." / "This field may not be null."), where PATCH
+ * and PUT take null. zod takes null here too, so that the service answers it with the other
+ * fields' errors as before; the document says not null (`not`), which finishDocument writes as
+ * the component itself (issue 46).
+ */
+export const ContactAddressCreateSchema = ContactAddressWriteSchema.extend({
+  address: AddressInputSchema.nullable()
+    .openapi({ description: "Required; geocoded like a task's.", not: { type: "null" } })
+    .optional(),
+}).openapi("ContactAddressCreate", { required: ["address"] });
+
 export const ContactAddressSchema = z
   .object({
     id: z.string().uuid(),

@@ -1,18 +1,21 @@
 import { z } from "@hono/zod-openapi";
-import { commaList, dateTime } from "../http/openapi";
+import { commaList, dateTime, jsonSchemaRules, when } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
 import { RecurrenceShortcutSchema } from "./recurrences";
-import { TaskWriteSchema } from "./tasks";
+import { ORDER_TASK_RULES, orderTaskState, TaskWriteSchema } from "./tasks";
 
 /** A task inside an order's `tasks_data`: a task body without `account` and `order`. */
-export const OrderTaskDataSchema = TaskWriteSchema.omit({ account: true, order: true }).openapi(
-  "OrderTaskData",
-  {
-    description:
-      "Validated like a task creation (category and address required). On an update of the order, entry i updates " +
-      "the order's i-th task (its state and assignee are left alone: those are task commands).",
-  },
-);
+export const OrderTaskDataSchema = TaskWriteSchema.omit({ account: true, order: true })
+  .extend({ state: orderTaskState })
+  .openapi(
+    "OrderTaskData",
+    jsonSchemaRules({
+      description:
+        "Validated like a task creation (category and address required). On an update of the order, entry i updates " +
+        "the order's i-th task (its state and assignee are left alone: those are task commands).",
+      ...ORDER_TASK_RULES,
+    }),
+  );
 
 export const OrderWriteSchema = z.object({
   account: z
@@ -60,11 +63,27 @@ export type OrderWriteBody = z.infer<typeof OrderWriteSchema>;
 
 /** One order of POST /orders/: optionally the recurrence it starts (contract §20; not in arrays). */
 export const OrderCreateSchema = OrderWriteSchema.extend({
-  recurrence: RecurrenceShortcutSchema.optional().openapi({
-    description:
-      "Makes a recurrence with the rest of the body as its template; the answer is its first occurrence. Only when one order is sent: in an array it is 400 on that item.",
+  // Required and not null on POST (services/orders/input.ts, DRF's "This field is required.").
+  account: z.string().nullable().optional().openapi({ type: "string", description: "The caller's account." }),
+  recurrence: RecurrenceShortcutSchema.nullable()
+    .openapi({
+      description:
+        "Makes a recurrence with the rest of the body as its template; the answer is its first occurrence. Only when one order is sent: in an array it is 400 on that item (null is none).",
+    })
+    .optional(),
+}).openapi(
+  "OrderCreate",
+  jsonSchemaRules({
+    required: ["account"],
+    // Every occurrence would update the one order (services/recurrences `templateErrors`).
+    allOf: [
+      when(
+        { required: ["recurrence"], properties: { recurrence: { type: "object" } } },
+        { properties: { external_id: { enum: [null, ""] } } },
+      ),
+    ],
   }),
-}).openapi("OrderCreate");
+);
 
 /** PATCH /orders/{id}/: the fields sent replace the stored ones. */
 export const OrderPatchSchema = OrderWriteSchema.openapi("OrderPatch");
@@ -107,7 +126,16 @@ export const OrderPostBody = z.any().openapi({
     "One order, or an array of 1 to 100 orders (each applied atomically; nothing is stored if any item is invalid). `recurrence` only with a single order.",
   oneOf: [
     { $ref: "#/components/schemas/OrderCreate" },
-    { type: "array", items: { $ref: "#/components/schemas/OrderCreate" }, minItems: 1, maxItems: 100 },
+    {
+      type: "array",
+      // A recurrence is made from a single order (api/orders `recurrenceOf`): in an array, null at most.
+      items: {
+        allOf: [{ $ref: "#/components/schemas/OrderCreate" }],
+        properties: { recurrence: { type: "null" } },
+      },
+      minItems: 1,
+      maxItems: 100,
+    },
   ],
 } as never);
 

@@ -1,10 +1,37 @@
 import { z } from "@hono/zod-openapi";
-import { dateTime } from "../http/openapi";
+import { dateTime, jsonSchemaRules, schemaRef, when } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { TimeZoneSchema } from "./time-zones";
 
 // Recurrences (contract §20). Shapes only; the rule, the local times, the zone, the assignee
 // and the template (checked exactly as POST /tasks/ or POST /orders/ checks a body) are the
-// service's business, answered in the same DRF error shape.
+// service's business, answered in the same DRF error shape. The document states them as JSON
+// Schema (issue 46): the patterns and rules below are those checks written out.
+
+const HHMMSS = "T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d$";
+/**
+ * A local date-time as domain/recurrence.ts `parseLocal` takes it: `YYYY-MM-DDTHH:MM:SS`, a day
+ * that exists (29 February in leap years only), from 1970 to 2099 (the API's instants).
+ */
+export const LOCAL_DATE_TIME_PATTERN =
+  "^(?:(?:19[7-9]\\d|20\\d\\d)-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))" +
+  "|(?:19(?:7[26]|8[048]|9[26])|20(?:[02468][048]|[13579][26]))-02-29)" +
+  HHMMSS;
+
+const DAYS = "(?:MO|TU|WE|TH|FR|SA|SU)";
+const BYDAY = `(?:;BYDAY=${DAYS}(?:,${DAYS}){0,6})?`;
+/**
+ * The RRULE values the document states: FREQ first, then INTERVAL, BYDAY, COUNT, in that order.
+ * Every value it matches the service takes, from any start (an occurrence within ten years, at
+ * most one a day, so never past the horizon's limit). The service takes more of RFC 5545 (any
+ * order, UNTIL, BYMONTHDAY, BYHOUR...; the `rule` description and domain/recurrence.ts
+ * `parseRule`): those are refused or taken by the rule's own expansion, which no pattern states.
+ */
+export const RRULE_PATTERN =
+  "^(?:RRULE:)?FREQ=(?:DAILY(?:;INTERVAL=[1-9]\\d?)?" +
+  `|(?:WEEKLY|MONTHLY)(?:;INTERVAL=[1-9]\\d?)?${BYDAY}` +
+  `|YEARLY(?:;INTERVAL=[1-9])?${BYDAY})` +
+  "(?:;COUNT=[1-9]\\d{0,2})?$";
 
 const localDateTime = (description: string) =>
   z
@@ -13,24 +40,32 @@ const localDateTime = (description: string) =>
     .openapi({
       description: `${description} Local date-time without offset, \`YYYY-MM-DDTHH:MM:SS\`, read in \`timezone\` (an offset is 400).`,
       example: "2026-03-02T09:00:00",
+      pattern: LOCAL_DATE_TIME_PATTERN,
     });
+
+const ruleText = (description: string) =>
+  z
+    .string()
+    .max(1000)
+    .openapi({
+      description: `${description} The pattern is the part of RFC 5545 whose every value the service takes, from any \`start\`; it takes more (see above).`,
+      pattern: RRULE_PATTERN,
+      example: "FREQ=WEEKLY;BYDAY=MO,WE",
+    });
+
+const recurrenceZone = TimeZoneSchema.optional().openapi({
+  description: "IANA zone; default: the account's `timezone`.",
+});
 
 export const RECURRENCE_KINDS = ["task", "order"] as const;
 
 /** `recurrence` of POST /tasks/ and POST /orders/: the body itself is the template. */
 export const RecurrenceShortcutSchema = z
   .object({
-    rule: z
-      .string()
-      .max(1000)
-      .openapi({ description: "RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`." }),
+    rule: ruleText("RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`."),
     start: localDateTime("First occurrence (DTSTART)."),
-    end: localDateTime("No occurrence after it.").nullable().optional(),
-    timezone: z
-      .string()
-      .max(64)
-      .optional()
-      .openapi({ description: "IANA zone; default: the account's `timezone`." }),
+    end: localDateTime("No occurrence after it; not before `start`.").nullable().optional(),
+    timezone: recurrenceZone,
     assignee: z.string().nullable().optional().openapi({
       description: "User URL: every occurrence is assigned to this user (overrides the body's `assignee`).",
     }),
@@ -43,17 +78,12 @@ export const RecurrenceShortcutSchema = z
 export type RecurrenceShortcut = z.infer<typeof RecurrenceShortcutSchema>;
 
 export const RecurrenceWriteSchema = z.object({
-  rule: z.string().max(1000).openapi({
-    description:
-      "RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences).",
-  }),
+  rule: ruleText(
+    "RFC 5545 RRULE value, e.g. `FREQ=WEEKLY;BYDAY=MO,WE`. Refused: COUNT with UNTIL, FREQ=SECONDLY/MINUTELY, BY* values outside RFC 5545's ranges (e.g. BYHOUR 0–23), rules with no occurrence, and rules with more occurrences in one horizon than the limit (README, Recurrences).",
+  ),
   start: localDateTime("First occurrence (DTSTART)."),
-  end: localDateTime("No occurrence after it; null: no end.").nullable().optional(),
-  timezone: z
-    .string()
-    .max(64)
-    .optional()
-    .openapi({ description: "IANA zone; default: the account's `timezone`." }),
+  end: localDateTime("No occurrence after it, not before `start`; null: no end.").nullable().optional(),
+  timezone: recurrenceZone,
   assignee: z.string().nullable().optional().openapi({
     description: "User URL or null. Overrides the template's `assignee`.",
   }),
@@ -68,7 +98,31 @@ export const RecurrenceWriteSchema = z.object({
 
 export type RecurrenceWriteBody = z.infer<typeof RecurrenceWriteSchema>;
 
-export const RecurrencePatchSchema = RecurrenceWriteSchema.partial().openapi("RecurrencePatch");
+/**
+ * The template of each `kind` (api/recurrences `parseTemplate`, then the service: checked as
+ * POST /tasks/ or as POST /orders/ checks one order, without `external_id`), as JSON Schema.
+ */
+export const RECURRENCE_TEMPLATE_RULES = jsonSchemaRules({
+  allOf: [
+    when(
+      { required: ["kind"], properties: { kind: { const: "task" } } },
+      { properties: { template: schemaRef("TaskCreate") } },
+    ),
+    when(
+      { required: ["kind"], properties: { kind: { const: "order" } } },
+      {
+        properties: {
+          template: { allOf: [schemaRef("OrderCreate")], properties: { external_id: { enum: [null, ""] } } },
+        },
+      },
+    ),
+  ],
+});
+
+export const RecurrencePatchSchema = RecurrenceWriteSchema.partial().openapi(
+  "RecurrencePatch",
+  RECURRENCE_TEMPLATE_RULES,
+);
 
 export const RecurrenceSchema = z
   .object({

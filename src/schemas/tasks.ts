@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_STATES } from "../domain/task-state-machine";
-import { BOOLEAN_TEXT, commaList, dateTime } from "../http/openapi";
+import { BOOLEAN_TEXT, commaList, dateTime, jsonSchemaRules, schemaRef, when } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
 import { CONTROL_CHARACTERS } from "../services/messaging/email/address";
 import { EXPANDS, ORDERINGS, TASK_CATEGORIES } from "../services/tasks/types";
@@ -100,7 +100,8 @@ export const ContactSchema = z
           .refine(
             (v) => !CONTROL_CHARACTERS.test(v),
             "E-mail addresses may not contain line breaks or control characters.",
-          ),
+          )
+          .openapi({ pattern: `^[^${CONTROL_CHARACTERS.source.slice(1, -1)}]*$` }),
       )
       .max(50)
       .optional(),
@@ -160,8 +161,60 @@ export const TaskWriteSchema = z.object({
   }),
 });
 
-/** PUT /tasks/{id}/: every writable field; those left out take their defaults. */
-export const TaskUpdateSchema = TaskWriteSchema.openapi("TaskUpdate");
+/**
+ * What a task body must give to make a task (services/tasks/input.ts `bindRefs`, with DRF's
+ * "This field is required."): an `address` (an AddressInput, not null), unless a contact
+ * address is named to give it (issue 46).
+ */
+const PLACE_GIVEN = {
+  anyOf: [
+    { required: ["address"], properties: { address: schemaRef("AddressInput") } },
+    { required: ["contact_address"], properties: { contact_address: { type: "string", minLength: 1 } } },
+    {
+      required: ["contact_address_external_id"],
+      properties: { contact_address_external_id: { type: "string", minLength: 1 } },
+    },
+  ],
+};
+
+/** The states a task may be created in (`creationState`): asked for, or the one it gets anyway. */
+export const TASK_CREATE_STATES = ["draft", "scheduled", "unassigned", "assigned"] as const;
+const stateIs = (state: string) => ({ required: ["state"], properties: { state: { const: state } } });
+
+/**
+ * A new task's rules (services/tasks/input.ts `creationState`, contract §5), as JSON Schema:
+ * `assigned` with an `assignee`, `unassigned` without one, `scheduled` with a `scheduled_time`
+ * (in the future: a comparison with the clock, which JSON Schema cannot state), and the place.
+ */
+const TASK_CREATE_RULES = {
+  ...PLACE_GIVEN,
+  allOf: [
+    when(stateIs("assigned"), {
+      required: ["assignee"],
+      properties: { assignee: { type: "string", minLength: 1 } },
+    }),
+    when(stateIs("unassigned"), { properties: { assignee: { enum: [null, ""] } } }),
+    when(stateIs("scheduled"), {
+      required: ["scheduled_time"],
+      properties: { scheduled_time: { type: "string", format: "date-time" } },
+    }),
+  ],
+};
+
+/** `state` on create: the service answers the other states with its own 400 (`MSG.createState`). */
+const createState = TaskStateEnum.optional().openapi({
+  enum: [...TASK_CREATE_STATES],
+  description:
+    "`draft`, or `scheduled` (needs a `scheduled_time` in the future). Otherwise the task starts `assigned` with an assignee, else `unassigned` (sending that state is accepted too).",
+});
+
+/**
+ * PUT /tasks/{id}/: every writable field; those left out take their defaults. `account`,
+ * `category` and a place are required as on create (`bindRefs`); `state` is ignored.
+ */
+export const TaskUpdateSchema = TaskWriteSchema.extend({
+  account: hyperlink("account (the caller's own)").openapi({ type: "string" }),
+}).openapi("TaskUpdate", jsonSchemaRules({ required: ["account", "category"], ...PLACE_GIVEN }));
 
 export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
 
@@ -170,8 +223,13 @@ export const TaskCreateSchema = TaskWriteSchema.extend({
   // The service requires `account` and `category` on create (services/tasks, with DRF's
   // "This field is required."); the document says so (issue 46): non-null and `required`.
   account: hyperlink("account (the caller's own)").openapi({ type: "string" }),
+  state: createState,
   recurrence: RecurrenceShortcutSchema.optional(),
-}).openapi("TaskCreate", { required: ["account", "category"] });
+}).openapi("TaskCreate", jsonSchemaRules({ required: ["account", "category"], ...TASK_CREATE_RULES }));
+
+/** A task of an order's `tasks_data`: created (or updated) with the rules of a new task. */
+export const ORDER_TASK_RULES = { required: ["category"], ...TASK_CREATE_RULES };
+export const orderTaskState = createState;
 
 /** PATCH accepts any `state` value so that it can answer with the pointer to task commands. */
 export const TaskPatchSchema = TaskWriteSchema.extend({

@@ -1,6 +1,7 @@
 /**
  * What a third-party tool fed only /openapi.json relies on, checked on the served document: every
- * path the service serves is in it and every documented path is served; examples are valid;
+ * path the service serves is in it and every documented path is served; examples are valid and
+ * name only declared members;
  * every success answer has one; names follow one convention; headers every answer carries are
  * required; and the contract checker the walk uses does catch a wrong answer.
  */
@@ -66,6 +67,37 @@ const NO_EXAMPLE: Record<string, string> = {
   uploadFile:
     "its default answer (204) has no body; the PostResponse XML of 201 needs a success_action_status the API's forms do not set",
 };
+
+/** A schema and every schema it is made of at the same level: `$ref`s, `allOf`/`anyOf`/`oneOf`, `if`/`then`/`else`. */
+function parts(schema: any, out: any[] = []): any[] {
+  const s = resolve(served, schema);
+  if (!s || typeof s !== "object" || out.includes(s)) return out;
+  out.push(s);
+  for (const k of ["allOf", "anyOf", "oneOf"]) for (const p of s[k] ?? []) parts(p, out);
+  for (const k of ["if", "then", "else"]) if (s[k]) parts(s[k], out);
+  return out;
+}
+
+/**
+ * The members of an example its schema does not declare (a misspelt member), at any depth: an
+ * object schema with `properties` and no `additionalProperties` is read as closed, as Redocly
+ * reads it, but with a rule's branches counted in (redocly.yaml).
+ */
+function undeclared(schema: any, value: unknown, at: string): string[] {
+  const ps = parts(schema);
+  if (Array.isArray(value)) {
+    const items = ps.flatMap((p) => [p.items, ...(p.prefixItems ?? [])]).filter(Boolean);
+    return items.length ? value.flatMap((v, i) => undeclared({ anyOf: items }, v, `${at}/${i}`)) : [];
+  }
+  if (!value || typeof value !== "object") return [];
+  if (ps.some((p) => p.additionalProperties !== undefined && p.additionalProperties !== false)) return [];
+  const named = ps.filter((p) => p.properties);
+  if (!named.length) return [];
+  return Object.entries(value).flatMap(([k, v]) => {
+    const subs = named.map((p) => p.properties[k]).filter(Boolean);
+    return subs.length ? undeclared({ anyOf: subs }, v, `${at}/${k}`) : [`${at}/${k}`];
+  });
+}
 
 describe("the OpenAPI document and the service", () => {
   it("documents every path the service serves, and serves every documented path", () => {
@@ -215,12 +247,24 @@ describe("the OpenAPI document and the service", () => {
           ...Object.values<any>(m.examples ?? {}).map((e) => e.value),
         ];
         for (const value of values) {
-          if (/json/.test(where)) expect(validateValue(lookup, checked.schema, value, where)).toEqual([]);
-          else expect(typeof value, where).toBe("string");
+          if (/json/.test(where)) {
+            expect(validateValue(lookup, checked.schema, value, where)).toEqual([]);
+            expect(undeclared(m.schema, value, where), "members the schema does not declare").toEqual([]);
+          } else expect(typeof value, where).toBe("string");
         }
       }
     }
     expect(missing).toEqual([]);
+    // The members check finds a misspelt member, and reads a rule's branches as JSON Schema does.
+    const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+    expect(undeclared(ref("TaskCreate"), { categroy: "pick_up" }, "#")).toEqual(["#/categroy"]);
+    expect(
+      undeclared(
+        ref("NotificationTemplateCreate"),
+        { event: "task_assigned", channel: "email", subject: "Hi" },
+        "#",
+      ),
+    ).toEqual([]);
     // The examples that replace the ones a fresh account could not use (issue 26).
     const task = exampleEntries(REQUEST_EXAMPLES.createTask)[0][1] as any;
     expect(task.metafields).toEqual({ door_code: "4711" });
@@ -259,6 +303,29 @@ describe("the OpenAPI document and the service", () => {
       expect(name, "no second convention").not.toMatch(/(Write|PostBody|Replace)$/);
     }
     expect(names.size).toBeGreaterThan(40);
+  });
+
+  it("writes a nullable use of a component as anyOf [component, null], never the component nullable", () => {
+    // zod-to-openapi writes a component from its first use: a nullable one made it nullable
+    // everywhere, and a later one `allOf: [component, {type: [.., "null"]}]`, which no null meets.
+    for (const [name, schema] of Object.entries<any>(served.components.schemas))
+      expect([schema.type ?? []].flat(), `components.schemas.${name}`).not.toContain("null");
+    const wrong: string[] = [];
+    const walk = (node: any, at: string) => {
+      if (!node || typeof node !== "object") return;
+      const parts = node.allOf;
+      if (Array.isArray(parts) && parts.some((p: any) => Array.isArray(p?.type) && p.type.includes("null")))
+        wrong.push(at);
+      for (const [k, v] of Object.entries(node)) walk(v, `${at}/${k}`);
+    };
+    walk(served, "#");
+    expect(wrong).toEqual([]);
+    const task = served.components.schemas.TaskCreate.properties;
+    expect(task.contact.anyOf).toEqual([{ $ref: "#/components/schemas/Contact" }, { type: "null" }]);
+    // Not null where the service refuses null (with its own message): the component itself.
+    expect(served.components.schemas.ContactAddressCreate.properties.address.allOf[0]).toEqual({
+      $ref: "#/components/schemas/AddressInput",
+    });
   });
 
   it("lists the request examples in a reader's order: a metafield before the tasks that use it", () => {

@@ -1,20 +1,13 @@
 import { z } from "@hono/zod-openapi";
+import { isTimeZone } from "../../domain/time-zones";
 import { badPlaceholders, PUBLIC_TASK_FIELDS } from "../../domain/tracker";
-import { dateTime } from "../../http/openapi";
+import { dateTime, placeholderPattern } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
-import { ALL_EXACT_VERSIONS } from "../../http/versions";
+import { ACCOUNT_VERSION_RE } from "../../http/versions";
 import { CUSTOM_ISSUE } from "../../schemas/tasks";
+import { TimeZoneSchema } from "../../schemas/time-zones";
 import type { AccountRow } from "../../services/accounts";
 import { LOCALES, MAP_PROVIDERS } from "../../services/accounts/settings";
-
-const isTimeZone = (zone: string) => {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const clock = (what: string) =>
   z
@@ -91,14 +84,17 @@ export const AccountPatchSchema = z
     name: z.string().min(1).max(200),
     api_version: z
       .string()
-      .refine((v) => ALL_EXACT_VERSIONS.includes(v) || /^2\.[2-5]\.\d+$/.test(v), "Unknown version."),
+      .regex(ACCOUNT_VERSION_RE, "Unknown version.")
+      .openapi({ description: "A version of the history (docs/api.md, API versions)." }),
     feature_allow_worker_reordering: z.boolean(),
     transit_active_limit: z.number().int().min(1).nullable(),
     failed_reasons: z.array(z.string().min(1).max(200)).max(100),
     review_emails_to_assignee: z.boolean(),
     language: z.enum(LOCALES),
     ...settings,
-    timezone: z.string().max(64).refine(isTimeZone, "Unknown time zone."),
+    timezone: TimeZoneSchema.refine(isTimeZone, "Unknown time zone.").openapi({
+      description: "The account's local time: optimization windows, exports, recurrences.",
+    }),
     google_maps_region: z
       .string()
       .regex(/^[A-Za-z]{2}$/, "Use a two-letter region code.")
@@ -117,6 +113,10 @@ export const AccountPatchSchema = z
             code: CUSTOM_ISSUE,
             message: `Unknown placeholder "{{${f}}}": use one of ${PUBLIC_TASK_FIELDS.join(", ")}.`,
           });
+      })
+      .openapi({
+        description: `Default popup template of public trackers: \`{{field}}\` placeholders of ${PUBLIC_TASK_FIELDS.join(", ")}.`,
+        pattern: placeholderPattern(PUBLIC_TASK_FIELDS),
       }),
   })
   .partial()

@@ -6,6 +6,7 @@ import {
   errorResponses,
   jsonBody,
   jsonResponse,
+  NOT_BLANK,
   type Router,
   security,
   uuidParam,
@@ -42,7 +43,8 @@ export const ClientSchema = z
   .openapi("Client");
 
 const ClientWriteSchema = z.object({
-  name: z.string().max(255).openapi({ description: "Required." }),
+  // Not blank (services/clients: "This field is required." / "may not be blank."), stated (issue 46).
+  name: z.string().max(255).openapi({ description: "Required, not blank.", pattern: NOT_BLANK }),
   external_id: z
     .string()
     .max(255)

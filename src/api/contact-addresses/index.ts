@@ -12,6 +12,7 @@ import {
 import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
+  ContactAddressCreateSchema,
   ContactAddressListQuery,
   ContactAddressSchema,
   ContactAddressWriteSchema,
@@ -36,8 +37,7 @@ export const createContactAddressRoute = createRoute({
   security,
   summary: "Create a contact address",
   description: "`external_id` is unique in the account (a duplicate is 400 on `external_id`).",
-  // The service requires `address` on create (services/contact-addresses); the document says so.
-  request: jsonBody(ContactAddressWriteSchema.openapi("ContactAddressCreate", { required: ["address"] })),
+  request: jsonBody(ContactAddressCreateSchema),
   responses: { 201: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
 });
 

@@ -13,7 +13,7 @@ import {
 import { pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { createExport, getExport, listExports, serializeExport } from "../../services/exports";
-import type { ExportKind } from "../../services/exports/fields";
+import { type ExportKind, fieldNames, METAFIELD_COLUMN } from "../../services/exports/fields";
 import { cancelExport, deleteExport } from "../../services/exports/lifecycle";
 
 const DISPATCHERS = ["admin", "manager", "integration"] as const;
@@ -45,24 +45,42 @@ export const ExportSchema = z
   })
   .openapi("Export");
 
-const ExportWriteSchema = z.object({
-  account: z.string().openapi({ description: "The account's URL (required)." }),
-  fields: z.array(z.string()).optional().openapi({
-    description:
-      "Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...). Default: see docs/api.md (Exports).",
-  }),
-  filters: z
-    .record(z.string(), z.any())
-    .optional()
-    .openapi({
-      description:
-        "The list's query parameters, values as strings (numbers and booleans are accepted) (tasks: those of " +
-        "`GET /tasks/` but `cursor`, `page_size`, `expand`). Metafield filters as in the list: `metafields__<key>` or " +
-        '`metafields[<key>]` keys, or one `"metafields": {"<key>": "<value>"}` object (the list\'s `deepObject` ' +
-        "parameter), kept as `metafields__<key>`. Contact addresses: `external_id`.",
-    }),
-  format: z.enum(["csv", "jsonl"]).optional().openapi({ description: "Default `csv` (RFC 4180)." }),
-});
+/**
+ * An export's body. `fields` states what the service checks (services/exports `createExport`,
+ * with its messages): at least one, each once, each a column of the kind (`fieldNames`) or a
+ * metafield column (`metafields.<key>`, for tasks also `order.metafields.<key>`) whose key names a
+ * definition of the account (issue 46).
+ */
+const exportWriteSchema = (kind: ExportKind) =>
+  z.object({
+    account: z.string().openapi({ description: "The account's URL (required)." }),
+    fields: z
+      .array(z.string())
+      .optional()
+      .openapi({
+        description:
+          "Column names: fields, dotted sub-fields (`address.formatted_address`, `contact.phones`, `metafields.<key>`, `assignee.email`, `order.external_id`, ...), each once. A metafield column's key must name a definition. Default: see docs/api.md (Exports).",
+        minItems: 1,
+        uniqueItems: true,
+        items: {
+          anyOf: [
+            { type: "string", enum: fieldNames(kind) },
+            { type: "string", pattern: METAFIELD_COLUMN[kind] },
+          ],
+        },
+      }),
+    filters: z
+      .record(z.string(), z.any())
+      .optional()
+      .openapi({
+        description:
+          "The list's query parameters, values as strings (numbers and booleans are accepted) (tasks: those of " +
+          "`GET /tasks/` but `cursor`, `page_size`, `expand`). Metafield filters as in the list: `metafields__<key>` or " +
+          '`metafields[<key>]` keys, or one `"metafields": {"<key>": "<value>"}` object (the list\'s `deepObject` ' +
+          "parameter), kept as `metafields__<key>`. Contact addresses: `external_id`.",
+      }),
+    format: z.enum(["csv", "jsonl"]).optional().openapi({ description: "Default `csv` (RFC 4180)." }),
+  });
 
 function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: string, schemaPrefix: string) {
   const tags = [tag];
@@ -74,7 +92,7 @@ function exportRoutes(kind: ExportKind, collection: string, tag: string, noun: s
     summary: `Export ${noun} to a file (written from a queue)`,
     description:
       "202 with `state` `queued`; poll it for `running` (with `row_count` growing), `completed` (`file`) or `failed` (`error_message`). Unknown `fields` or `filters`: 400 naming them.",
-    request: jsonBody(ExportWriteSchema.openapi(`${schemaPrefix}Create`)),
+    request: jsonBody(exportWriteSchema(kind).openapi(`${schemaPrefix}Create`)),
     responses: { 202: jsonResponse(ExportSchema, "Queued."), ...errorResponses },
   });
   const list = createRoute({

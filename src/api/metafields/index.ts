@@ -12,9 +12,11 @@ import {
   errorResponses,
   jsonBody,
   jsonResponse,
+  jsonSchemaRules,
   type Router,
   security,
   uuidParam,
+  when,
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
@@ -80,6 +82,23 @@ const MetafieldWriteSchema = z.object({
     .openapi({ description: "`contact_address`: copied from the task's contact address at creation." }),
 });
 
+/**
+ * A definition's rules across fields (services/metafields `shapeErrors`, with its messages), as
+ * JSON Schema: choices for `select`/`multiselect`; required before completion and copied from a
+ * contact address only for task metafields (contract §12).
+ */
+const DEFINITION_RULES = jsonSchemaRules({
+  allOf: [
+    when(
+      { required: ["value_type"], properties: { value_type: { enum: ["select", "multiselect"] } } },
+      { required: ["choices"], properties: { choices: { minItems: 1 } } },
+    ),
+    when({ required: ["applies_to"], properties: { applies_to: { const: "tasks" } } }, undefined, {
+      properties: { is_required_before_complete: { const: false }, source: { const: "manual" } },
+    }),
+  ],
+});
+
 export const createMetafieldRoute = createRoute({
   method: "post",
   path: "/metafields/",
@@ -87,7 +106,7 @@ export const createMetafieldRoute = createRoute({
   security,
   summary: "Define a metafield (admins, managers)",
   description: "`key` is unique per account and `applies_to` (400 on `key`).",
-  request: jsonBody(MetafieldWriteSchema.openapi("MetafieldCreate")),
+  request: jsonBody(MetafieldWriteSchema.openapi("MetafieldCreate", DEFINITION_RULES)),
   responses: { 201: jsonResponse(MetafieldSchema, "The definition."), ...errorResponses },
 });
 
@@ -126,7 +145,7 @@ function updateMetafieldRouteFor<M extends "patch" | "put">(method: M) {
       ...jsonBody(
         method === "patch"
           ? MetafieldWriteSchema.partial().openapi("MetafieldPatch")
-          : MetafieldWriteSchema.openapi("MetafieldUpdate"),
+          : MetafieldWriteSchema.openapi("MetafieldUpdate", DEFINITION_RULES),
       ),
     },
     responses: { 200: jsonResponse(MetafieldSchema, "The definition."), ...errorResponses },

@@ -7,9 +7,13 @@ import {
   errorResponses,
   jsonBody,
   jsonResponse,
+  jsonSchemaRules,
+  NOT_BLANK,
+  placeholderPattern,
   type Router,
   security,
   uuidParam,
+  when,
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
@@ -19,6 +23,8 @@ import {
   deleteNotificationTemplate,
   getNotificationTemplate,
   listNotificationTemplates,
+  MAX_EMAIL_BODY,
+  MAX_SUBJECT,
   NOTIFICATION_CHANNELS,
   NOTIFICATION_EVENTS,
   serializeNotificationTemplate,
@@ -26,6 +32,7 @@ import {
   updateNotificationTemplate,
 } from "../../services/notifications/templates";
 import { POD_OPTIONS } from "../../services/pod";
+import { MAX_SMS_LENGTH } from "../../services/sms";
 
 const tags = ["Notification templates"];
 /** Messages to the account's customers: for dispatchers (as SMS are). */
@@ -79,10 +86,16 @@ const NotificationTemplateWriteSchema = z.object({
   subject: z
     .string()
     .optional()
-    .openapi({ description: "E-mail subject (required for `email`). Placeholders as in `body`." }),
+    .openapi({
+      description: "E-mail subject (required, not blank, for `email`). Placeholders as in `body`.",
+      maxLength: MAX_SUBJECT,
+      pattern: placeholderPattern(TEMPLATE_PLACEHOLDERS),
+    }),
   body: z.string().openapi({
-    description: `Required. Plain text with placeholders ${placeholders}; an unknown one is 400. SMS: at most 1,600 characters.`,
+    description: `Required, not blank. Plain text with placeholders ${placeholders}; an unknown one is 400. SMS: at most 1,600 characters.`,
     minLength: 1,
+    maxLength: MAX_EMAIL_BODY,
+    pattern: placeholderPattern(TEMPLATE_PLACEHOLDERS, { notBlank: true }),
   }),
   is_active: z.boolean().optional(),
   ...Object.fromEntries(POD_OPTIONS.map((o) => [o, podOption(o).optional()])),
@@ -96,7 +109,24 @@ export const createNotificationTemplateRoute = createRoute({
   summary: "Create a notification template",
   description:
     "When a task reaches `event` (assigned, transit, completed, failed), each active template of that event sends one message to each of the task's contact phones (`sms`) or e-mails (`email`): once per task, event, template and recipient. `task_completed` e-mails attach the proof of delivery as a PDF.",
-  request: jsonBody(NotificationTemplateWriteSchema.openapi("NotificationTemplateCreate")),
+  // The service's rules across fields (services/notifications/templates `check`), as JSON Schema.
+  request: jsonBody(
+    NotificationTemplateWriteSchema.openapi(
+      "NotificationTemplateCreate",
+      jsonSchemaRules({
+        allOf: [
+          when(
+            { required: ["channel"], properties: { channel: { const: "email" } } },
+            { required: ["subject"], properties: { subject: { pattern: NOT_BLANK } } },
+          ),
+          when(
+            { required: ["channel"], properties: { channel: { const: "sms" } } },
+            { properties: { body: { maxLength: MAX_SMS_LENGTH } } },
+          ),
+        ],
+      }),
+    ),
+  ),
   responses: { 201: jsonResponse(NotificationTemplateSchema, "Created."), ...errorResponses },
 });
 

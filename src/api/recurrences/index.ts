@@ -15,6 +15,7 @@ import {
 import { mapPage, pageSchema } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import {
+  RECURRENCE_TEMPLATE_RULES,
   RecurrenceListQuery,
   RecurrencePatchSchema,
   RecurrenceSchema,
@@ -71,7 +72,7 @@ export const createRecurrenceRoute = createRoute({
     "Makes nothing at once: the cron makes every occurrence within the horizon (RECURRENCE_HORIZON_DAYS, 7 by default), " +
     "exactly once each. Occurrences before the recurrence was created are not made. To get the first occurrence at once, " +
     "POST the task or order itself with `recurrence`.",
-  request: jsonBody(RecurrenceWriteSchema.openapi("RecurrenceCreate")),
+  request: jsonBody(RecurrenceWriteSchema.openapi("RecurrenceCreate", RECURRENCE_TEMPLATE_RULES)),
   responses: { 201: jsonResponse(RecurrenceSchema, "Created."), ...errorResponses },
 });
 
@@ -108,7 +109,9 @@ function updateRecurrenceRouteFor<M extends "patch" | "put">(method: M) {
     request: {
       params: uuidParam,
       ...jsonBody(
-        method === "patch" ? RecurrencePatchSchema : RecurrenceWriteSchema.openapi("RecurrenceUpdate"),
+        method === "patch"
+          ? RecurrencePatchSchema
+          : RecurrenceWriteSchema.openapi("RecurrenceUpdate", RECURRENCE_TEMPLATE_RULES),
       ),
     },
     responses: { 200: jsonResponse(RecurrenceSchema, "The recurrence."), ...errorResponses },

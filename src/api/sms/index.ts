@@ -7,6 +7,7 @@ import {
   errorResponses,
   jsonBody,
   jsonResponse,
+  NOT_BLANK,
   type Router,
   security,
   uuidParam,
@@ -51,7 +52,11 @@ const SmsWriteSchema = z
   .object({
     // Checked by the service (services/sms) with its own messages; stated here as JSON Schema.
     to: z.string().openapi({ description: "E.164, e.g. `+358401234567`.", pattern: E164.source }),
-    message: z.string().openapi({ description: "At most 1,600 characters.", maxLength: MAX_SMS_LENGTH }),
+    message: z.string().openapi({
+      description: "Not blank; at most 1,600 characters.",
+      maxLength: MAX_SMS_LENGTH,
+      pattern: NOT_BLANK,
+    }),
     task: z.string().nullable().optional().openapi({ description: "Task URL (optional)." }),
   })
   .openapi("SmsCreate");

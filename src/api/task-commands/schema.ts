@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
-import { dateTime } from "../../http/openapi";
+import { dateTime, jsonSchemaRules, when } from "../../http/openapi";
 import { TaskCommandInputSchema } from "../../services/task-commands";
 
 export const TaskCommandSchema = TaskCommandInputSchema.extend({
@@ -25,8 +25,24 @@ export const TaskCommandSchema = TaskCommandInputSchema.extend({
   updated_at: dateTime(),
 }).openapi("TaskCommand");
 
-/** One command of POST /task_commands/ (alone or in a batch). */
-export const TaskCommandCreateSchema = TaskCommandInputSchema.openapi("TaskCommandCreate");
+const actionIs = (actions: string[]) => ({ required: ["action"], properties: { action: { enum: actions } } });
+
+/**
+ * One command of POST /task_commands/ (alone or in a batch), with the rules the service checks
+ * per action (services/task-commands: "This field is required for <action>."), as JSON Schema.
+ */
+export const TaskCommandCreateSchema = TaskCommandInputSchema.openapi(
+  "TaskCommandCreate",
+  jsonSchemaRules({
+    allOf: [
+      when(actionIs(["assign", "reassign"]), {
+        required: ["assignee"],
+        properties: { assignee: { type: "string" } },
+      }),
+      when(actionIs(["update"]), { required: ["task_data"], properties: { task_data: { type: "object" } } }),
+    ],
+  }),
+);
 
 /** JSON Schema `oneOf` (see `oneOrMany`): an object and an array never both match. */
 export const TaskCommandBodySchema = z

@@ -8,6 +8,8 @@ import {
   errorResponses,
   jsonBody,
   jsonResponse,
+  jsonSchemaRules,
+  placeholderPattern,
   type Router,
   security,
   uuidParam,
@@ -62,10 +64,15 @@ const TrackerWriteSchema = z.object({
   expires_at: dateTime().optional().openapi({
     description: "Default: 30 days after the latest `complete_before` of its tasks, or after creation.",
   }),
-  task_popup_template: z.string().max(10_000).optional().openapi({
-    description:
-      "`{{field}}` placeholders of the allowlist only (400 otherwise); default: the account's template.",
-  }),
+  task_popup_template: z
+    .string()
+    .max(10_000)
+    .optional()
+    .openapi({
+      description:
+        "`{{field}}` placeholders of the allowlist only (400 otherwise: the pattern states the public task fields, the service also the tracker's own `public_task_fields`); default: the account's template.",
+      pattern: placeholderPattern(PUBLIC_TASK_FIELDS),
+    }),
 });
 
 export const createTrackerRoute = createRoute({
@@ -74,7 +81,18 @@ export const createTrackerRoute = createRoute({
   tags,
   security,
   summary: "Create a tracker (a public page for some tasks)",
-  request: jsonBody(TrackerWriteSchema.openapi("TrackerCreate")),
+  // The service's "Give `tasks` or `order`." (services/trackers `resolve`), as JSON Schema.
+  request: jsonBody(
+    TrackerWriteSchema.openapi(
+      "TrackerCreate",
+      jsonSchemaRules({
+        anyOf: [
+          { required: ["tasks"], properties: { tasks: { minItems: 1 } } },
+          { required: ["order"], properties: { order: { type: "string", minLength: 1 } } },
+        ],
+      }),
+    ),
+  ),
   responses: { 201: jsonResponse(TrackerSchema, "The tracker."), ...errorResponses },
 });
 

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../db/schema";
-import { dateTime } from "../../http/openapi";
+import { dateTime, jsonSchemaRules } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { AddressInputSchema, AddressSchema, refineDepots } from "../../schemas/tasks";
 import type { AccountRoleRow, UserRow } from "../../services/accounts";
@@ -123,7 +123,14 @@ export const AccountRoleCreateSchema = z
     role: RoleEnum,
   })
   .refine((v) => v.user || v.email, { message: "Give `user` or `email`.", path: ["user"] })
-  .openapi("AccountRoleCreate", { example: { email: "dispatcher@example.com", role: "manager" } });
+  // The refinement above, as JSON Schema (issue 46).
+  .openapi(
+    "AccountRoleCreate",
+    jsonSchemaRules({
+      example: { email: "dispatcher@example.com", role: "manager" },
+      anyOf: [{ required: ["user"], properties: { user: { minLength: 1 } } }, { required: ["email"] }],
+    }),
+  );
 
 /** An address to store must say where: text, a point, or both (null removes it). */
 const AccountRolePatchFields = z

@@ -164,6 +164,12 @@ export function defaultFields(kind: ExportKind, keys: MetafieldKeys): string[] {
 const OWN_META = /^metafields\.([a-z][a-z0-9_]{0,63})$/;
 const ORDER_META = /^order\.metafields\.([a-z][a-z0-9_]{0,63})$/;
 
+/** The metafield column names of each kind, as the document's `pattern` (`unknownFields`). */
+export const METAFIELD_COLUMN: Record<ExportKind, string> = {
+  tasks: "^(order\\.)?metafields\\.[a-z][a-z0-9_]{0,63}$",
+  contact_addresses: OWN_META.source,
+};
+
 /** The names that are not columns of this kind (metafield columns must name a definition). */
 export function unknownFields(kind: ExportKind, names: readonly string[], keys: MetafieldKeys): string[] {
   return names.filter((n) => {

@@ -25,8 +25,8 @@ export const NOTIFICATION_EVENTS = [
 export const NOTIFICATION_CHANNELS = ["sms", "email"] as const;
 /** What a template may name: the public task fields and the task's tracking link. */
 export const TEMPLATE_PLACEHOLDERS: readonly string[] = [...PUBLIC_TASK_FIELDS, "tracker_url"];
-const MAX_SUBJECT = 255;
-const MAX_EMAIL_BODY = 20_000;
+export const MAX_SUBJECT = 255;
+export const MAX_EMAIL_BODY = 20_000;
 
 export type NotificationTemplateRow = {
   id: string;

@@ -25,7 +25,7 @@ const DOES_NOT_EXIST = "Invalid hyperlink - Object does not exist.";
 const NO_MATCH = "Invalid hyperlink - No URL match.";
 const ROUTE_ARCHIVED = "This route is archived: its stops cannot change.";
 
-const Point = z
+export const PointSchema = z
   .object({
     type: z.literal("Point"),
     coordinates: z.tuple([z.number().min(-180).max(180), z.number().min(-90).max(90)]),
@@ -41,7 +41,7 @@ export const TaskDataSchema = z
       .regex(/^\d{1,3}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
       .nullable(),
     metafields: z.record(z.string(), z.any()),
-    address: z.object({ raw_address: z.string().optional(), location: Point.optional() }).passthrough(),
+    address: z.object({ raw_address: z.string().optional(), location: PointSchema.optional() }).passthrough(),
     contact_address: z.object({ address: z.record(z.string(), z.any()).optional() }).passthrough(),
     route: z.string().nullable(),
   })
@@ -66,7 +66,7 @@ export const TaskCommandInputSchema = z.object({
     .openapi({ description: "User URL; required for assign and reassign." }),
   task_data: TaskDataSchema.optional(),
   notes: z.string().max(10_000).optional(),
-  location: Point.nullable().optional(),
+  location: PointSchema.nullable().optional(),
 });
 
 export type TaskCommandBody = z.infer<typeof TaskCommandInputSchema>;
