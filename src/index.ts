@@ -17,6 +17,8 @@ import { sweepWebhooks } from "./services/events/dispatch";
 import { sweepExpiredExportFiles } from "./services/exports/lifecycle";
 import { sweepJobLeases } from "./services/jobs/sweep";
 import { sweepNotifications } from "./services/notifications/send";
+import { sweepPositions } from "./services/positions";
+import { cronLateness } from "./services/positions/lateness";
 import { sweepRecurrences } from "./services/recurrences";
 import { sweepRetention } from "./services/retention/sweep";
 import { rearmOverdueSchedules } from "./services/task-commands";
@@ -94,42 +96,74 @@ export default {
         // Accounts moving between databases (`npm run accounts:move`, contract §24): the
         // directory's list, a step at a time.
         advanceMoves(env, controller.scheduledTime),
-      ]).then(([sweep, rearm, pending, notifications, recurring, jobs, expired, retention, moves]) => {
-        const all = [sweep, rearm, pending, notifications, recurring, jobs, expired, retention, moves];
-        for (const r of all) {
-          if (r.status === "rejected")
-            console.error(
-              JSON.stringify({
-                level: "error",
-                type: "cron",
-                error: String(r.reason),
-                stack: (r.reason as Error)?.stack,
-              }),
-            );
-        }
-        logLine({
-          type: "cron",
-          cron: controller.cron,
-          outcome: all.every((r) => r.status === "fulfilled") ? "ok" : "error",
-          events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
-          deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
-          notifications_queued: notifications.status === "fulfilled" ? notifications.value : null,
-          occurrences_made: recurring.status === "fulfilled" ? recurring.value.made : null,
-          jobs_requeued: jobs.status === "fulfilled" ? jobs.value.requeued : null,
-          jobs_failed: jobs.status === "fulfilled" ? jobs.value.failed : null,
-          export_files_expired: expired.status === "fulfilled" ? expired.value : null,
-          archived_rows: retention.status === "fulfilled" ? retention.value.archived : null,
-          archive_objects: retention.status === "fulfilled" ? retention.value.objects : null,
-          expired_records_deleted: retention.status === "fulfilled" ? retention.value.deleted : null,
-          retention_ms: retention.status === "fulfilled" ? retention.value.ms : null,
-          accounts_moving: moves.status === "fulfilled" ? moves.value.moves : null,
-          accounts_moved: moves.status === "fulfilled" ? moves.value.finished : null,
-          account_moves_failed: moves.status === "fulfilled" ? moves.value.failed : null,
-          account_rows_copied: moves.status === "fulfilled" ? moves.value.rows_copied : null,
-          account_rows_deleted: moves.status === "fulfilled" ? moves.value.rows_deleted : null,
-          duration_ms: Date.now() - started,
-        });
-      }),
+        // Workers' trails past their account's window: deleted (contract §28).
+        onEveryDatabase(env, (db) => sweepPositions(db.DB, controller.scheduledTime)),
+        // Tasks that time alone made late (contract §28).
+        onEveryDatabase(env, (db) => cronLateness(db, controller.scheduledTime)),
+      ]).then(
+        ([
+          sweep,
+          rearm,
+          pending,
+          notifications,
+          recurring,
+          jobs,
+          expired,
+          retention,
+          moves,
+          trails,
+          late,
+        ]) => {
+          const all = [
+            sweep,
+            rearm,
+            pending,
+            notifications,
+            recurring,
+            jobs,
+            expired,
+            retention,
+            moves,
+            trails,
+            late,
+          ];
+          for (const r of all) {
+            if (r.status === "rejected")
+              console.error(
+                JSON.stringify({
+                  level: "error",
+                  type: "cron",
+                  error: String(r.reason),
+                  stack: (r.reason as Error)?.stack,
+                }),
+              );
+          }
+          logLine({
+            type: "cron",
+            cron: controller.cron,
+            outcome: all.every((r) => r.status === "fulfilled") ? "ok" : "error",
+            events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
+            deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
+            notifications_queued: notifications.status === "fulfilled" ? notifications.value : null,
+            occurrences_made: recurring.status === "fulfilled" ? recurring.value.made : null,
+            jobs_requeued: jobs.status === "fulfilled" ? jobs.value.requeued : null,
+            jobs_failed: jobs.status === "fulfilled" ? jobs.value.failed : null,
+            export_files_expired: expired.status === "fulfilled" ? expired.value : null,
+            archived_rows: retention.status === "fulfilled" ? retention.value.archived : null,
+            archive_objects: retention.status === "fulfilled" ? retention.value.objects : null,
+            expired_records_deleted: retention.status === "fulfilled" ? retention.value.deleted : null,
+            retention_ms: retention.status === "fulfilled" ? retention.value.ms : null,
+            accounts_moving: moves.status === "fulfilled" ? moves.value.moves : null,
+            accounts_moved: moves.status === "fulfilled" ? moves.value.finished : null,
+            account_moves_failed: moves.status === "fulfilled" ? moves.value.failed : null,
+            account_rows_copied: moves.status === "fulfilled" ? moves.value.rows_copied : null,
+            account_rows_deleted: moves.status === "fulfilled" ? moves.value.rows_deleted : null,
+            position_slices_deleted: trails.status === "fulfilled" ? trails.value : null,
+            workers_checked_late: late.status === "fulfilled" ? late.value : null,
+            duration_ms: Date.now() - started,
+          });
+        },
+      ),
     );
   },
 } satisfies ExportedHandler<Env>;

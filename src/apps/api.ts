@@ -20,6 +20,7 @@ import { mountNotificationTemplates } from "../api/notification-templates";
 import { mountOrders } from "../api/orders";
 import { mountOutbox } from "../api/outbox";
 import { mountPod } from "../api/pod";
+import { mountPositions } from "../api/positions";
 import { mountRecurrences } from "../api/recurrences";
 import { mountRouteOptimizations } from "../api/route-optimizations";
 import { mountRoutes } from "../api/routes";
@@ -110,6 +111,7 @@ export function createApiApp() {
   mountOrders(app);
   mountContactAddresses(app);
   mountTaskCommands(app);
+  mountPositions(app);
   mountFileUploads(app);
   mountAttachments(app);
   mountWebhooks(app);

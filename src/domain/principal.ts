@@ -12,12 +12,16 @@ export type Principal = {
   role: RoleName;
   tokenId: string;
   tokenKind: TokenKind;
+  /** The caller's role is on duty (contract §28): only then are its positions stored. */
+  onDuty?: boolean;
   account: {
     apiVersion: string;
     featureAllowWorkerReordering: boolean;
     transitActiveLimit: number | null;
     failedReasons: string[];
     featureSignerName: boolean;
+    /** Days positions are kept (contract §28). */
+    positionRetentionDays?: number;
     /** A live stream was opened on the account lately: writes poke its stream object. */
     live?: boolean;
     /** While the account moves to another database (contract §24): its writes wait until then (epoch ms). */

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   "not_found",
   "method_not_allowed",
   "conflict",
+  "off_duty",
   "request_too_large",
   "unsupported_media_type",
   "throttled",

@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
 import { sessionOf } from "../db/session";
 import { accountHasWebhooks, dispatchSoon } from "../services/events/dispatch";
-import { pokeAccount } from "../services/live";
+import { pokeAccount, streamOf } from "../services/live";
 import { accountHasTemplates, relayNotifications } from "../services/notifications/send";
 import type { AppEnv } from "./context";
 
@@ -22,6 +22,18 @@ export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) =>
   }
   const p = c.get("principal");
   if (!p) return;
+  // Positions write no outbox rows: their stream object sends `worker.position` and makes the
+  // `task.late` events itself (contract §28), so a phone's position costs no relay.
+  if (c.req.path === "/positions/") return;
+  // A worker on duty changed its own list (a completion moves its next stops' ETAs): its tasks
+  // are checked for lateness within seconds (contract §28). A dispatcher's writes reach the
+  // account's object through the poke below when a console is open, else the cron's check.
+  if (p.onDuty)
+    ctx.waitUntil(
+      streamOf(c.env, p.accountId)
+        .checkLate(p.accountId, [p.userId], c.get("baseUrl"))
+        .catch(() => undefined),
+    );
   // What follows runs after the answer: not the request's round trips (db/session.ts).
   sessionOf(c.env.DB)?.answered();
   ctx.waitUntil(

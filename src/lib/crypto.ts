@@ -7,6 +7,13 @@ export function toHex(buf: ArrayBuffer | Uint8Array): string {
   return s;
 }
 
+/** The bytes of a hex text (two digits a byte, either case), as SQLite's `hex()` writes them. */
+export function fromHex(hex: string): Uint8Array {
+  const out = new Uint8Array(hex.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = Number.parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return out;
+}
+
 export function base64url(bytes: Uint8Array): string {
   let bin = "";
   for (const b of bytes) bin += String.fromCharCode(b);

@@ -272,6 +272,13 @@ export const TaskSchema = z
     form_default_values: z.record(z.string(), z.any()),
     created_at: dateTime(),
     updated_at: dateTime(),
+    eta: dateTime().nullable().optional().openapi({
+      description:
+        "Read-only, in GET answers and lists (contract §28): for an assigned, unfinished task, when its assignee is expected there: from the assignee's latest position (else its newest command's location, else the route's start) at now, through its unfinished tasks before this one in `position` order, waiting for windows to open and adding visit durations. Null otherwise, and when no start is known. Not in write answers or events (they are made before any position is read).",
+    }),
+    is_late: z.boolean().optional().openapi({
+      description: "Read-only, with `eta`: true when `eta` is after `complete_before` (contract §28).",
+    }),
   })
   .openapi("Task");
 

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { lastLocationSql } from "../../src/services/eta";
+import { cronLatenessSql } from "../../src/services/positions/lateness";
 import { archiveReadSql } from "../../src/services/retention/sources";
 import { SPENT_RECORDS } from "../../src/services/retention/sweep";
 import { RETAINING_ACCOUNTS_SQL } from "../../src/services/retention/tasks";
 import { RETAINED } from "../../src/services/retention/windows";
-import { LAST_LOCATION_SQL } from "../../src/services/trackers/public";
 import { stored } from "../stored";
 
 // Statements that run every minute (the cron) or on every public page view must not read a
@@ -42,8 +43,14 @@ describe("statements the service runs all the time read through indexes", () => 
   });
 
   it("a tracking page's last known location of the worker", async () => {
-    const p = await plan(LAST_LOCATION_SQL);
+    const p = await plan(lastLocationSql("?"));
     expect(p).toMatch(/SEARCH task_commands USING INDEX task_commands_user_location_idx \(user_id=\?\)/);
     expect(p).not.toMatch(/\bSCAN\b|TEMP B-TREE/);
+  });
+
+  it("the cron's lateness check reads open assigned tasks only (contract §28)", async () => {
+    const p = await plan(cronLatenessSql);
+    expect(p).toMatch(/USING INDEX tasks_open_due_idx/);
+    expect(p).not.toMatch(/SCAN tasks\b(?! USING)/);
   });
 });

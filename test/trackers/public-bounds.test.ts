@@ -1,7 +1,8 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, inject, it } from "vitest";
+import { lastLocationSql } from "../../src/services/eta";
 import type { TaskRow } from "../../src/services/tasks/types";
-import { etas, LAST_LOCATION_SQL } from "../../src/services/trackers/public";
+import { etas } from "../../src/services/trackers/public";
 import { addUser, call, expectStatus, newAccount } from "../helpers";
 import { scopedTo, stored } from "../stored";
 
@@ -147,7 +148,7 @@ describe("the public tracking page shows no more than its allowlist, and bounds 
     // Sent in another order than made: the newest by `time` counts, and one without a location does not.
     await stored.batch([command(now - 1000, at(24.2)), command(now - 3000, at(24.1)), command(now, null)]);
     const row = await stored
-      .prepare(LAST_LOCATION_SQL)
+      .prepare(lastLocationSql("?"))
       .bind(worker.userId, acc.account.id)
       .first<{ location: string }>();
     expect(JSON.parse(row!.location).coordinates).toEqual([24.2, 59.4]);

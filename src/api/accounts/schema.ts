@@ -46,6 +46,10 @@ const settings = {
     description:
       "Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept.",
   }),
+  position_retention_days: z.number().int().min(1).max(90).openapi({
+    description:
+      "Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, by the hour: personal data, deleted and never archived.",
+  }),
 };
 
 export const AccountSchema = z
@@ -155,6 +159,7 @@ export function serializeAccount(r: RenderCtx, a: AccountRow) {
     pod_show_description: Boolean(a.pod_show_description),
     tracker_task_popup_template: a.tracker_task_popup_template,
     data_retention_days: a.data_retention_days,
+    position_retention_days: a.position_retention_days,
     created_at: ts(r, a.created_at),
     updated_at: ts(r, a.updated_at),
   };

@@ -21,6 +21,7 @@ import {
   TaskSchema,
   TaskUpdateSchema,
 } from "../../schemas/tasks";
+import { etaStatements, etas, etasFrom, scopeOfTask } from "../../services/eta";
 import { tasksForReader } from "../../services/forms/worker-view";
 import { createRecurringTask } from "../../services/recurrences";
 import {
@@ -127,7 +128,11 @@ export function mountTasks(app: Router) {
     const r = renderCtx(c);
     const rows = await tasksForReader(c.env.DB, p, page.results);
     const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, rows) : undefined;
-    return c.json({ ...page, results: rows.map((t) => serializeTask(r, t, { expand, routes })) });
+    const found = await etas(c.env, rows, Date.now());
+    return c.json({
+      ...page,
+      results: rows.map((t) => serializeTask(r, t, { expand, routes, etas: found })),
+    });
   });
 
   defineRoute(
@@ -135,10 +140,14 @@ export function mountTasks(app: Router) {
     retrieveTaskRoute,
     async (c) => {
       // One round trip: the token's check and the task, in the request's first batch.
+      // ...and what the task's ETA needs (contract §28), read beside it.
       const {
         principal: p,
-        results: [read],
-      } = await firstBatch(c, (scope) => [readTask(c.env.DB, scope.accountId, pathId(c))]);
+        results: [read, ...etaInputs],
+      } = await firstBatch(c, (scope) => [
+        readTask(c.env.DB, scope.accountId, pathId(c)),
+        ...etaStatements(c.env.DB, scope.accountId, scopeOfTask(scope.accountId, pathId(c))),
+      ]);
       // Same parser as the list, so `expand` is validated the same way.
       const { expand } = planTaskList(
         { expand: c.req.valid("query").expand },
@@ -147,7 +156,8 @@ export function mountTasks(app: Router) {
       const task = visibleTask(p, read.results[0] as TaskRow | undefined);
       const [row] = await tasksForReader(c.env.DB, p, [task]);
       const routes = expand.has("routes") ? await routesOf(c.env.DB, p.accountId, [row]) : undefined;
-      return c.json(serializeTask(renderCtx(c), row, { expand, routes }));
+      const found = await etasFrom(c.env, [row], etaInputs, Date.now());
+      return c.json(serializeTask(renderCtx(c), row, { expand, routes, etas: found }));
     },
     { firstBatch: "reads" },
   );

@@ -19,12 +19,14 @@ import {
   listUsers,
   updateUser,
 } from "../../services/accounts";
+import { positionsFor } from "../../services/positions";
 import { confirmEmailVerification, sendEmailVerification } from "../../services/users/actions";
 import { hijackUser } from "../../services/users/hijack";
 import {
   ActivateSchema,
   HijackSchema,
   RoleEnum,
+  serializeFix,
   serializeUser,
   serializeUserFor,
   TokenSchema,
@@ -175,17 +177,35 @@ export function mountUsers(app: Router) {
     const p = requireUser(c);
     const page = await listUsers(c.env, p, c.req.valid("query"), c.req.url);
     const r = renderCtx(c);
-    return c.json(mapPage(page, (u) => serializeUserFor(r, p, u)));
+    const fixes = await positionsFor(
+      c.env,
+      p,
+      page.results.map((u) => u.id),
+    );
+    return c.json(
+      mapPage(page, (u) => ({ ...serializeUserFor(r, p, u), position: serializeFix(r, fixes.get(u.id)) })),
+    );
   });
 
   defineRoute(app, listUserMeRoute, async (c) => {
     const p = requireUser(c);
-    return c.json(serializeUser(renderCtx(c), await getUserInAccount(c.env, p.accountId, p.userId)));
+    const r = renderCtx(c);
+    const [user, fixes] = await Promise.all([
+      getUserInAccount(c.env, p.accountId, p.userId),
+      positionsFor(c.env, p, [p.userId]),
+    ]);
+    return c.json({ ...serializeUser(r, user), position: serializeFix(r, fixes.get(p.userId)) });
   });
 
   defineRoute(app, retrieveUserRoute, async (c) => {
     const p = requireUser(c);
-    return c.json(serializeUserFor(renderCtx(c), p, await getUserInAccount(c.env, p.accountId, pathId(c))));
+    const r = renderCtx(c);
+    const id = pathId(c);
+    const [user, fixes] = await Promise.all([
+      getUserInAccount(c.env, p.accountId, id),
+      positionsFor(c.env, p, [id]),
+    ]);
+    return c.json({ ...serializeUserFor(r, p, user), position: serializeFix(r, fixes.get(id)) });
   });
 
   defineRoute(app, partialUpdateUserRoute, async (c) => {

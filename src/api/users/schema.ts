@@ -1,12 +1,22 @@
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../db/schema";
+import type { Fix } from "../../durable-objects/account-stream/positions";
 import { dateTime, jsonSchemaRules } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { AddressInputSchema, AddressSchema, refineDepots } from "../../schemas/tasks";
 import type { AccountRoleRow, UserRow } from "../../services/accounts";
 import { serializeAddressWithOutcome } from "../../services/addresses/stored";
+import { PointSchema } from "../../services/task-commands";
 
 export const RoleEnum = z.enum(ROLES);
+
+const UserPositionSchema = z
+  .object({
+    location: PointSchema,
+    time: dateTime().openapi({ description: "Device time of the position." }),
+    accuracy_m: z.number().nullable(),
+  })
+  .openapi("UserPosition");
 
 export const UserSchema = z
   .object({
@@ -23,8 +33,23 @@ export const UserSchema = z
       .openapi({ description: "When the user confirmed the e-mail address (null: not verified)." }),
     created_at: dateTime().optional(),
     updated_at: dateTime().optional(),
+    position: UserPositionSchema.nullable().optional().openapi({
+      description:
+        "In GET answers (contract §28): the latest stored position, shown to the account's admins, managers and integration users and to the user itself; null for every other viewer, and when there is none.",
+    }),
   })
   .openapi("User");
+
+/** A user's position as GET answers show it. */
+export function serializeFix(r: RenderCtx, f: Fix | null | undefined) {
+  return f
+    ? {
+        location: { type: "Point" as const, coordinates: [f.lon, f.lat] },
+        time: ts(r, f.time),
+        accuracy_m: f.accuracy_m,
+      }
+    : null;
+}
 
 export const UserCreateSchema = z
   .object({
@@ -109,6 +134,10 @@ export const AccountRoleSchema = z
       .openapi({ description: "Up to 3 capacities (one per dimension); empty = unlimited." }),
     start_address: AddressSchema.nullable().openapi({ description: "Where the worker's routes start." }),
     end_address: AddressSchema.nullable().openapi({ description: "Where the worker's routes end." }),
+    on_duty: z.boolean().openapi({
+      description:
+        "On duty (contract §28): positions are stored only then. Set by the role's own user or the account's admins and managers.",
+    }),
     created_at: dateTime(),
     updated_at: dateTime(),
   })
@@ -150,6 +179,9 @@ const AccountRolePatchFields = z
     end_address: AddressInputSchema.nullable().openapi({
       description: "Geocoded like a task's address; null removes it.",
     }),
+    on_duty: z.boolean().openapi({
+      description: "Admins, managers, and the role's own user (the only field it may set).",
+    }),
   })
   .partial();
 export const AccountRolePatchSchema = refineDepots(AccountRolePatchFields).openapi("AccountRolePatch");
@@ -167,6 +199,7 @@ export function serializeRole(r: RenderCtx, a: AccountRoleRow) {
     vehicle_capacity: JSON.parse(a.vehicle_capacity || "[]") as number[],
     start_address: serializeAddressWithOutcome(r, a.start_address),
     end_address: serializeAddressWithOutcome(r, a.end_address),
+    on_duty: Boolean(a.on_duty),
     created_at: ts(r, a.created_at),
     updated_at: ts(r, a.updated_at),
   };

@@ -38,6 +38,9 @@ export const accounts = sqliteTable(
     trackerTaskPopupTemplate: text("tracker_task_popup_template").notNull().default(""),
     /** Days a finished task stays before it is archived to R2 and removed (contract §23); null: kept. */
     dataRetentionDays: integer("data_retention_days"),
+    /** Days a worker's positions are kept, then deleted, not archived (contract §28; at most 90). */
+    positionRetentionDays: integer("position_retention_days").notNull().default(7),
+
     /** Until when the account may have live streams open (set when one opens): writes poke its stream object. */
     liveUntil: integer("live_until"),
     /**
@@ -105,6 +108,8 @@ export const accountRoles = sqliteTable(
       .default(sql`'[]'`),
     startAddress: text("start_address", { mode: "json" }),
     endAddress: text("end_address", { mode: "json" }),
+    /** On duty (contract §28): set by the worker itself or the account's admins and managers. */
+    onDuty: integer("on_duty", { mode: "boolean" }).notNull().default(false),
     createdAt: integer("created_at").notNull(),
     updatedAt: integer("updated_at").notNull(),
   },

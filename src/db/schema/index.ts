@@ -6,5 +6,6 @@ export * from "./files";
 export * from "./forms";
 export * from "./live";
 export * from "./notifications";
+export * from "./positions";
 export * from "./recurrences";
 export * from "./tasks";

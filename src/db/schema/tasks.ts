@@ -142,6 +142,10 @@ export const tasks = sqliteTable(
     index("tasks_account_after_idx").on(t.accountId, t.completeAfter, t.id),
     index("tasks_account_before_idx").on(t.accountId, t.completeBefore, t.id),
     index("tasks_account_position_idx").on(t.accountId, t.position, t.id),
+    // The cron's lateness check (contract §28): open, assigned tasks by the end of their window.
+    index("tasks_open_due_idx")
+      .on(t.completeBefore)
+      .where(sql`assignee_id IS NOT NULL AND state IN ('assigned', 'accepted', 'transit', 'active')`),
     index("tasks_account_category_idx").on(t.accountId, t.category, t.createdAt, t.id),
     // Partial (contract §23: what a task leaves behind stays small): most tasks have no contact
     // address, client, route, import or failed geocoding, and a filter on one of these (`= ?`,

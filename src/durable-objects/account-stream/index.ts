@@ -2,9 +2,14 @@ import { DurableObject } from "cloudflare:workers";
 import { accountDatabase } from "../../db/shards";
 import { uuidBytes, uuidText } from "../../db/uuid-bytes";
 import { clientFrame, eventForViewer, taskIdsOf } from "../../domain/live";
+import type { Quantized } from "../../domain/positions-codec";
 import type { HiddenFields } from "../../domain/worker-view";
+import { reverse } from "../../http/urls";
+import { uuidv7 } from "../../lib/ids";
 import { eventPageSql, type StoredPayload, withTexts } from "../../services/events/payloads";
 import { hiddenFormFields } from "../../services/forms/worker-view";
+import { type LateTask, lateEventStatements, lateTasks } from "../../services/positions/lateness";
+import { type Fix, type PositionStats, PositionStore, type PositionsCall } from "./positions";
 
 /**
  * One per account: the live fan-out of its events (contract §25) to dispatch screens
@@ -55,7 +60,18 @@ export type StreamStats = {
   wakes: number;
   /** When this instance started (ms): the object has been awake since then. */
   awake_since: number;
+  /** Workers' positions kept here (contract §28). */
+  positions: PositionStats;
 };
+
+/** `worker.position` messages go out at most once per user per this long (contract §28). */
+const POSITION_MESSAGE_MS = 5_000;
+/** A lateness check runs this long after the position or command that asked for it. */
+const LATE_CHECK_MS = 2_000;
+/** Latest positions are copied to D1 (for ETAs) this long after they change: one write for many workers. */
+const MIRROR_MS = 1_000;
+/** Lateness notes (task → window) are forgotten this long after their window closed. */
+const LATE_NOTE_KEEP_MS = 2 * 86_400_000;
 
 /** How far back a poke looks behind the last id sent (ms): covers a writer's late commit. */
 const OVERLAP_MS = 5_000;
@@ -101,9 +117,16 @@ export class AccountStreamDO extends DurableObject<Env> {
   private fanOut: Promise<number> | null = null;
   private again = false;
   private wakes = 0;
+  readonly positions: PositionStore;
+  /** When each user's last `worker.position` message went out (memory: a restart may send one early). */
+  private positionSent = new Map<string, number>();
+  /** Users whose tasks' lateness is to be checked at the next alarm, and the base URL of its events. */
+  private lateDue = new Set<string>();
+  private baseUrl = "";
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.positions = new PositionStore(ctx, env);
     // Counted so that hibernation can be observed (GET /events/stream_stats/): a start after
     // the first is a wake. One storage write per start; nothing while asleep.
     ctx.blockConcurrencyWhile(async () => {
@@ -113,7 +136,140 @@ export class AccountStreamDO extends DurableObject<Env> {
   }
 
   async stats(): Promise<StreamStats> {
-    return { connections: this.ctx.getWebSockets().length, wakes: this.wakes, awake_since: this.startedAt };
+    return {
+      connections: this.ctx.getWebSockets().length,
+      wakes: this.wakes,
+      awake_since: this.startedAt,
+      positions: this.positions.stats(),
+    };
+  }
+
+  /**
+   * A batch of one user's positions (contract §28, services/positions): stored here, flushed to
+   * D1 by the alarm; the user's latest position goes to the streams allowed to see it, and the
+   * user's tasks are checked for lateness shortly after.
+   */
+  async recordPositions(
+    call: PositionsCall & { baseUrl: string },
+  ): Promise<{ stored: number; dropped: number }> {
+    await this.remember(call.accountId);
+    this.baseUrl = call.baseUrl;
+    const { stored, dropped, moved } = await this.positions.record(call);
+    if (stored) {
+      if (moved) {
+        this.sendPosition(call.userId, moved, call.baseUrl);
+        this.lateDue.add(call.userId);
+      }
+      await this.arm();
+    }
+    return { stored, dropped };
+  }
+
+  /** The latest positions of `users` (those that have one). */
+  async latestPositions(users: string[]): Promise<Map<string, Fix>> {
+    return this.positions.latest(users);
+  }
+
+  /** A user's positions not yet flushed to D1, in time order, between `from` and `to` (ms). */
+  async pendingPositions(user: string, from: number, to: number): Promise<Quantized[]> {
+    return this.positions.pendingOf(user, from, to);
+  }
+
+  /**
+   * Check these users' tasks for lateness soon (after a command that changes their lists, and
+   * from the cron each minute, when time alone may make a task late).
+   */
+  async checkLate(accountId: string, users: string[], baseUrl: string): Promise<void> {
+    await this.remember(accountId);
+    if (baseUrl) this.baseUrl = baseUrl;
+    for (const u of users) this.lateDue.add(u);
+    if (this.lateDue.size) await this.arm();
+  }
+
+  /**
+   * The alarm, at most a second after positions arrive (MIRROR_MS) or two after a lateness check
+   * was asked for (LATE_CHECK_MS): the latest positions copied to D1, due lateness checks, and
+   * the waiting positions written to their trails. A burst of positions from many workers costs
+   * one pass: a few statements, whatever the number of workers.
+   */
+  async alarm(): Promise<void> {
+    const accountId = await this.account();
+    if (!accountId) return;
+    const now = Date.now();
+    // The copy first: the lateness check reads ETAs from D1.
+    if (this.positions.mirrorDue()) await this.positions.mirrorLatest(accountId);
+    if (this.lateDue.size) {
+      const users = [...this.lateDue];
+      this.lateDue.clear();
+      await this.notifyLate(accountId, users, now);
+    }
+    await this.positions.flush(accountId);
+    await this.arm();
+  }
+
+  /** The alarm at the earliest of the next flush and a due lateness check. */
+  private async arm() {
+    const now = Date.now();
+    const due = [
+      this.lateDue.size ? now + LATE_CHECK_MS : null,
+      this.positions.mirrorDue() || this.positions.stats().buffered ? now + MIRROR_MS : null,
+    ].filter((x): x is number => x !== null);
+    if (!due.length) return;
+    const at = Math.min(...due);
+    const current = await this.ctx.storage.getAlarm();
+    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+  }
+
+  /**
+   * `task.late` (contract §28) for the tasks of `users` that are late now, once per task and
+   * window: the window each was told for is kept in the object's storage.
+   */
+  private async notifyLate(accountId: string, users: string[], now: number) {
+    const sql = this.ctx.storage.sql;
+    sql.exec("CREATE TABLE IF NOT EXISTS late_told (task TEXT PRIMARY KEY, window INTEGER NOT NULL)");
+    const { late, statements } = await lateTasks(this.env, accountId, users, now);
+    this.positions.countStatements(statements);
+    const fresh: LateTask[] = late.filter((t) => {
+      const told = sql.exec("SELECT window FROM late_told WHERE task = ?", t.id).toArray()[0];
+      return !told || told.window !== t.complete_before;
+    });
+    if (fresh.length) {
+      const db = await accountDatabase(this.env, accountId);
+      const baseUrl = this.baseUrl || this.env.PUBLIC_BASE_URL || "";
+      await db.batch(lateEventStatements(db, accountId, fresh, baseUrl, now));
+      this.positions.countStatements(1);
+      for (const t of fresh)
+        sql.exec("INSERT OR REPLACE INTO late_told (task, window) VALUES (?, ?)", t.id, t.complete_before);
+      await this.fanOutNew();
+    }
+    sql.exec("DELETE FROM late_told WHERE window < ?", now - LATE_NOTE_KEEP_MS);
+  }
+
+  /** `worker.position` (live only) to the streams allowed to see it: dispatchers, and the user itself. */
+  private sendPosition(userId: string, fix: Fix, baseUrl: string) {
+    const now = Date.now();
+    if (now - (this.positionSent.get(userId) ?? 0) < POSITION_MESSAGE_MS) return;
+    this.positionSent.set(userId, now);
+    const message = JSON.stringify({
+      id: uuidv7(now),
+      type: "worker.position",
+      created_at: new Date(now).toISOString(),
+      data: {
+        user: reverse(baseUrl, "users", userId),
+        location: { type: "Point", coordinates: [fix.lon, fix.lat] },
+        time: new Date(fix.time).toISOString(),
+        accuracy_m: fix.accuracy_m,
+      },
+    });
+    for (const ws of this.ctx.getWebSockets(EVENTS_TAG)) {
+      const att = ws.deserializeAttachment() as Attachment;
+      if (att.kind !== "events") continue;
+      if (att.role === "worker" && att.userId !== userId) continue;
+      if (att.types && !att.types.includes("worker.position")) continue;
+      try {
+        ws.send(message);
+      } catch {}
+    }
   }
 
   private async account(): Promise<string> {
@@ -188,8 +344,22 @@ export class AccountStreamDO extends DurableObject<Env> {
     return new Response(null, { status: 101, webSocket: client });
   }
 
-  /** The write path's call after a commit: send what is new. Cheap with nobody connected. */
+  /**
+   * The write path's call after a commit: send what is new. Cheap with nobody connected. A write
+   * may move the ETAs of workers whose positions this object keeps: their tasks are checked for
+   * lateness shortly after (one check for a burst of writes).
+   */
   async poke(): Promise<number> {
+    const known = this.positions.knownUsers();
+    if (known.length) {
+      for (const u of known) this.lateDue.add(u);
+      await this.arm();
+    }
+    return this.fanOutNew();
+  }
+
+  /** Sends what is new to the open sockets (one pass at a time, see `poke`). */
+  private async fanOutNew(): Promise<number> {
     if (!this.ctx.getWebSockets().length) return 0;
     // One fan-out at a time: pokes that arrive meanwhile are folded into one more pass (a burst
     // of writes costs a read per pass, not per write), which also reads what they wrote.

@@ -34,6 +34,7 @@ export type AccountRow = {
   pod_show_description: number;
   tracker_task_popup_template: string;
   data_retention_days: number | null;
+  position_retention_days: number;
   created_at: number;
   updated_at: number;
 };
@@ -63,6 +64,8 @@ export type AccountRoleRow = {
   /** JSON Address objects with their geocoding outcome, or null. */
   start_address: string | null;
   end_address: string | null;
+  /** Contract §28. */
+  on_duty: number;
   created_at: number;
   updated_at: number;
 };
@@ -193,6 +196,11 @@ export function listUsers(env: Env, p: Principal, q: ListQuery, url: string) {
 export function listRoles(env: Env, p: Principal, q: ListQuery, url: string) {
   const where = ["account_id = ?"];
   const params: unknown[] = [p.accountId];
+  // A worker or integration user sees its own role only (its `on_duty`, contract §28).
+  if (p.role === "worker") {
+    where.push("user_id = ?");
+    params.push(p.userId);
+  }
   if (q.role) {
     where.push("role = ?");
     params.push(q.role);

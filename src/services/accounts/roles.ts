@@ -1,11 +1,13 @@
 import type { RoleName } from "../../db/schema";
-import { replicate } from "../../db/shards";
-import { fieldError } from "../../http/errors";
+import { replicate, shardOfAccount } from "../../db/shards";
+import { fieldError, permissionDenied } from "../../http/errors";
+import { reverse } from "../../http/urls";
 import { enqueueGeocodeRetries } from "../../queues/geocode/message";
 import type { Geocoder } from "../addresses/geocoding";
 import { resolveAddressWithOutcome } from "../addresses/stored";
 import type { AddressInput } from "../addresses/types";
 import type { Principal } from "../auth/principal";
+import { eventStatement } from "../events/outbox";
 import { closeStreamsOfUser } from "../live";
 import { type AccountRoleRow, getRole } from "./index";
 
@@ -17,7 +19,19 @@ export type RolePatch = {
   vehicle_capacity?: number[];
   start_address?: AddressInput | null;
   end_address?: AddressInput | null;
+  on_duty?: boolean;
 };
+
+/**
+ * Who may change what of a role: admins everything; managers `on_duty` (contract §28); the
+ * role's own user `on_duty` only. Anything else is 403, and nothing is changed.
+ */
+export function mayPatchRole(p: Principal, row: { user_id: string }, patch: RolePatch): boolean {
+  if (p.role === "admin") return true;
+  const dutyOnly = Object.keys(patch).every((k) => k === "on_duty");
+  if (!dutyOnly) return false;
+  return p.role === "manager" || row.user_id === p.userId;
+}
 
 export const DEPOT_COLUMNS = ["start_address", "end_address"] as const;
 
@@ -26,9 +40,11 @@ export async function updateRole(
   p: Principal,
   id: string,
   patch: RolePatch,
-  deps: { geocoder?: Geocoder } = {},
+  deps: { geocoder?: Geocoder; baseUrl?: string } = {},
 ) {
+  const baseUrl = deps.baseUrl ?? env.PUBLIC_BASE_URL ?? "";
   const row = await getRole(env, p.accountId, id);
+  if (!mayPatchRole(p, row, patch)) throw permissionDenied();
   if (row.user_id === p.userId && ((patch.role && patch.role !== "admin") || patch.is_active === false)) {
     throw fieldError("role", "Admins cannot demote or deactivate themselves.");
   }
@@ -56,12 +72,33 @@ export async function updateRole(
     retry ||= resolved.retry;
     set(column, JSON.stringify(resolved.address));
   }
+  const now = Date.now();
+  const dutyChanged = patch.on_duty !== undefined && Boolean(row.on_duty) !== patch.on_duty;
+  if (patch.on_duty !== undefined) set("on_duty", patch.on_duty ? 1 : 0);
   if (sets.length) {
-    set("updated_at", Date.now());
-    await replicate(env, { accountIds: [p.accountId] }, (db) => [
+    set("updated_at", now);
+    // `worker.duty_changed` (contract §28) goes with the change, in the account's database
+    // (where events live), guarded by the old value so two toggles make two events, not four.
+    const sharded = dutyChanged && (await shardOfAccount(env, p.accountId)) !== null;
+    await replicate(env, { accountIds: [p.accountId] }, (db, isDirectory) => [
       db
         .prepare(`UPDATE account_roles SET ${sets.join(", ")} WHERE id = ? AND account_id = ?`)
         .bind(...params, id, p.accountId),
+      ...(dutyChanged && isDirectory !== sharded
+        ? [
+            eventStatement(db, {
+              type: "worker.duty_changed",
+              objectId: row.user_id,
+              accountId: p.accountId,
+              now,
+              data: {
+                user: reverse(baseUrl, "users", row.user_id),
+                on_duty: patch.on_duty,
+                time: new Date(now).toISOString(),
+              },
+            }),
+          ]
+        : []),
     ]);
   }
   if (retry) await enqueueGeocodeRetries(env.GEOCODE_QUEUE, [{ accountId: p.accountId, accountRoleId: id }]);

@@ -41,6 +41,8 @@ export type TokenFields = {
   transit_active_limit: number | null;
   failed_reasons: string | null;
   feature_signer_name: number | null;
+  on_duty: number | null;
+  position_retention_days: number | null;
   live_until: number | null;
   moving_until: number | null;
   actor_user_id: string | null;
@@ -79,6 +81,8 @@ const RESOLVE_COLUMNS: [expression: string, field: keyof TokenFields][] = [
   ["a.transit_active_limit", "transit_active_limit"],
   ["a.failed_reasons", "failed_reasons"],
   ["a.feature_signer_name", "feature_signer_name"],
+  ["r.on_duty", "on_duty"],
+  ["a.position_retention_days", "position_retention_days"],
   ["a.live_until", "live_until"],
   ["a.moving_until", "moving_until"],
   ["p.id", "parent_id_found"],
@@ -328,12 +332,14 @@ function principalOf(row: TokenFields, now: number): Principal {
     role: row.role,
     tokenId: row.id,
     tokenKind: row.kind,
+    onDuty: Boolean(row.on_duty),
     account: {
       apiVersion: row.api_version ?? "",
       featureAllowWorkerReordering: Boolean(row.feature_allow_worker_reordering),
       transitActiveLimit: row.transit_active_limit,
       failedReasons: JSON.parse(row.failed_reasons || "[]"),
       featureSignerName: Boolean(row.feature_signer_name),
+      positionRetentionDays: row.position_retention_days ?? 7,
       live: (row.live_until ?? 0) > now,
       movingUntil: (row.moving_until ?? 0) > now ? row.moving_until : null,
     },

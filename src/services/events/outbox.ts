@@ -18,8 +18,13 @@ export const EVENT_TYPES = [
   "signature.deleted",
   "form_response.completed",
   "user.hijacked",
+  "worker.duty_changed",
+  "task.late",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Messages of the live stream only (contract §28): not stored, not in `/events/`, not webhooks. */
+export const LIVE_ONLY_TYPES = ["worker.position"] as const;
 
 /**
  * `dispatched_at` at insert: an account without webhooks has nobody to relay to, so its events

@@ -10,7 +10,7 @@ import { ApiError, fieldError } from "../../http/errors";
 import { randomToken, sha256Hex } from "../../lib/crypto";
 import type { Principal } from "../auth/principal";
 import { tokenHolds, tokenPrincipal } from "../auth/tokens";
-import { EVENT_TYPES } from "../events/outbox";
+import { EVENT_TYPES, LIVE_ONLY_TYPES } from "../events/outbox";
 
 export const TICKET_TTL_MS = 60_000;
 /** Past a cap on open streams, try again after this long (a stream that closes frees a place). */
@@ -99,7 +99,8 @@ export async function openStream(env: Env, q: StreamQuery, now = Date.now()): Pr
     ?.split(",")
     .map((t) => t.trim())
     .filter(Boolean);
-  const unknown = types?.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t)) ?? [];
+  const known: readonly string[] = [...EVENT_TYPES, ...LIVE_ONLY_TYPES];
+  const unknown = types?.filter((t) => !known.includes(t)) ?? [];
   if (unknown.length) throw fieldError("types", `Unknown event types: ${unknown.join(", ")}.`);
   if (q.after !== undefined && !UUID.test(q.after)) throw fieldError("after", "An event id is expected.");
   if (!q.ticket) throw fieldError("ticket", "This field is required.");

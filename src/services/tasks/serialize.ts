@@ -1,4 +1,5 @@
 import { link, type RenderCtx, ts } from "../../http/serialize";
+import type { Eta } from "../eta";
 import { addressOf, contactOf, formatDuration, parseJson, type TaskRow } from "./types";
 
 /**
@@ -39,7 +40,12 @@ export async function routesOf(db: D1Database, accountId: string, tasks: TaskRow
 export function serializeTask(
   r: RenderCtx,
   t: TaskRow,
-  opts: { expand?: ReadonlySet<string>; routes?: ReadonlyMap<string, InlineRoute> } = {},
+  opts: {
+    expand?: ReadonlySet<string>;
+    routes?: ReadonlyMap<string, InlineRoute>;
+    /** The reads' ETAs (services/eta): given, the task gains `eta` and `is_late` (contract §28). */
+    etas?: ReadonlyMap<string, Eta>;
+  } = {},
 ) {
   const address = addressOf(t);
   const out: Record<string, unknown> = {
@@ -76,6 +82,11 @@ export function serializeTask(
     created_at: ts(r, t.created_at),
     updated_at: ts(r, t.updated_at),
   };
+  if (opts.etas) {
+    const e = opts.etas.get(t.id);
+    out.eta = e && "eta" in e ? ts(r, e.eta) : null;
+    out.is_late = !!e && "late" in e && e.late;
+  }
   if (opts.expand?.has("routes")) {
     // The task's route inline (its own fields; its task list is the route's URL away).
     const route = t.route_id ? opts.routes?.get(t.route_id) : undefined;

@@ -1,5 +1,4 @@
 import { findByPublicKey } from "../../db/shards";
-import { uuidBytes } from "../../db/uuid-bytes";
 /**
  * The public side of a tracker (contract §17): its tasks reduced to the allowlist, each with
  * `eta` or, when none can be given, `predicted_delivery_error` in the reader's language. Only
@@ -11,26 +10,12 @@ import { LOCALES, type Locale } from "../../domain/locales";
 import { negotiateLanguage, type PublicTaskField, renderTemplate } from "../../domain/tracker";
 import { notFound } from "../../http/errors";
 import type { MapPlace, PublicTask, PublicTracker } from "../../render/tracker";
-import { matrixFromEnv, type Point } from "../routing";
+import { etas as taskEtas } from "../eta";
+import type { Point } from "../routing";
 import { addressOf, parseJson, type TaskRow } from "../tasks/types";
 import type { TrackerRow } from "./index";
 
-const OPEN = ["assigned", "accepted", "transit", "active"];
-/**
- * Stops of a worker an ETA drives through at most: one anonymous page view reads and computes
- * this many, whatever the worker's list holds. A task further down is reached after all of them.
- */
-export const MAX_ETA_STOPS = 200;
-const FINISHED = ["completed", "failed", "cancelled"];
-
-const pointOfAddress = (json: string | null): Point | null => {
-  const c = parseJson<{ location?: { coordinates?: [number, number] } | null } | null>(json, null)?.location
-    ?.coordinates;
-  return c ? [c[0], c[1]] : null;
-};
-
 type EtaResult = { eta: number } | { reason: EtaReason };
-type Stop = Pick<TaskRow, "id" | "address" | "duration_seconds" | "complete_after">;
 
 /** ETA of one task (contract §17); see `etas`. */
 export async function eta(env: Env, task: TaskRow, now: number): Promise<EtaResult> {
@@ -38,141 +23,13 @@ export async function eta(env: Env, task: TaskRow, now: number): Promise<EtaResu
 }
 
 /**
- * ETAs of a tracker's tasks (contract §17): from the worker's last command location (or the
- * task's route's start) through the worker's open tasks before it in `position` order, with
- * the travel model of §16; never before a stop's `complete_after`. One D1 batch and one
- * travel matrix per worker and start, however many of the worker's tasks the tracker shows
- * (a 500-task tracker costs a query per worker, not per task).
+ * The tracking page's ETAs (contract §17): the task API's (services/eta, contract §28), with a
+ * late task's ETA given as `outside_window` (the recipient is told the worker is running late).
  */
-/** The location of a worker's newest command that carried one (task_commands_user_location_idx). */
-export const LAST_LOCATION_SQL = `SELECT location FROM task_commands
-  WHERE user_id = ${uuidBytes()} AND location IS NOT NULL AND account_id = ${uuidBytes()} ORDER BY time DESC LIMIT 1`;
-
-const lastLocation = (db: D1Database, accountId: string, userId: string) =>
-  db.prepare(LAST_LOCATION_SQL).bind(userId, accountId);
-
 export async function etas(env: Env, tasks: TaskRow[], now: number): Promise<Map<string, EtaResult>> {
   const out = new Map<string, EtaResult>();
-  const byWorker = new Map<string, TaskRow[]>();
-  for (const task of tasks) {
-    if (FINISHED.includes(task.state)) out.set(task.id, { reason: "finished" });
-    else if (!task.assignee_id || !OPEN.includes(task.state)) out.set(task.id, { reason: "not_assigned" });
-    else byWorker.get(task.assignee_id)?.push(task) ?? byWorker.set(task.assignee_id, [task]);
-  }
-  const db = env.DB;
-  for (const [worker, mine] of byWorker) {
-    const accountId = mine[0].account_id;
-    const routeIds = [...new Set(mine.map((t) => t.route_id).filter((x): x is string => !!x))];
-    const [list, last, routes] = await db.batch([
-      db
-        .prepare(
-          `SELECT id, address, duration_seconds, complete_after FROM tasks WHERE account_id = ? AND assignee_id = ? AND state IN ('assigned','accepted','transit','active')
-           ORDER BY position IS NULL, position, created_at, id LIMIT ${MAX_ETA_STOPS}`,
-        )
-        .bind(accountId, worker),
-      lastLocation(db, accountId, worker),
-      db
-        .prepare(
-          "SELECT id, start_address FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
-        )
-        .bind(accountId, JSON.stringify(routeIds)),
-    ]);
-    const stops = list.results as Stop[];
-    const lastPoint = parseJson<{ coordinates?: [number, number] } | null>(
-      (last.results[0] as { location?: string } | undefined)?.location,
-      null,
-    )?.coordinates;
-    const routeStart = new Map(
-      (routes.results as { id: string; start_address: string | null }[]).map((r) => [
-        r.id,
-        pointOfAddress(r.start_address),
-      ]),
-    );
-    // Tasks sharing a start share one chain of stops: one matrix for all of them.
-    const chains = new Map<string, { start: Point | null; tasks: TaskRow[] }>();
-    for (const task of mine) {
-      const start: Point | null = lastPoint
-        ? [lastPoint[0], lastPoint[1]]
-        : (routeStart.get(task.route_id ?? "") ?? null);
-      const key = start ? start.join(",") : "";
-      chains.get(key)?.tasks.push(task) ?? chains.set(key, { start, tasks: [task] });
-    }
-    const index = new Map(stops.map((s, i) => [s.id, i]));
-    const stopPoints = stops.map((s) => pointOfAddress(s.address));
-    for (const { start, tasks: chainTasks } of chains.values()) {
-      if (!start) {
-        for (const t of chainTasks) out.set(t.id, { reason: "no_location" });
-        continue;
-      }
-      // The chain runs to the last of these tasks in the worker's order.
-      const end = Math.max(-1, ...chainTasks.map((t) => index.get(t.id) ?? -1)) + 1;
-      const arrivals = await arrivalTimes(env, start, stops.slice(0, end), stopPoints.slice(0, end), now);
-      for (const t of chainTasks) {
-        const i = index.get(t.id);
-        // A task beyond the worker's first MAX_ETA_STOPS open tasks comes after all of them.
-        const arrival =
-          i !== undefined
-            ? arrivals[i]
-            : (
-                await arrivalTimes(env, start, [...stops, t], [...stopPoints, pointOfAddress(t.address)], now)
-              )[stops.length];
-        if (arrival === null) out.set(t.id, { reason: "no_location" });
-        else if (t.complete_before !== null && arrival * 1000 > t.complete_before)
-          out.set(t.id, { reason: "outside_window" });
-        else out.set(t.id, { eta: Math.round(arrival * 1000) });
-      }
-    }
-  }
-  return out;
-}
-
-/**
- * Leg times of a worker's chain of stops, kept a minute per isolate: a tracking page reloads
- * itself every 30 s, and a route's recipients watch the same worker, so one computation serves
- * them all (the legs depend on the points only, not on the time of the view). Plain numbers
- * only: nothing tied to one request (a promise, a stream) is kept across requests.
- */
-const LEG_CACHE_MS = 60_000;
-const LEG_CACHE_ENTRIES = 500;
-const legCache = new Map<string, { at: number; legs: number[] }>();
-
-async function cachedLegs(env: Env, points: Point[], now: number): Promise<number[]> {
-  const provider = matrixFromEnv(env);
-  const key = `${provider.name}|${points.map((p) => `${p[0]},${p[1]}`).join(";")}`;
-  const hit = legCache.get(key);
-  if (hit && now - hit.at < LEG_CACHE_MS) return hit.legs;
-  const legs = await provider.legs(points);
-  if (legCache.size >= LEG_CACHE_ENTRIES) legCache.delete(legCache.keys().next().value!);
-  legCache.set(key, { at: now, legs });
-  return legs;
-}
-
-/**
- * Arrival times (epoch seconds) at each stop driven in order from `start` at `now`: travel,
- * then waiting for `complete_after`, then the stop's `duration` before leaving. Null from the
- * first stop without a location or a road to it. The travel is the chain's n legs (not an
- * n × n table), at most MAX_ETA_STOPS + 1 of them.
- */
-async function arrivalTimes(
-  env: Env,
-  start: Point,
-  chain: Stop[],
-  points: (Point | null)[],
-  now: number,
-): Promise<(number | null)[]> {
-  const known = points.findIndex((p) => !p);
-  const reachable = known < 0 ? chain.length : known;
-  const out: (number | null)[] = new Array(chain.length).fill(null);
-  if (reachable === 0) return out;
-  const legs = await cachedLegs(env, [start, ...(points.slice(0, reachable) as Point[])], now);
-  let t = now / 1000;
-  for (let i = 0; i < reachable; i++) {
-    if (i > 0) t += chain[i - 1].duration_seconds ?? 0;
-    t += legs[i];
-    if (!Number.isFinite(t)) break;
-    const after = chain[i].complete_after;
-    if (after !== null && after / 1000 > t) t = after / 1000;
-    out[i] = t;
+  for (const [id, e] of await taskEtas(env, tasks, now)) {
+    out.set(id, "reason" in e ? e : e.late ? { reason: "outside_window" } : { eta: e.eta });
   }
   return out;
 }

@@ -1,0 +1,261 @@
+import { uuidBytes, uuidText } from "../../db/uuid-bytes";
+import { matrixFromEnv, type Point } from "../routing";
+import { parseJson, type TaskRow } from "../tasks/types";
+
+/**
+ * ETAs of assigned, unfinished tasks (contract §17, §28): from the assignee's latest position
+ * (contract §28; else its newest command that carried a location, else the task's route's start
+ * address) at now, through the assignee's unfinished tasks before the task in `position` order,
+ * with the travel model of §16 (services/routing), waiting for each window to open and adding
+ * each visit's duration. A task is late when its ETA is after its `complete_before`.
+ *
+ * The task API (`eta`, `is_late` on every read), the tracking page and the lateness check
+ * (services/positions/lateness.ts) all use this one computation. Four reads in one D1 batch
+ * (`etaStatements`, which a GET of one task adds to its first batch), whatever the number of
+ * workers; one travel computation per worker and start.
+ */
+
+export type Eta = { eta: number; late: boolean } | { reason: "finished" | "not_assigned" | "no_location" };
+
+/** Stops of a worker an ETA drives through at most: a task further down is reached after all of them. */
+export const MAX_ETA_STOPS = 200;
+export const OPEN_STATES = ["assigned", "accepted", "transit", "active"] as const;
+const FINISHED = ["completed", "failed", "cancelled"];
+
+/** What of a task an ETA reads. */
+export type EtaTask = Pick<
+  TaskRow,
+  | "id"
+  | "account_id"
+  | "state"
+  | "assignee_id"
+  | "route_id"
+  | "address"
+  | "duration_seconds"
+  | "complete_after"
+  | "complete_before"
+>;
+type Stop = Pick<TaskRow, "id" | "address" | "duration_seconds" | "complete_after"> & { assignee_id: string };
+
+const OPEN_SQL = OPEN_STATES.map((s) => `'${s}'`).join(",");
+
+export const pointOfAddress = (json: string | null): Point | null => {
+  const c = parseJson<{ location?: { coordinates?: [number, number] } | null } | null>(json, null)?.location
+    ?.coordinates;
+  return c ? [c[0], c[1]] : null;
+};
+
+/** The location of a worker's newest command that carried one (task_commands_user_location_idx). */
+export const lastLocationSql = (worker: string) => `SELECT location FROM task_commands
+  WHERE user_id = ${uuidBytes(worker)} AND location IS NOT NULL AND account_id = ${uuidBytes()} ORDER BY time DESC LIMIT 1`;
+
+/**
+ * The four reads an ETA needs, for the workers a subquery names (`workers`: SQL yielding
+ * assignee ids, with its parameters) and the routes another names, so they can join the
+ * batch that reads the tasks themselves (a GET of one task keeps its one round trip):
+ * - each worker's first MAX_ETA_STOPS unfinished tasks in `position` order (contract §16);
+ * - each worker's latest position (`worker_positions`, written by the account's stream object);
+ * - each worker's newest command that carried a location (task_commands_user_location_idx);
+ * - the routes' start addresses.
+ */
+export type EtaScope = {
+  workers: { sql: string; params: unknown[] };
+  routes: { sql: string; params: unknown[] };
+};
+
+export function etaStatements(db: D1Database, accountId: string, scope: EtaScope): D1PreparedStatement[] {
+  const w = scope.workers;
+  return [
+    db
+      .prepare(
+        `SELECT id, assignee_id, address, duration_seconds, complete_after FROM (
+  SELECT id, assignee_id, address, duration_seconds, complete_after,
+    row_number() OVER (PARTITION BY assignee_id ORDER BY position IS NULL, position, created_at, id) AS n
+  FROM tasks WHERE account_id = ? AND assignee_id IN (${w.sql}) AND state IN (${OPEN_SQL})
+) WHERE n <= ${MAX_ETA_STOPS} ORDER BY assignee_id, n`,
+      )
+      .bind(accountId, ...w.params),
+    db
+      .prepare(
+        `SELECT ${uuidText("user_id")} AS user_id, lon, lat FROM worker_positions
+         WHERE account_id = ${uuidBytes()} AND user_id IN (SELECT ${uuidBytes("x.a")} FROM (SELECT DISTINCT assignee_id AS a FROM (${w.sql})) x)`,
+      )
+      .bind(accountId, ...w.params),
+    db
+      .prepare(
+        `SELECT x.a AS user_id, (${lastLocationSql("x.a")}) AS location
+         FROM (SELECT DISTINCT assignee_id AS a FROM (${w.sql})) x`,
+      )
+      .bind(accountId, ...w.params),
+    db
+      .prepare(`SELECT id, start_address FROM routes WHERE account_id = ? AND id IN (${scope.routes.sql})`)
+      .bind(accountId, ...scope.routes.params),
+  ];
+}
+
+/** The scope of some tasks given by their rows (ids bound as one JSON list each). */
+export function scopeOfTasks(tasks: readonly EtaTask[]): EtaScope {
+  const workers = [...new Set(tasks.map((t) => t.assignee_id).filter((x): x is string => !!x))];
+  const routes = [...new Set(tasks.map((t) => t.route_id).filter((x): x is string => !!x))];
+  return {
+    workers: { sql: "SELECT value AS assignee_id FROM json_each(?)", params: [JSON.stringify(workers)] },
+    routes: { sql: "SELECT value FROM json_each(?)", params: [JSON.stringify(routes)] },
+  };
+}
+
+/** The scope of one task by its id (a GET reads it in the same batch as the task). */
+export function scopeOfTask(accountId: string, id: string): EtaScope {
+  return {
+    workers: {
+      sql: `SELECT assignee_id FROM tasks WHERE id = ? AND account_id = ? AND state IN (${OPEN_SQL})`,
+      params: [id, accountId],
+    },
+    routes: { sql: "SELECT route_id FROM tasks WHERE id = ? AND account_id = ?", params: [id, accountId] },
+  };
+}
+
+/** Whether any of these tasks can have an ETA (else no read is needed). */
+export const needsEta = (tasks: readonly EtaTask[]) =>
+  tasks.some((t) => t.assignee_id && (OPEN_STATES as readonly string[]).includes(t.state));
+
+/** ETAs of tasks (see the module's comment), reading what they need in one batch. */
+export async function etas(env: Env, tasks: readonly EtaTask[], now: number): Promise<Map<string, Eta>> {
+  if (!needsEta(tasks)) return etasFrom(env, tasks, null, now);
+  const results = await env.DB.batch(etaStatements(env.DB, tasks[0].account_id, scopeOfTasks(tasks)));
+  return etasFrom(env, tasks, results, now);
+}
+
+/** ETAs of tasks from the results of `etaStatements` (null: none is needed). */
+export async function etasFrom(
+  env: Env,
+  tasks: readonly EtaTask[],
+  inputs: D1Result[] | null,
+  now: number,
+): Promise<Map<string, Eta>> {
+  const out = new Map<string, Eta>();
+  const byWorker = new Map<string, EtaTask[]>();
+  for (const task of tasks) {
+    if (FINISHED.includes(task.state)) out.set(task.id, { reason: "finished" });
+    else if (!task.assignee_id || !(OPEN_STATES as readonly string[]).includes(task.state))
+      out.set(task.id, { reason: "not_assigned" });
+    else byWorker.get(task.assignee_id)?.push(task) ?? byWorker.set(task.assignee_id, [task]);
+  }
+  if (!byWorker.size || !inputs) return out;
+  const [chainsRes, positionsRes, lastRes, routesRes] = inputs;
+  const chains = new Map<string, Stop[]>();
+  for (const s of chainsRes.results as Stop[])
+    chains.get(s.assignee_id)?.push(s) ?? chains.set(s.assignee_id, [s]);
+  const fixes = new Map(
+    (positionsRes.results as { user_id: string; lon: number; lat: number }[]).map((r) => [
+      r.user_id,
+      [r.lon, r.lat] as Point,
+    ]),
+  );
+  const commandPoints = new Map<string, Point>();
+  for (const r of lastRes.results as { user_id: string; location: string | null }[]) {
+    const c = parseJson<{ coordinates?: [number, number] } | null>(r.location, null)?.coordinates;
+    if (c) commandPoints.set(r.user_id, [c[0], c[1]]);
+  }
+  const routeStart = new Map(
+    (routesRes.results as { id: string; start_address: string | null }[]).map((r) => [
+      r.id,
+      pointOfAddress(r.start_address),
+    ]),
+  );
+  for (const [worker, mine] of byWorker) {
+    const stops = chains.get(worker) ?? [];
+    const known: Point | null = fixes.get(worker) ?? commandPoints.get(worker) ?? null;
+    // Tasks sharing a start share one chain of stops: one travel computation for all of them.
+    const byStart = new Map<string, { start: Point | null; tasks: EtaTask[] }>();
+    for (const task of mine) {
+      const start = known ?? routeStart.get(task.route_id ?? "") ?? null;
+      const key = start ? start.join(",") : "";
+      byStart.get(key)?.tasks.push(task) ?? byStart.set(key, { start, tasks: [task] });
+    }
+    const index = new Map(stops.map((s, j) => [s.id, j]));
+    const stopPoints = stops.map((s) => pointOfAddress(s.address));
+    for (const { start, tasks: chainTasks } of byStart.values()) {
+      if (!start) {
+        for (const t of chainTasks) out.set(t.id, { reason: "no_location" });
+        continue;
+      }
+      // The chain runs to the last of these tasks in the worker's order.
+      const end = Math.max(-1, ...chainTasks.map((t) => index.get(t.id) ?? -1)) + 1;
+      const arrivals = await arrivalTimes(env, start, stops.slice(0, end), stopPoints.slice(0, end), now);
+      for (const t of chainTasks) {
+        const j = index.get(t.id);
+        // A task beyond the worker's first MAX_ETA_STOPS open tasks comes after all of them.
+        const arrival =
+          j !== undefined
+            ? arrivals[j]
+            : (
+                await arrivalTimes(
+                  env,
+                  start,
+                  [...stops, { ...t, assignee_id: worker }],
+                  [...stopPoints, pointOfAddress(t.address)],
+                  now,
+                )
+              )[stops.length];
+        if (arrival === null) out.set(t.id, { reason: "no_location" });
+        else {
+          const ms = Math.round(arrival * 1000);
+          out.set(t.id, { eta: ms, late: t.complete_before !== null && ms > t.complete_before });
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Leg times of a worker's chain of stops, kept a minute per isolate: a tracking page reloads
+ * itself every 30 s, a dispatcher's board lists the same workers again, and a route's
+ * recipients watch the same worker, so one computation serves them all (the legs depend on
+ * the points only, not on the time of the view). Plain numbers only: nothing tied to one
+ * request (a promise, a stream) is kept across requests.
+ */
+const LEG_CACHE_MS = 60_000;
+const LEG_CACHE_ENTRIES = 500;
+const legCache = new Map<string, { at: number; legs: number[] }>();
+
+async function cachedLegs(env: Env, points: Point[], now: number): Promise<number[]> {
+  const provider = matrixFromEnv(env);
+  const key = `${provider.name}|${points.map((p) => `${p[0]},${p[1]}`).join(";")}`;
+  const hit = legCache.get(key);
+  if (hit && now - hit.at < LEG_CACHE_MS) return hit.legs;
+  const legs = await provider.legs(points);
+  if (legCache.size >= LEG_CACHE_ENTRIES) legCache.delete(legCache.keys().next().value!);
+  legCache.set(key, { at: now, legs });
+  return legs;
+}
+
+/**
+ * Arrival times (epoch seconds) at each stop driven in order from `start` at `now`: travel,
+ * then waiting for `complete_after`, then the stop's `duration` before leaving. Null from the
+ * first stop without a location or a road to it. The travel is the chain's n legs (not an
+ * n × n table), at most MAX_ETA_STOPS + 1 of them.
+ */
+async function arrivalTimes(
+  env: Env,
+  start: Point,
+  chain: Pick<Stop, "duration_seconds" | "complete_after">[],
+  points: (Point | null)[],
+  now: number,
+): Promise<(number | null)[]> {
+  const known = points.findIndex((p) => !p);
+  const reachable = known < 0 ? chain.length : known;
+  const out: (number | null)[] = new Array(chain.length).fill(null);
+  if (reachable === 0) return out;
+  const legs = await cachedLegs(env, [start, ...(points.slice(0, reachable) as Point[])], now);
+  let t = now / 1000;
+  for (let i = 0; i < reachable; i++) {
+    if (i > 0) t += chain[i - 1].duration_seconds ?? 0;
+    t += legs[i];
+    if (!Number.isFinite(t)) break;
+    const after = chain[i].complete_after;
+    if (after !== null && after / 1000 > t) t = after / 1000;
+    out[i] = t;
+  }
+  return out;
+}

@@ -1,0 +1,475 @@
+import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { onEveryDatabase } from "../../src/db/shards";
+import { streamOf } from "../../src/services/live";
+import { sweepPositions } from "../../src/services/positions";
+import { cronLateness } from "../../src/services/positions/lateness";
+import {
+  type Actor,
+  addUser,
+  call,
+  expectStatus,
+  newAccount,
+  storedEvents,
+  type TestAccount,
+} from "../helpers";
+import { stored } from "../stored";
+
+const HOUR = 3_600_000;
+const at = (ms: number) => new Date(ms).toISOString();
+const point = (lon: number, lat: number) => ({ type: "Point", coordinates: [lon, lat] });
+
+async function roleOf(acc: TestAccount, user: Actor) {
+  const r = await call("/account_roles/", { token: user.token });
+  expectStatus(r, 200);
+  const mine = r.body.results.find((x: any) => x.user === user.user);
+  if (mine) return mine;
+  const all = await call("/account_roles/?page_size=500", { token: acc.admin.token });
+  return all.body.results.find((x: any) => x.user === user.user);
+}
+
+async function onDuty(acc: TestAccount, worker: Actor, on = true) {
+  const role = await roleOf(acc, worker);
+  const r = await call(`/account_roles/${role.id}/`, {
+    method: "PATCH",
+    token: worker.token,
+    body: { on_duty: on },
+  });
+  expectStatus(r, 200);
+  expect(r.body.on_duty).toBe(on);
+  return role;
+}
+
+/** The cron's lateness check, on every database (as src/index.ts runs it). */
+const cron = () => onEveryDatabase(env, (db) => cronLateness(db, Date.now()));
+
+/** The account's stream object has written what waits in it (the alarm's work, run now). */
+const settle = async (acc: TestAccount) => {
+  const stub = streamOf(env, acc.account.id);
+  await runDurableObjectAlarm(stub);
+};
+
+describe("duty (contract §28)", () => {
+  it("a worker sets its own on_duty, and only that; managers set anyone's; each change is an event", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const other = await addUser(acc, "worker");
+    const manager = await addUser(acc, "manager");
+    const role = await roleOf(acc, worker);
+    expect(role.on_duty).toBe(false);
+    // A worker lists and reads its own role only.
+    const list = await call("/account_roles/", { token: worker.token });
+    expect(list.body.results.map((r: any) => r.user)).toEqual([worker.user]);
+    const otherRole = await roleOf(acc, other);
+    expectStatus(await call(`/account_roles/${otherRole.id}/`, { token: worker.token }), 404);
+
+    await onDuty(acc, worker);
+    // Any other field from a worker: 403, and nothing changes.
+    const bad = await call(`/account_roles/${role.id}/`, {
+      method: "PATCH",
+      token: worker.token,
+      body: { on_duty: false, vehicle_capacity: [10] },
+    });
+    expectStatus(bad, 403);
+    expectStatus(
+      await call(`/account_roles/${otherRole.id}/`, {
+        method: "PATCH",
+        token: worker.token,
+        body: { on_duty: true },
+      }),
+      403,
+    );
+    const after = await call(`/account_roles/${role.id}/`, { token: acc.admin.token });
+    expect(after.body.on_duty).toBe(true);
+    expect(after.body.vehicle_capacity).toEqual([]);
+
+    const m = await call(`/account_roles/${otherRole.id}/`, {
+      method: "PATCH",
+      token: manager.token,
+      body: { on_duty: true },
+    });
+    expectStatus(m, 200);
+    expectStatus(
+      await call(`/account_roles/${otherRole.id}/`, {
+        method: "PATCH",
+        token: manager.token,
+        body: { role: "admin" },
+      }),
+      403,
+    );
+    // Setting the same value again is no change: no event.
+    expectStatus(
+      await call(`/account_roles/${otherRole.id}/`, {
+        method: "PATCH",
+        token: manager.token,
+        body: { on_duty: true },
+      }),
+      200,
+    );
+    const events = (await storedEvents({ accountId: acc.account.id })).filter(
+      (e) => e.type === "worker.duty_changed",
+    );
+    expect(events.map((e) => [e.data.user, e.data.on_duty])).toEqual([
+      [worker.user, true],
+      [other.user, true],
+    ]);
+    expect(Date.parse(events[0].data.time)).toBeGreaterThan(Date.now() - 60_000);
+  });
+});
+
+describe("POST /positions/ (contract §28)", () => {
+  it("off duty: 409 off_duty and nothing stored; on duty: 202 with what was stored and dropped", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const now = Date.now();
+    const one = { location: point(24.94, 60.17), time: at(now - 1000), accuracy_m: 8 };
+    const off = await call("/positions/", { token: worker.token, body: one });
+    expectStatus(off, 409);
+    expect(off.body.code).toBe("off_duty");
+    expect((await call(`/users/${worker.userId}/`, { token: acc.admin.token })).body.position).toBeNull();
+
+    await onDuty(acc, worker);
+    const r = await call("/positions/", { token: worker.token, body: one });
+    expectStatus(r, 202);
+    expect(r.body).toEqual({ stored: 1, dropped: 0 });
+    // The same position again (a retry after a lost answer) is dropped: nothing stored twice.
+    expect((await call("/positions/", { token: worker.token, body: one })).body).toEqual({
+      stored: 0,
+      dropped: 1,
+    });
+
+    const u = await call(`/users/${worker.userId}/`, { token: acc.admin.token });
+    expect(u.body.position).toEqual({
+      location: point(24.94, 60.17),
+      time: at(now - 1000),
+      accuracy_m: 8,
+    });
+    // The user itself sees it; another worker sees null.
+    expect((await call("/users/me/", { token: worker.token })).body.position.time).toBe(at(now - 1000));
+    const other = await addUser(acc, "worker");
+    expect((await call(`/users/${worker.userId}/`, { token: other.token })).body.position).toBeNull();
+    const listed = await call("/users/", { token: acc.admin.token });
+    expect(listed.body.results.find((x: any) => x.id === worker.userId).position.accuracy_m).toBe(8);
+  });
+
+  it("400 naming the item for a time too far ahead, a bad coordinate or a bad date; nothing stored", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    await onDuty(acc, worker);
+    const now = Date.now();
+    const ok = { location: point(24.94, 60.17), time: at(now - 60_000) };
+    const ahead = await call("/positions/", {
+      token: worker.token,
+      body: [ok, { location: point(24.94, 60.17), time: at(now + 10 * 60_000) }],
+    });
+    expectStatus(ahead, 400);
+    expect(ahead.body[0]).toEqual({});
+    expect(ahead.body[1].time[0]).toMatch(/5 minutes ahead/);
+    const bad = await call("/positions/", {
+      token: worker.token,
+      body: [ok, { location: point(200, 60), time: at(now) }],
+    });
+    expectStatus(bad, 400);
+    expect(bad.body[1]).toHaveProperty("location");
+    const date = await call("/positions/", {
+      token: worker.token,
+      body: { location: point(1, 2), time: "yesterday" },
+    });
+    expectStatus(date, 400);
+    expect(date.body.time[0]).toMatch(/ISO 8601/);
+    expectStatus(await call("/positions/", { token: worker.token, body: [] }), 400);
+    expectStatus(
+      await call("/positions/", { token: worker.token, body: Array.from({ length: 501 }, () => ok) }),
+      400,
+    );
+    // Five minutes ahead is still accepted (a phone's clock a little fast).
+    expectStatus(
+      await call("/positions/", {
+        token: worker.token,
+        body: { location: point(1, 2), time: at(now + 4 * 60_000) },
+      }),
+      202,
+    );
+    const trail = await call("/positions/", { token: worker.token });
+    expect(trail.body.results).toHaveLength(1);
+  });
+
+  it("a late, out-of-order batch lands in time order, thinned, beside what was flushed to D1", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    await onDuty(acc, worker);
+    const start = Date.now() - 3 * HOUR;
+    const p = (i: number, ms = 0) => ({
+      location: point(24.9 + i * 0.001, 60.1 + i * 0.001),
+      time: at(start + i * 15_000 + ms),
+      accuracy_m: 5,
+      speed_mps: 10.5,
+      heading_deg: 90,
+    });
+    // Live positions from 2 h on, flushed to D1.
+    const live = Array.from({ length: 20 }, (_, i) => p(480 + i));
+    expect((await call("/positions/", { token: worker.token, body: live })).body).toEqual({
+      stored: 20,
+      dropped: 0,
+    });
+    await settle(acc);
+    const slices = await stored
+      .prepare("SELECT count(*) AS n, sum(count) AS c FROM position_slices WHERE account_id = unhex(?, '-')")
+      .bind(acc.account.id)
+      .first<{ n: number; c: number }>();
+    expect(slices!.c).toBe(20);
+    // The phone comes back online with the morning, newest first, with duplicates and near ones.
+    const morning = Array.from({ length: 300 }, (_, i) => p(i)).reverse();
+    const r = await call("/positions/", {
+      token: worker.token,
+      body: [...morning.slice(0, 200), p(150, 2000), p(481, 0)],
+    });
+    expect(r.body).toEqual({ stored: 200, dropped: 2 });
+    const r2 = await call("/positions/", { token: worker.token, body: morning.slice(200) });
+    expect(r2.body).toEqual({ stored: 100, dropped: 0 });
+    // One more live one, still waiting in the object.
+    await call("/positions/", { token: worker.token, body: p(500) });
+    const all: any[] = [];
+    let next: string | null = `/positions/?user=${encodeURIComponent(worker.user)}&page_size=120`;
+    while (next) {
+      const page = await call(next, { token: acc.admin.token });
+      expectStatus(page, 200);
+      all.push(...page.body.results);
+      next = page.body.next;
+    }
+    expect(all).toHaveLength(321);
+    const times = all.map((x) => Date.parse(x.time));
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(all[0]).toEqual({
+      user: worker.user,
+      location: point(24.9, 60.1),
+      time: at(start),
+      accuracy_m: 5,
+      speed_mps: 10.5,
+      heading_deg: 90,
+    });
+    // From and to, and a page back.
+    const window = await call(
+      `/positions/?user=${worker.userId}&from=${at(start + 15_000)}&to=${at(start + 60_000)}&page_size=2`,
+      { token: acc.admin.token },
+    );
+    expect(window.body.results.map((x: any) => x.time)).toEqual([at(start + 15_000), at(start + 30_000)]);
+    expect(window.body.previous).toBeNull();
+    const second = await call(window.body.next, { token: acc.admin.token });
+    expect(second.body.results.map((x: any) => x.time)).toEqual([at(start + 45_000), at(start + 60_000)]);
+    expect(second.body.next).toBeNull();
+    const back = await call(second.body.previous, { token: acc.admin.token });
+    expect(back.body.results.map((x: any) => x.time)).toEqual([at(start + 15_000), at(start + 30_000)]);
+  });
+
+  it("a flush that reached D1 but was not recorded by the object is not appended twice", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    await onDuty(acc, worker);
+    const now = Date.now();
+    const p = (i: number) => ({ location: point(10 + i / 1000, 50), time: at(now - 100_000 + i * 6000) });
+    await call("/positions/", { token: worker.token, body: [p(0), p(1), p(2)] });
+    await settle(acc);
+    await call("/positions/", { token: worker.token, body: [p(3), p(4)] });
+    // The object restarts: its memory is gone, what it stored is not.
+    await evictDurableObject(streamOf(env, acc.account.id));
+    await settle(acc);
+    await settle(acc);
+    const trail = await call("/positions/", { token: worker.token });
+    expect(trail.body.results.map((x: any) => x.time)).toEqual([0, 1, 2, 3, 4].map((i) => p(i).time));
+  });
+
+  it("a worker reads only its own trail; a dispatcher anyone's", async () => {
+    const acc = await newAccount();
+    const a = await addUser(acc, "worker");
+    const b = await addUser(acc, "worker");
+    expectStatus(await call(`/positions/?user=${b.userId}`, { token: a.token }), 403);
+    expectStatus(await call(`/positions/?user=${a.userId}`, { token: a.token }), 200);
+    expectStatus(await call(`/positions/?user=${a.userId}`, { token: acc.admin.token }), 200);
+    expectStatus(await call("/positions/?user=nope", { token: acc.admin.token }), 400);
+    expectStatus(await call("/positions/?from=soon", { token: acc.admin.token }), 400);
+  });
+});
+
+describe("retention (contract §28)", () => {
+  it("deletes trails older than the account's position_retention_days, by the hour, and keeps newer ones", async () => {
+    const acc = await newAccount();
+    const r = await call(`/accounts/${acc.account.id}/`, {
+      method: "PATCH",
+      token: acc.admin.token,
+      body: { position_retention_days: 2 },
+    });
+    expectStatus(r, 200);
+    expect(r.body.position_retention_days).toBe(2);
+    expectStatus(
+      await call(`/accounts/${acc.account.id}/`, {
+        method: "PATCH",
+        token: acc.admin.token,
+        body: { position_retention_days: 91 },
+      }),
+      400,
+    );
+    const worker = await addUser(acc, "worker");
+    await onDuty(acc, worker);
+    const now = Date.now();
+    // Older than the window: dropped on arrival (it would be deleted at once).
+    const old = await call("/positions/", {
+      token: worker.token,
+      body: [
+        { location: point(1, 1), time: at(now - 3 * 24 * HOUR) },
+        { location: point(1, 1), time: at(now - 1 * 24 * HOUR) },
+      ],
+    });
+    expect(old.body).toEqual({ stored: 1, dropped: 1 });
+    await settle(acc);
+    const hour = Math.floor((now - 5 * 24 * HOUR) / HOUR);
+    await stored
+      .prepare(
+        "INSERT INTO position_slices (account_id, user_id, slice, count, data) VALUES (unhex(?, '-'), unhex(?, '-'), ?, 1, x'00')",
+      )
+      .bind(acc.account.id, worker.userId, hour)
+      .run();
+    await sweepPositions(stored, now);
+    const left = await stored
+      .prepare("SELECT slice FROM position_slices WHERE account_id = unhex(?, '-')")
+      .bind(acc.account.id)
+      .all<{ slice: number }>();
+    expect(left.results.map((x) => x.slice)).toEqual([Math.floor((now - 24 * HOUR) / HOUR)]);
+  });
+});
+
+describe("ETA and lateness (contract §28)", () => {
+  async function route(acc: TestAccount, worker: Actor, windows: [number, number][]) {
+    const tasks = [];
+    for (const [i, [after, before]] of windows.entries()) {
+      const t = await call("/tasks/", {
+        token: acc.admin.token,
+        body: {
+          account: acc.account.url,
+          category: "drop_off",
+          address: { raw_address: `Stop ${i}`, location: point(24.95 + i * 0.05, 60.17) },
+          complete_after: at(after),
+          complete_before: at(before),
+          duration: "00:10:00",
+        },
+      });
+      expectStatus(t, 201);
+      const assign = await call("/task_commands/", {
+        token: acc.admin.token,
+        body: {
+          task: t.body.url,
+          external_id: `a-${crypto.randomUUID()}`,
+          time: at(Date.now()),
+          action: "assign",
+          assignee: worker.user,
+          task_data: { position: i + 1 },
+        },
+      });
+      expectStatus(assign, 201);
+      tasks.push(t.body);
+    }
+    return tasks;
+  }
+
+  it("tasks carry eta and is_late from the assignee's latest position, in GETs and lists; task.late once per window", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const now = Date.now();
+    const [first, second] = await route(acc, worker, [
+      [now - HOUR, now + 4 * HOUR],
+      [now - HOUR, now + 4 * HOUR],
+    ]);
+    const unassigned = await call("/tasks/", {
+      token: acc.admin.token,
+      body: {
+        account: acc.account.url,
+        category: "drop_off",
+        address: { raw_address: "x", location: point(1, 1) },
+      },
+    });
+    expect((await call(`/tasks/${unassigned.body.id}/`, { token: acc.admin.token })).body).toMatchObject({
+      eta: null,
+      is_late: false,
+    });
+    // No position and no command location: no ETA yet.
+    expect((await call(`/tasks/${first.id}/`, { token: acc.admin.token })).body).toMatchObject({
+      eta: null,
+      is_late: false,
+    });
+    await onDuty(acc, worker);
+    // Near the first stop: on time.
+    await call("/positions/", {
+      token: worker.token,
+      body: { location: point(24.94, 60.17), time: at(now) },
+    });
+    await settle(acc);
+    const g = await call(`/tasks/${first.id}/`, { token: acc.admin.token });
+    expect(g.body.is_late).toBe(false);
+    const eta1 = Date.parse(g.body.eta);
+    expect(eta1).toBeGreaterThanOrEqual(now);
+    expect(eta1).toBeLessThan(now + 10 * 60_000);
+    const list = await call("/tasks/?ordering=position", { token: worker.token });
+    const l2 = list.body.results.find((t: any) => t.id === second.id);
+    // The second stop: after the first's travel and its 10 minutes.
+    expect(Date.parse(l2.eta)).toBeGreaterThan(eta1 + 10 * 60_000);
+    expect(l2.is_late).toBe(false);
+
+    // Now the worker is 600 km away: both stops late. task.late once each.
+    await call("/positions/", {
+      token: worker.token,
+      body: { location: point(24.9, 54.7), time: at(now + 6000) },
+    });
+    await settle(acc);
+    const late = await call(`/tasks/${second.id}/`, { token: acc.admin.token });
+    expect(late.body.is_late).toBe(true);
+    expect(Date.parse(late.body.eta)).toBeGreaterThan(Date.parse(late.body.complete_before));
+    const lateEvents = async () =>
+      (await storedEvents({ accountId: acc.account.id })).filter((e) => e.type === "task.late");
+    const events = await lateEvents();
+    expect(events.map((e) => e.data.task).sort()).toEqual([first.url, second.url].sort());
+    expect(events[0].data).toMatchObject({ complete_before: expect.any(String), eta: expect.any(String) });
+    // Checked again (a position, the cron): not told twice for the same window.
+    await call("/positions/", {
+      token: worker.token,
+      body: { location: point(24.9, 54.6), time: at(now + 12_000) },
+    });
+    await settle(acc);
+    await cron();
+    await settle(acc);
+    expect(await lateEvents()).toHaveLength(2);
+    // A new window is a new lateness.
+    const patched = await call(`/tasks/${first.id}/`, {
+      method: "PATCH",
+      token: acc.admin.token,
+      body: { complete_before: at(now + 5 * HOUR) },
+    });
+    expectStatus(patched, 200);
+    await cron();
+    await settle(acc);
+    expect((await lateEvents()).filter((e) => e.data.task === first.url)).toHaveLength(2);
+  });
+
+  it("the tracking page uses the same ETA", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const now = Date.now();
+    const [task] = await route(acc, worker, [[now - HOUR, now + 6 * HOUR]]);
+    await onDuty(acc, worker);
+    await call("/positions/", { token: worker.token, body: { location: point(24.8, 60.2), time: at(now) } });
+    await settle(acc);
+    const tr = await call("/trackers/", { token: acc.admin.token, body: { tasks: [task.url] } });
+    const page = await (
+      await (
+        await import("cloudflare:workers")
+      ).exports.default.fetch(
+        new Request(tr.body.public_url, {
+          headers: { Accept: "application/json", "CF-Connecting-IP": "198.51.100.9" },
+        }),
+      )
+    ).json<any>();
+    const api = await call(`/tasks/${task.id}/`, { token: acc.admin.token });
+    expect(api.body.eta).not.toBeNull();
+    expect(Math.abs(Date.parse(page.tasks[0].eta) - Date.parse(api.body.eta))).toBeLessThan(5000);
+  });
+});
