@@ -330,7 +330,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Roles in the caller's account (admins, managers) */
+        /** Roles in the caller's account (admins, managers; a worker: its own) */
         get: operations["listAccountRoles"];
         put?: never;
         /**
@@ -351,7 +351,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a role */
+        /** Read a role (admins, managers; a worker: its own) */
         get: operations["retrieveAccountRole"];
         put?: never;
         post?: never;
@@ -359,7 +359,10 @@ export interface paths {
         delete: operations["destroyAccountRole"];
         options?: never;
         head?: never;
-        /** Change a role (admins) */
+        /**
+         * Change a role (admins; `on_duty` also managers and the role's own user)
+         * @description Admins change any field. `on_duty` (contract §28) may also be set by the account's managers and by the role's own user; any other field from them is 403 and nothing changes. A change of `on_duty` makes the event `worker.duty_changed`.
+         */
         patch: operations["partialUpdateAccountRole"];
         trace?: never;
     };
@@ -2223,6 +2226,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/positions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's trail, in time order
+         * @description Admins, managers and integration users read any user's of the account; a worker only its own (another user: 403). Kept `position_retention_days` (account setting, default 7), then deleted.
+         */
+        get: operations["listPositions"];
+        put?: never;
+        /**
+         * Send the caller's positions (any role, while on duty)
+         * @description The caller's own positions (contract §28). Stored only while the caller's role is `on_duty` (else 409 `off_duty`, nothing stored). Batches may arrive late and out of order; each position lands in time order in the trail. A position closer in time than `POSITION_MIN_INTERVAL_SECONDS` (5) to a stored one is dropped and counted, so a batch sent again changes nothing. Kept to 1e-6 degree (about 0.1 m) and the millisecond.
+         */
+        post: operations["createPositions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "task.created": {
@@ -2645,6 +2672,66 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "worker.duty_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `worker.duty_changed`
+         * @description A worker went on or off duty (`PATCH /account_roles/{id}/ {"on_duty"}`, contract §28).
+         *
+         *     Delivery follows [Standard Webhooks](https://www.standardwebhooks.com/): an HTTPS POST of
+         *     `{"type", "timestamp", "data"}` with three headers, `webhook-id` (the delivery's id, the same on every
+         *     attempt: deduplicate on it), `webhook-timestamp` (Unix seconds of this attempt) and
+         *     `webhook-signature` (`v1,<base64 HMAC-SHA256>`). To verify: decode the webhook's `secret` after its
+         *     `whsec_` prefix from base64, compute HMAC-SHA256 with it over `<webhook-id>.<webhook-timestamp>.<raw body>`,
+         *     base64 the result and compare it, in constant time, with each space-separated `v1,` entry of
+         *     `webhook-signature`; reject timestamps more than a few minutes old. Any Standard Webhooks library does
+         *     this (`new Webhook(secret).verify(body, headers)`). Answer 2xx within 15 seconds; anything else, a
+         *     redirect or a timeout is retried; 410 Gone disables the webhook.
+         */
+        post: operations["workerDutyChangedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "task.late": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `task.late`
+         * @description A task became late: its ETA is after its `complete_before` (contract §28). Made once per task and window, within 10 s of the position or command that made it late, or by the next cron run (each minute) when time alone did.
+         *
+         *     Delivery follows [Standard Webhooks](https://www.standardwebhooks.com/): an HTTPS POST of
+         *     `{"type", "timestamp", "data"}` with three headers, `webhook-id` (the delivery's id, the same on every
+         *     attempt: deduplicate on it), `webhook-timestamp` (Unix seconds of this attempt) and
+         *     `webhook-signature` (`v1,<base64 HMAC-SHA256>`). To verify: decode the webhook's `secret` after its
+         *     `whsec_` prefix from base64, compute HMAC-SHA256 with it over `<webhook-id>.<webhook-timestamp>.<raw body>`,
+         *     base64 the result and compare it, in constant time, with each space-separated `v1,` entry of
+         *     `webhook-signature`; reject timestamps more than a few minutes old. Any Standard Webhooks library does
+         *     this (`new Webhook(secret).verify(body, headers)`). Answer 2xx within 15 seconds; anything else, a
+         *     redirect or a timeout is retried; 410 Gone disables the webhook.
+         */
+        post: operations["taskLateWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2847,7 +2934,7 @@ export interface components {
              * @description Stable, machine-readable code.
              * @enum {string}
              */
-            code: "bad_request" | "parse_error" | "not_acceptable_version" | "invalid_timezone" | "not_authenticated" | "authentication_failed" | "permission_denied" | "not_found" | "method_not_allowed" | "conflict" | "request_too_large" | "unsupported_media_type" | "throttled" | "upgrade_required" | "server_error" | "service_unavailable";
+            code: "bad_request" | "parse_error" | "not_acceptable_version" | "invalid_timezone" | "not_authenticated" | "authentication_failed" | "permission_denied" | "not_found" | "method_not_allowed" | "conflict" | "off_duty" | "request_too_large" | "unsupported_media_type" | "throttled" | "upgrade_required" | "server_error" | "service_unavailable";
         };
         /** @description Whether the service can serve requests. Reveals no configuration. */
         Health: {
@@ -2944,6 +3031,8 @@ export interface components {
             tracker_task_popup_template: string;
             /** @description Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept. */
             data_retention_days: number | null;
+            /** @description Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, by the hour: personal data, deleted and never archived. */
+            position_retention_days: number;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -2995,6 +3084,8 @@ export interface components {
             tracker_task_popup_template?: string;
             /** @description Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept. */
             data_retention_days?: number | null;
+            /** @description Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, by the hour: personal data, deleted and never archived. */
+            position_retention_days?: number;
         };
         User: {
             /** Format: uuid */
@@ -3024,6 +3115,16 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
+            /** @description In GET answers (contract §28): the latest stored position, shown to the account's admins, managers and integration users and to the user itself; null for every other viewer, and when there is none. */
+            position?: {
+                location: components["schemas"]["Point"];
+                /**
+                 * Format: date-time
+                 * @description Device time of the position.
+                 */
+                time: string;
+                accuracy_m: number | null;
+            } | null;
         };
         UserCreate: {
             /** Format: email */
@@ -3079,6 +3180,8 @@ export interface components {
             start_address: components["schemas"]["Address"] | null;
             /** @description Where the worker's routes end. */
             end_address: components["schemas"]["Address"] | null;
+            /** @description On duty (contract §28): positions are stored only then. Set by the role's own user or the account's admins and managers. */
+            on_duty: boolean;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3109,6 +3212,8 @@ export interface components {
             start_address?: components["schemas"]["AddressInput"] | null;
             /** @description Geocoded like a task's address; null removes it. */
             end_address?: components["schemas"]["AddressInput"] | null;
+            /** @description Admins, managers, and the role's own user (the only field it may set). */
+            on_duty?: boolean;
         };
         Task: {
             /** Format: uuid */
@@ -3164,6 +3269,13 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /**
+             * Format: date-time
+             * @description Read-only, in GET answers and lists (contract §28): for an assigned, unfinished task, when its assignee is expected there: from the assignee's latest position (else its newest command's location, else the route's start) at now, through its unfinished tasks before this one in `position` order, waiting for windows to open and adding visit durations. Null otherwise, and when no start is known. Not in write answers or events (they are made before any position is read).
+             */
+            eta?: string | null;
+            /** @description Read-only, with `eta`: true when `eta` is after `complete_before` (contract §28). */
+            is_late?: boolean;
         };
         TaskCreate: ({
             /** @description URL of a account (the caller's own) (a bare UUID is accepted too). */
@@ -3593,6 +3705,36 @@ export interface components {
             };
             route?: string | null;
         };
+        PositionsAccepted: {
+            /** @description Positions stored. */
+            stored: number;
+            /** @description Positions dropped: closer in time than `POSITION_MIN_INTERVAL_SECONDS` (5) to a stored one of the same user (a resent batch is all dropped), or older than the account's `position_retention_days`. */
+            dropped: number;
+        };
+        PositionCreate: {
+            location: components["schemas"]["Point"];
+            /**
+             * Format: date-time
+             * @description When the phone took the position (device time, ISO 8601). At most 5 minutes ahead of the server's clock.
+             */
+            time: string;
+            /** @description Horizontal accuracy, metres (kept to 0.1 m). */
+            accuracy_m?: number | null;
+            /** @description Speed, metres per second (kept to 0.1 m/s). */
+            speed_mps?: number | null;
+            /** @description Heading, degrees clockwise from true north (kept to 0.1°). */
+            heading_deg?: number | null;
+        };
+        Position: {
+            /** Format: uri */
+            user: string;
+            location: components["schemas"]["Point"];
+            /** Format: date-time */
+            time: string;
+            accuracy_m: number | null;
+            speed_mps: number | null;
+            heading_deg: number | null;
+        };
         FileUpload: {
             /** Format: uuid */
             id: string;
@@ -3843,8 +3985,8 @@ export interface components {
              * @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).
              */
             url: string;
-            /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked. */
-            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked")[];
+            /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked, worker.duty_changed, task.late. */
+            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late")[];
             form_response_events?: boolean;
         };
         WebhookPatch: {
@@ -3853,8 +3995,8 @@ export interface components {
              * @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).
              */
             url?: string;
-            /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked. */
-            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked")[];
+            /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked, worker.duty_changed, task.late. */
+            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late")[];
             form_response_events?: boolean;
             /**
              * @description `active` resumes a failed webhook (held deliveries are sent); `failed` pauses it.
@@ -3909,6 +4051,15 @@ export interface components {
              * @description When the object last started (woke).
              */
             awake_since: string;
+            /** @description Workers' positions kept by the object (contract §28): only on a deployment that sets `EXPOSE_D1_ROUND_TRIPS` (the benchmark's), as they change with every position. */
+            positions?: {
+                /** @description Positions waiting in the object for its next write to D1. */
+                buffered: number;
+                /** @description Writes of trails to D1 since the object started. */
+                flushes: number;
+                /** @description D1 statements positions cost since the object started (trails, latest positions, lateness checks). */
+                d1_statements: number;
+            };
         };
         StreamTicket: {
             /** @description Single use, valid 60 seconds. */
@@ -3925,7 +4076,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            type: "task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked";
+            type: "task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late";
             /** Format: date-time */
             created_at: string;
             /** @description The same `data` as the webhook body; task, document and signature events carry the task inline. */
@@ -15547,6 +15698,150 @@ export interface operations {
             500: components["responses"]["ServerError"];
         };
     };
+    listPositions: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next` or `previous`. */
+                cursor?: string;
+                /** @description Items per page (default 50, max 500). */
+                page_size?: number;
+                /** @description User URL or id (default: the caller). A worker may only name itself. */
+                user?: string;
+                /** @description Positions at or after this time. */
+                from?: string;
+                /** @description Positions at or before this time. */
+                to?: string;
+            };
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of positions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
+                        results: components["schemas"]["Position"][];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createPositions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PositionCreate"] | components["schemas"]["PositionCreate"][];
+            };
+        };
+        responses: {
+            /** @description Accepted: how many were stored and dropped. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PositionsAccepted"];
+                };
+            };
+            /** @description Validation error. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["ValidationError"][];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description `off_duty`: the caller is off duty; nothing was stored. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["RequestTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
     taskCreatedWebhook: {
         parameters: {
             query?: never;
@@ -16185,6 +16480,128 @@ export interface operations {
                      */
                     timestamp: string;
                     data: Record<string, never>;
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the webhook is set `failed` and its deliveries are held. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    workerDutyChangedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description This attempt's time, in Unix seconds. */
+                "webhook-timestamp": number;
+                /** @description Space-separated signatures, `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`. */
+                "webhook-signature": string;
+                /** @description The event's id (as in `GET /events/{id}/`). */
+                "x-event-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "worker.duty_changed";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                    data: {
+                        /**
+                         * Format: uri
+                         * @description The worker's user URL.
+                         */
+                        user: string;
+                        on_duty: boolean;
+                        /**
+                         * Format: date-time
+                         * @description When the duty changed.
+                         */
+                        time: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the webhook is set `failed` and its deliveries are held. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskLateWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description This attempt's time, in Unix seconds. */
+                "webhook-timestamp": number;
+                /** @description Space-separated signatures, `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`. */
+                "webhook-signature": string;
+                /** @description The event's id (as in `GET /events/{id}/`). */
+                "x-event-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "task.late";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                    data: {
+                        /**
+                         * Format: uri
+                         * @description The task's URL.
+                         */
+                        task: string;
+                        /**
+                         * Format: date-time
+                         * @description The ETA that is after the window's end (contract §28).
+                         */
+                        eta: string;
+                        /**
+                         * Format: date-time
+                         * @description The end of the task's window.
+                         */
+                        complete_before: string;
+                    };
                 };
             };
         };

@@ -131,11 +131,14 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   activateUser: { token: EXAMPLE_TOKENS.activation, password: "a long passphrase" },
   confirmVerifyEmailUser: { token: EXAMPLE_TOKENS.verifyEmail },
   createAccountRole: { email: "manager@acme.example.com", role: "manager" },
-  partialUpdateAccountRole: {
-    vehicle_capacity: [1200, 40],
-    start_address: { raw_address: "Vasarakatu 29, Jyväskylä" },
-    end_address: null,
-  },
+  partialUpdateAccountRole: named({
+    "The worker's vehicle and depots (admins)": {
+      vehicle_capacity: [1200, 40],
+      start_address: { raw_address: "Vasarakatu 29, Jyväskylä" },
+      end_address: null,
+    },
+    "The worker goes on duty (its own role)": { on_duty: true },
+  }),
   // Authentication
   authenticate: { username: ADMIN_CREDENTIALS.email, password: ADMIN_CREDENTIALS.password },
   authorizeSessionToken: { account: ACCOUNT },
@@ -245,6 +248,30 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
         action: "complete",
         notes: "Signed by the recipient.",
         location: { type: "Point", coordinates: [25.7482, 62.2418] },
+      },
+    ],
+  }),
+  // Positions (contract §28)
+  createPositions: named({
+    "One position": {
+      location: { type: "Point", coordinates: [25.7473, 62.2426] },
+      time: "2030-06-03T09:30:00.000Z",
+      accuracy_m: 6.5,
+      speed_mps: 11.2,
+      heading_deg: 184,
+    },
+    "A batch from a phone back online (any order)": [
+      {
+        location: { type: "Point", coordinates: [25.7482, 62.2418] },
+        time: "2030-06-03T09:30:30.000Z",
+        accuracy_m: 8,
+        speed_mps: null,
+        heading_deg: null,
+      },
+      {
+        location: { type: "Point", coordinates: [25.7478, 62.2422] },
+        time: "2030-06-03T09:30:15.000Z",
+        accuracy_m: 5,
       },
     ],
   }),

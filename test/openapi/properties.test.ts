@@ -32,6 +32,15 @@ beforeAll(async () => {
   expect(r.status).toBe(200);
   ({ doc, lookup } = prepare(r.body));
   acc = await newAccount();
+  // On duty, so that generated positions are stored (off duty is a state: 409 `off_duty`).
+  const roles = await call("/account_roles/", { token: acc.admin.token });
+  const mine = roles.body.results.find((r: { user: string }) => r.user.endsWith(`/${acc.admin.userId}/`));
+  const duty = await call(`/account_roles/${mine.id}/`, {
+    method: "PATCH",
+    token: acc.admin.token,
+    body: { on_duty: true },
+  });
+  expect(duty.status).toBe(200);
 });
 
 /**
@@ -123,6 +132,13 @@ const UNSTATABLE: Record<string, Unstatable[]> = {
   createOrder: [WINDOW, SCHEDULED, ...recurrenceEnd((b) => b.recurrence)],
   createRecurrence: [WINDOW, ...recurrenceEnd((b) => b)],
   listEvents: [{ message: "Give `after` or `before`, not both.", breaks: (q) => !!q.after && !!q.before }],
+  // A position's device time may be at most 5 minutes ahead of the server's (contract §28).
+  createPositions: [
+    {
+      message: "This time is more than 5 minutes ahead of the server's clock.",
+      breaks: (b) => (Array.isArray(b) ? b : [b]).some((p: Body) => time(p?.time) > Date.now() + 5 * 60_000),
+    },
+  ],
 };
 
 /** Path parameters: random, so every object named does not exist (404 is an answer). */

@@ -36,6 +36,12 @@ export type Request = {
   body?: unknown;
   /** Send the request example with this summary ("" for an unnamed one), ids made real. */
   example?: string;
+  /**
+   * The example as sent, changed: for values the service checks against its clock (a position's
+   * `time` may be at most 5 minutes ahead and no older than the retention window), which the
+   * document's day (2030-06-03) cannot be when the walk runs.
+   */
+  now?: (example: any) => unknown;
   /** A non-JSON body (multipart, form-encoded). */
   raw?: BodyInit;
   /** The status expected. */
@@ -103,6 +109,7 @@ export class Walk {
     let json = r.body;
     if (r.example !== undefined) {
       json = this.example(r.op, r.example);
+      if (r.now) json = r.now(json);
       this.examplesSent.push(`${r.op}\u0000${r.example}`);
       const documented = Object.keys(operation.op.responses).filter((s) => /^2/.test(s));
       if (!documented.includes(String(r.expect)))

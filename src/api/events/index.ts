@@ -115,6 +115,26 @@ const StreamStatsSchema = z
         "How many times the account's stream object has started: once, then once per wake from hibernation. Unchanged while connections only wait.",
     }),
     awake_since: dateTime().openapi({ description: "When the object last started (woke)." }),
+    positions: z
+      .object({
+        buffered: z
+          .number()
+          .int()
+          .openapi({ description: "Positions waiting in the object for its next write to D1." }),
+        flushes: z
+          .number()
+          .int()
+          .openapi({ description: "Writes of trails to D1 since the object started." }),
+        d1_statements: z.number().int().openapi({
+          description:
+            "D1 statements positions cost since the object started (trails, latest positions, lateness checks).",
+        }),
+      })
+      .optional()
+      .openapi({
+        description:
+          "Workers' positions kept by the object (contract §28): only on a deployment that sets `EXPOSE_D1_ROUND_TRIPS` (the benchmark's), as they change with every position.",
+      }),
   })
   .openapi("StreamStats");
 
@@ -134,8 +154,9 @@ export const streamStatsRoute = createRoute({
 export function mountEvents(app: Router) {
   defineRoute(app, streamStatsRoute, async (c) => {
     const p = requireRole(c, "admin");
-    const s = await streamStats(c.env, p.accountId);
-    return c.json({ ...s, awake_since: ts(renderCtx(c), s.awake_since) });
+    const { positions, ...s } = await streamStats(c.env, p.accountId);
+    const diagnostics = c.env.EXPOSE_D1_ROUND_TRIPS === "true" ? { positions } : {};
+    return c.json({ ...s, awake_since: ts(renderCtx(c), s.awake_since), ...diagnostics });
   });
 
   defineRoute(app, createStreamTicketRoute, async (c) => {
