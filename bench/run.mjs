@@ -30,6 +30,7 @@ import { list, orders } from "./sections/lists.mjs";
 import { live } from "./sections/live.mjs";
 import { optimize } from "./sections/optimize.mjs";
 import { pod } from "./sections/pod.mjs";
+import { positionsSection } from "./sections/positions.mjs";
 import { recurrences } from "./sections/recurrences.mjs";
 import { roundTrips } from "./sections/round-trips.mjs";
 import { storage } from "./sections/storage.mjs";
@@ -54,6 +55,7 @@ const SECTIONS = [
   roundTrips,
   consoleSection,
   appSection,
+  positionsSection,
 ];
 
 // BENCH_QUICK=1: a short form of every section (CI); any BENCH_* setting still wins.
@@ -74,6 +76,7 @@ const settings = {
   liveClients: num("BENCH_LIVE_CLIENTS", 1000, 200),
   liveIdleSeconds: num("BENCH_LIVE_IDLE_SECONDS", 20, 12),
   storageTasks: num("BENCH_STORAGE_TASKS", 200, 50),
+  positionWorkers: num("BENCH_POSITION_WORKERS", 100, 20),
   // The solver's budget in section 8, for the service and for the offline solve of the same instance.
   optimizationIterations: num("BENCH_OPTIMIZATION_ITERATIONS", 20_000, 20_000),
   only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map(Number) : null,

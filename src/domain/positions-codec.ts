@@ -1,6 +1,6 @@
 /**
- * Workers' trails in compact blocks (contract §28, migration 0038): a slice (one worker, one
- * hour) is one blob of its positions in time order, each stored as the difference from the one
+ * Workers' trails in compact blocks (contract §28, migration 0038): a slice (one worker, six
+ * hours) is one blob of its positions in time order, each stored as the difference from the one
  * before it, so a phone's position every 15 s costs ~10 bytes instead of a row of ~100.
  *
  * Values are kept as integers at the precision a phone's position has: time in milliseconds,
@@ -35,7 +35,12 @@ export type PositionValue = {
   heading_deg: number | null;
 };
 
-export const SLICE_MS = 3_600_000;
+/**
+ * Six hours: a slice of a phone sending every 15 s is ~14 KB, which SQLite keeps in overflow
+ * pages filled to the brim; an hour's ~2.4 KB would leave a third of every 4 KB page empty (one
+ * such row fits a page, two do not). Measured in bench/README.md (section 17).
+ */
+export const SLICE_MS = 6 * 3_600_000;
 export const sliceOf = (ms: number) => Math.floor(ms / SLICE_MS);
 
 const DEG = 1e6;

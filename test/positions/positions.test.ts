@@ -2,6 +2,7 @@ import { evictDurableObject, runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { onEveryDatabase } from "../../src/db/shards";
+import { sliceOf } from "../../src/domain/positions-codec";
 import { streamOf } from "../../src/services/live";
 import { sweepPositions } from "../../src/services/positions";
 import { cronLateness } from "../../src/services/positions/lateness";
@@ -293,7 +294,7 @@ describe("POST /positions/ (contract §28)", () => {
 });
 
 describe("retention (contract §28)", () => {
-  it("deletes trails older than the account's position_retention_days, by the hour, and keeps newer ones", async () => {
+  it("deletes trails older than the account's position_retention_days, by the slice, and keeps newer ones", async () => {
     const acc = await newAccount();
     const r = await call(`/accounts/${acc.account.id}/`, {
       method: "PATCH",
@@ -323,19 +324,19 @@ describe("retention (contract §28)", () => {
     });
     expect(old.body).toEqual({ stored: 1, dropped: 1 });
     await settle(acc);
-    const hour = Math.floor((now - 5 * 24 * HOUR) / HOUR);
+    const expired = sliceOf(now - 5 * 24 * HOUR);
     await stored
       .prepare(
         "INSERT INTO position_slices (account_id, user_id, slice, count, data) VALUES (unhex(?, '-'), unhex(?, '-'), ?, 1, x'00')",
       )
-      .bind(acc.account.id, worker.userId, hour)
+      .bind(acc.account.id, worker.userId, expired)
       .run();
     await sweepPositions(stored, now);
     const left = await stored
       .prepare("SELECT slice FROM position_slices WHERE account_id = unhex(?, '-')")
       .bind(acc.account.id)
       .all<{ slice: number }>();
-    expect(left.results.map((x) => x.slice)).toEqual([Math.floor((now - 24 * HOUR) / HOUR)]);
+    expect(left.results.map((x) => x.slice)).toEqual([sliceOf(now - 24 * HOUR)]);
   });
 });
 

@@ -3,8 +3,8 @@ import { memo } from "preact/compat";
 import { useEffect, useLayoutEffect, useRef } from "preact/hooks";
 import { TASK_STATES } from "../../src/domain/task-state-machine";
 import type { Task } from "../shared/api";
-import { firstLine, timeRange } from "../shared/format";
-import { lang, type MessageKey, t } from "../shared/i18n";
+import { firstLine, timeOfDay, timeRange } from "../shared/format";
+import { lang, type MessageKey, t, tn } from "../shared/i18n";
 import { LanguagePicker } from "./app";
 import { UNASSIGNED } from "./board";
 import { AssignDialog, OptimizeDialog, TaskDialog } from "./dialogs";
@@ -12,6 +12,8 @@ import { MapRegion } from "./map-region";
 import {
   board,
   date,
+  duty,
+  lateCount,
   loadDay,
   loading,
   moveTask,
@@ -116,6 +118,9 @@ export function Board() {
           <p role="status" class={`live ${streamStatus.value}`}>
             {streamStatus.value === "live" ? t("live") : t("reconnecting")}
           </p>
+          <p role="status" class={`late-count${lateCount.value ? " some" : ""}`}>
+            {tn("late.count", lateCount.value)}
+          </p>
           <LanguagePicker />
           <span class="who">{s.me.name}</span>
           <button type="button" onClick={signOut}>
@@ -134,6 +139,7 @@ export function Board() {
               lane={lane}
               list={list}
               title={lane === UNASSIGNED ? t("unassigned") : workerName(lane)}
+              onDuty={lane === UNASSIGNED ? null : (duty.value.get(lane) ?? false)}
               selectedId={list.some((x) => x.id === selected.value) ? selected.value : null}
               zone={s.zone}
               lang={lang.value}
@@ -172,20 +178,26 @@ function focusItem(id: string | undefined) {
  * tasks is a few hundred elements. Each item says its place in the whole list (aria-posinset,
  * aria-setsize), so a screen reader hears "3 of 40" whatever is rendered.
  */
-const ROW_PX = 64;
+const ROW_PX = 82;
 const OVERSCAN = 8;
 
 type LaneProps = {
   lane: string;
   list: Task[];
   title: string;
+  /** The worker's duty (contract §30); null for Unassigned. */
+  onDuty: boolean | null;
   selectedId: string | null;
   zone: string;
   lang: string;
 };
 
+/** The element id of a lane's region (a marker on the map focuses it). */
+export const laneRegionId = (lane: string) =>
+  `region-${lane === UNASSIGNED ? UNASSIGNED : lane.replace(/\W+/g, "-")}`;
+
 const Lane = memo(function Lane(props: LaneProps) {
-  const { lane, list, title, selectedId, zone } = props;
+  const { lane, list, title, selectedId, zone, onDuty } = props;
   const headingId = `lane-${lane === UNASSIGNED ? UNASSIGNED : lane.replace(/\W+/g, "-")}`;
   const over = useSignal(false);
   const near = useSignal(false);
@@ -272,9 +284,18 @@ const Lane = memo(function Lane(props: LaneProps) {
     }
   };
   return (
-    <section ref={section} class={`lane ${over.value ? "over" : ""}`} aria-labelledby={headingId}>
+    <section
+      ref={section}
+      id={laneRegionId(lane)}
+      tabIndex={-1}
+      class={`lane ${over.value ? "over" : ""}`}
+      aria-labelledby={headingId}
+    >
       <h2 id={headingId}>
-        {title} <span class="count">{t("tasks.count", { n: list.length })}</span>
+        {title} <span class="count">{tn("tasks.count", list.length)}</span>
+        {onDuty !== null && (
+          <span class={`duty ${onDuty ? "on" : "off"}`}>{onDuty ? t("duty.on") : t("duty.off")}</span>
+        )}
       </h2>
       <ul
         ref={ul}
@@ -349,9 +370,19 @@ const Item = memo(
         <span class="addr" aria-hidden="true">
           {firstLine(task)}
         </span>
-        <span id={`desc-${task.id}`}>
-          <span class="state">{stateLabel(task.state)}</span> <span class="window">{span}</span>{" "}
-          <span class="contact">{contact}</span>
+        <span id={`desc-${task.id}`} class="desc">
+          <span class="line">
+            <span class="state">{stateLabel(task.state)}</span> <span class="window">{span}</span>
+          </span>{" "}
+          <span class="line">
+            {task.eta && (
+              <span class="eta">
+                {t("eta")} {timeOfDay(task.eta, props.zone)}
+              </span>
+            )}{" "}
+            {task.is_late && <span class="late-badge">{t("late")}</span>}{" "}
+            <span class="contact">{contact}</span>
+          </span>
         </span>
       </li>
     );

@@ -132,7 +132,10 @@ export function applyEvent<T extends BoardTask>(
   const held = tasks.get(t.id);
   if (held && Date.parse(held.updated_at) > Date.parse(t.updated_at)) return null;
   const next = new Map(tasks);
-  next.set(t.id, t);
+  // Events carry the task as written, without the ETA that reads compute (contract §28): the
+  // one held is kept until the next read of the day's list brings a fresh one.
+  const eta = held as { eta?: unknown; is_late?: unknown } | undefined;
+  next.set(t.id, eta && !("eta" in t) ? { ...t, eta: eta.eta, is_late: eta.is_late } : t);
   return next;
 }
 

@@ -1,16 +1,28 @@
-import { computed, useSignal } from "@preact/signals";
+import { computed, signal, useSignal } from "@preact/signals";
 import { useEffect, useRef } from "preact/hooks";
 import type { Task } from "../shared/api";
 import { t } from "../shared/i18n";
 import { UNASSIGNED } from "./board";
-import { firstLine } from "./board-view";
-import { board, selected } from "./state";
+import { firstLine, laneRegionId } from "./board-view";
+import { board, duty, positions, selected, selectedWorker, workers } from "./state";
 
-const W = 600;
-const H = 600;
-const PAD = 20;
+/** The plain map's drawing size: its box's, so the map takes the room the page gives it. */
+const size = signal({ w: 600, h: 600 });
+const PAD = 24;
 
 type Pt = { task: Task; x: number; y: number };
+/** An on-duty worker with a position (contract §30): a named button on the map. */
+export type WorkerPin = { url: string; name: string; lon: number; lat: number; x: number; y: number };
+
+/** On-duty workers with a position, by name. */
+const onDutyFixes = computed(() => {
+  const out: Omit<WorkerPin, "x" | "y">[] = [];
+  for (const w of workers.value) {
+    const fix = positions.value.get(w.url);
+    if (fix && duty.value.get(w.url)) out.push({ url: w.url, name: w.name, lon: fix.lon, lat: fix.lat });
+  }
+  return out;
+});
 
 const coords = (task: Task): [number, number] | null => {
   const loc = task.address?.location as { coordinates?: [number, number] } | null | undefined;
@@ -24,15 +36,26 @@ const coords = (task: Task): [number, number] | null => {
  */
 const layout = computed(() => {
   const lanes = board.value;
+  const { w: W, h: H } = size.value;
   const all: [Task, [number, number]][] = [];
   for (const list of lanes.values())
     for (const task of list) {
       const c = coords(task);
       if (c) all.push([task, c]);
     }
-  if (!all.length) return { points: new Map<string, Pt>(), lines: [] as { lane: string; d: string }[] };
+  const pins = onDutyFixes.value;
+  const extent: [number, number][] = [
+    ...all.map(([, c]) => c),
+    ...pins.map((p) => [p.lon, p.lat] as [number, number]),
+  ];
+  if (!extent.length)
+    return {
+      points: new Map<string, Pt>(),
+      lines: [] as { lane: string; d: string }[],
+      pins: [] as WorkerPin[],
+    };
   let [minX, minY, maxX, maxY] = [180, 90, -180, -90];
-  for (const [, [x, y]] of all) {
+  for (const [x, y] of extent) {
     minX = Math.min(minX, x);
     maxX = Math.max(maxX, x);
     minY = Math.min(minY, y);
@@ -42,10 +65,13 @@ const layout = computed(() => {
   const spanX = Math.max((maxX - minX) * k, 1e-4);
   const spanY = Math.max(maxY - minY, 1e-4);
   const scale = Math.min((W - 2 * PAD) / spanX, (H - 2 * PAD) / spanY);
+  // Centred in the box: the spare room is shared on both sides.
+  const offX = (W - 2 * PAD - spanX * scale) / 2;
+  const offY = (H - 2 * PAD - spanY * scale) / 2;
+  const px = (x: number) => PAD + offX + (x - minX) * k * scale;
+  const py = (y: number) => H - PAD - offY - (y - minY) * scale;
   const points = new Map<string, Pt>();
-  for (const [task, [x, y]] of all) {
-    points.set(task.id, { task, x: PAD + (x - minX) * k * scale, y: H - PAD - (y - minY) * scale });
-  }
+  for (const [task, [x, y]] of all) points.set(task.id, { task, x: px(x), y: py(y) });
   const lines: { lane: string; d: string }[] = [];
   for (const [lane, list] of lanes) {
     if (lane === UNASSIGNED) continue;
@@ -53,8 +79,16 @@ const layout = computed(() => {
     if (pts.length > 1)
       lines.push({ lane, d: `M${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join("L")}` });
   }
-  return { points, lines };
+  return { points, lines, pins: pins.map((p) => ({ ...p, x: px(p.lon), y: py(p.lat) })) };
 });
+
+/** A worker's marker pressed: its region (the lane) is brought into view and focused (contract §30). */
+export function selectWorker(url: string) {
+  selectedWorker.value = url;
+  const region = document.getElementById(laneRegionId(url));
+  region?.scrollIntoView({ block: "nearest", inline: "nearest" });
+  region?.focus();
+}
 
 /** The operator's map style, named by the server in the page (src/apps/docs.ts), or null. */
 const mapStyle = () => document.querySelector<HTMLMetaElement>('meta[name="map-style"]')?.content || null;
@@ -80,7 +114,7 @@ function Basemap({ style }: { style: string }) {
     let gone = false;
     import("./maplibre-map").then(({ createBasemap }) => {
       if (gone || !ref.current) return;
-      map.current = createBasemap(ref.current, style, select);
+      map.current = createBasemap(ref.current, style, select, selectWorker);
       loaded.value = true;
     });
     return () => {
@@ -113,42 +147,69 @@ const basemapData = computed(() => {
     }
     if (lane !== UNASSIGNED && coordsOfLane.length > 1) lines.push({ lane, coords: coordsOfLane });
   }
-  return { points, lines, selected: selected.value };
+  return { points, lines, selected: selected.value, workers: onDutyFixes.value };
 });
 
-/** The map without a style: SVG, no request at all. */
+/** The map without a style: SVG, no request at all; workers as buttons over it. */
 function PlainMap() {
-  const { points, lines } = layout.value;
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    const ro = new ResizeObserver(() => {
+      const w = Math.round(el.clientWidth);
+      const h = Math.round(el.clientHeight);
+      if (w > 0 && h > 0 && (w !== size.value.w || h !== size.value.h)) size.value = { w, h };
+    });
+    ro.observe(el);
+    return () => ro.disconnect();
+  }, []);
+  const { points, lines, pins } = layout.value;
+  const { w: W, h: H } = size.value;
   const sel = selected.value;
   return (
     <section class="map" aria-label={t("map")}>
-      {/* biome-ignore lint/a11y/useKeyWithClickEvents: a pointer shortcut only; the keyboard selects the same tasks in the lists, and the map follows. */}
-      <svg
-        viewBox={`0 0 ${W} ${H}`}
-        role="img"
-        aria-label={t("map")}
-        onClick={(e) => {
-          const id = (e.target as Element).getAttribute("data-id");
-          if (id) select(id);
-        }}
-      >
-        <rect width={W} height={H} class="bg" />
-        {lines.map((l, i) => (
-          <path key={l.lane} d={l.d} class={`route r${i % 8}`} />
-        ))}
-        {[...points.values()].map((p) => (
-          <circle
-            key={p.task.id}
-            cx={p.x}
-            cy={p.y}
-            r={p.task.id === sel ? 9 : 5}
-            class={`marker s-${p.task.state}${p.task.id === sel ? " selected" : ""}`}
-            data-id={p.task.id}
+      <div class="plain" ref={box}>
+        {/* biome-ignore lint/a11y/useKeyWithClickEvents: a pointer shortcut only; the keyboard selects the same tasks in the lists, and the map follows. */}
+        <svg
+          viewBox={`0 0 ${W} ${H}`}
+          role="img"
+          aria-label={t("map")}
+          onClick={(e) => {
+            const id = (e.target as Element).getAttribute("data-id");
+            if (id) select(id);
+          }}
+        >
+          <rect width={W} height={H} class="bg" />
+          {lines.map((l, i) => (
+            <path key={l.lane} d={l.d} class={`route r${i % 8}`} />
+          ))}
+          {[...points.values()].map((p) => (
+            <circle
+              key={p.task.id}
+              cx={p.x}
+              cy={p.y}
+              r={p.task.id === sel ? 9 : 5}
+              class={`marker s-${p.task.state}${p.task.id === sel ? " selected" : ""}`}
+              data-id={p.task.id}
+            >
+              <title>{firstLine(p.task)}</title>
+            </circle>
+          ))}
+        </svg>
+        {pins.map((p) => (
+          <button
+            type="button"
+            key={p.url}
+            class={`worker-pin${selectedWorker.value === p.url ? " selected" : ""}`}
+            style={{ transform: `translate(${p.x.toFixed(1)}px, ${p.y.toFixed(1)}px) translate(-50%, -50%)` }}
+            data-worker={p.url}
+            onClick={() => selectWorker(p.url)}
           >
-            <title>{firstLine(p.task)}</title>
-          </circle>
+            {p.name}
+          </button>
         ))}
-      </svg>
+      </div>
     </section>
   );
 }

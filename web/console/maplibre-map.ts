@@ -15,6 +15,8 @@ export type MapData = {
   points: { id: string; name: string; state: string; lon: number; lat: number }[];
   lines: { lane: string; coords: [number, number][] }[];
   selected: string | null;
+  /** On-duty workers with a position (contract §30): named buttons, as HTML markers. */
+  workers: { url: string; name: string; lon: number; lat: number }[];
 };
 
 const STATE_COLOURS = [
@@ -39,7 +41,12 @@ const STATE_COLOURS = [
 
 let protocolAdded = false;
 
-export function createBasemap(container: HTMLElement, style: string, onSelect: (id: string) => void) {
+export function createBasemap(
+  container: HTMLElement,
+  style: string,
+  onSelect: (id: string) => void,
+  onWorker: (url: string) => void,
+) {
   if (!protocolAdded) {
     maplibregl.setWorkerUrl(workerUrl);
     maplibregl.addProtocol("pmtiles", new Protocol().tile);
@@ -68,7 +75,32 @@ export function createBasemap(container: HTMLElement, style: string, onSelect: (
     })),
   });
 
+  const pins = new Map<string, maplibregl.Marker>();
+  function applyWorkers(d: MapData) {
+    const seen = new Set<string>();
+    for (const w of d.workers) {
+      seen.add(w.url);
+      let m = pins.get(w.url);
+      if (!m) {
+        const el = document.createElement("button");
+        el.type = "button";
+        el.className = "worker-pin";
+        el.textContent = w.name;
+        el.dataset.worker = w.url;
+        el.addEventListener("click", () => onWorker(w.url));
+        m = new maplibregl.Marker({ element: el }).setLngLat([w.lon, w.lat]).addTo(map);
+        pins.set(w.url, m);
+      } else m.setLngLat([w.lon, w.lat]);
+    }
+    for (const [url, m] of pins)
+      if (!seen.has(url)) {
+        m.remove();
+        pins.delete(url);
+      }
+  }
+
   function apply(d: MapData) {
+    applyWorkers(d);
     (map.getSource("tasks") as maplibregl.GeoJSONSource).setData(points(d));
     (map.getSource("routes") as maplibregl.GeoJSONSource).setData(lines(d));
     if (!fitted && d.points.length) {

@@ -29,6 +29,19 @@ export const loading = signal(false);
 /** The board's last message (role `status`): a refused move, a created task. */
 export const notice = signal<{ text: string; error: boolean } | null>(null);
 export const selected = signal<string | null>(null);
+/** Workers' latest positions by user URL (contract §28): from `GET /users/`, then `worker.position`. */
+export type Fix = { lon: number; lat: number; time: string };
+export const positions = signal<Map<string, Fix>>(new Map());
+/** Workers' duty by user URL (contract §28): `GET /account_roles/`, then `worker.duty_changed`. */
+export const duty = signal<Map<string, boolean>>(new Map());
+/** The worker whose region a marker on the map selected (its lane is scrolled to and focused). */
+export const selectedWorker = signal<string | null>(null);
+/** The shown day's late tasks (contract §30: the status "N late"). */
+export const lateCount = computed(() => {
+  let n = 0;
+  for (const list of board.value.values()) for (const task of list) if (task.is_late) n++;
+  return n;
+});
 /** When the day's data arrived and when the board was first usable (the bench reads both). */
 export const timings = { dataAt: 0, renderedAt: 0 };
 (window as unknown as { __consoleTimings: typeof timings }).__consoleTimings = timings;
@@ -111,13 +124,41 @@ export async function start() {
   });
   stream?.close();
   stream = openStream(client, {
-    types: ["task.created", "task.updated", "task.state_changed", "task.deleted", "task_command.accepted"],
+    types: [
+      "task.created",
+      "task.updated",
+      "task.state_changed",
+      "task.deleted",
+      "task_command.accepted",
+      "task.late",
+      "worker.position",
+      "worker.duty_changed",
+    ],
     onStatus: (s) => {
       streamStatus.value = s;
     },
     onEvent: (e) => {
+      if (e.type === "worker.position") {
+        const [lon, lat] = e.data.location.coordinates;
+        const next = new Map(positions.value);
+        next.set(e.data.user, { lon, lat, time: e.data.time });
+        positions.value = next;
+        etasSoon();
+        return;
+      }
+      if (e.type === "worker.duty_changed") {
+        duty.value = new Map(duty.value).set(e.data.user, e.data.on_duty);
+        return;
+      }
+      if (e.type === "task.late") {
+        const id = idOf(e.data.task);
+        const held = tasks.value.get(id);
+        if (held) tasks.value = new Map(tasks.value).set(id, { ...held, eta: e.data.eta, is_late: true });
+        return;
+      }
       const next = applyEvent(tasks.value, e);
       if (next) tasks.value = next;
+      etasSoon();
     },
   });
   (window as unknown as { __consoleStream: unknown }).__consoleStream = stream;
@@ -135,18 +176,16 @@ export async function loadDay() {
   loading.value = true;
   const c = s.client;
   try {
-    const [ws, dayTasks, undated] = await Promise.all([
+    const [ws, roles, dayTasks, undated] = await Promise.all([
       listAll<User>(
         () => c.GET("/users/", { params: { query: { role: "worker", page_size: 500 } } }) as never,
         c,
       ),
-      listAll<Task>(
-        () =>
-          c.GET("/tasks/", {
-            params: { query: { day: date.value, page_size: 500, ordering: "position" } },
-          }) as never,
+      listAll<{ user: string; on_duty: boolean }>(
+        () => c.GET("/account_roles/", { params: { query: { role: "worker", page_size: 500 } } }) as never,
         c,
       ),
+      dayList(c),
       listAll<Task>(
         () =>
           c.GET("/tasks/", {
@@ -166,12 +205,63 @@ export async function loadDay() {
     batch(() => {
       workers.value = ws.filter((w) => w.is_active !== false).sort((a, b) => a.name.localeCompare(b.name));
       tasks.value = map;
+      duty.value = new Map(roles.map((r) => [r.user, r.on_duty]));
+      const fixes = new Map<string, Fix>();
+      for (const w of ws) {
+        const p = w.position;
+        if (p)
+          fixes.set(w.url, { lon: p.location.coordinates[0], lat: p.location.coordinates[1], time: p.time });
+      }
+      positions.value = fixes;
     });
   } catch (err) {
     notice.value = { text: String((err as Error).message), error: true };
   } finally {
     loading.value = false;
   }
+}
+
+/** The shown day's tasks, in route order: one list call (pages of 500), ETAs included. */
+const dayList = (c: DispatchClient) =>
+  listAll<Task>(
+    () =>
+      c.GET("/tasks/", {
+        params: { query: { day: date.value, page_size: 500, ordering: "position" } },
+      }) as never,
+    c,
+  );
+
+/**
+ * ETAs move with positions and with every change of a worker's list: the day's list is read
+ * again (its `eta` and `is_late`, contract §28) a few seconds after such news, at most every
+ * ETA_REFRESH_MS however much news comes, and every minute while nothing comes (time alone
+ * moves them). Only those two fields are taken: the stream keeps the rest current.
+ */
+const ETA_REFRESH_MS = 10_000;
+let etaTimer: ReturnType<typeof setTimeout> | undefined;
+let etaLast = 0;
+export function etasSoon(delay = 2000) {
+  if (etaTimer) return;
+  const wait = Math.max(delay, etaLast + ETA_REFRESH_MS - Date.now());
+  etaTimer = setTimeout(refreshEtas, wait);
+}
+
+async function refreshEtas() {
+  etaTimer = undefined;
+  etaLast = Date.now();
+  const s = session.value;
+  if (!s || !date.value) return;
+  try {
+    const list = await dayList(s.client);
+    const next = new Map(tasks.value);
+    for (const fresh of list) {
+      const held = next.get(fresh.id);
+      if (held && (held.eta !== fresh.eta || held.is_late !== fresh.is_late))
+        next.set(fresh.id, { ...held, eta: fresh.eta, is_late: fresh.is_late });
+    }
+    tasks.value = next;
+  } catch {}
+  if (!etaTimer) etaTimer = setTimeout(refreshEtas, 60_000);
 }
 
 const newId = () => `console-${crypto.randomUUID()}`;

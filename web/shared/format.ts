@@ -16,6 +16,13 @@ export function timeRange(from: string | null, to: string | null, zone: string):
   return `${f}–${tt}`;
 }
 
+/** A time of day in the account's time zone (an ETA), in the user's language. */
+export function timeOfDay(at: string, zone: string): string {
+  return new Intl.DateTimeFormat(tag(), { timeZone: zone, hour: "2-digit", minute: "2-digit" }).format(
+    new Date(at),
+  );
+}
+
 /** Today's date (`YYYY-MM-DD`) in `zone`. */
 export function todayIn(zone: string, now = new Date()): string {
   // en-CA formats a date as YYYY-MM-DD.

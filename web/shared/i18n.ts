@@ -1,6 +1,8 @@
 import { computed, signal } from "@preact/signals";
 import { en, type MessageKey } from "./locales/en";
 import { others } from "./locales/others";
+import { PLURALS, type PluralKey } from "./locales/plurals";
+import { plural } from "./plural";
 
 /** The tracking page's twelve languages (contract §17), the apps' too (contract Part four). */
 export const LANGUAGES = ["de", "en", "es", "et", "fi", "fr", "it", "lt", "lv", "pl", "ru", "sv"] as const;
@@ -46,3 +48,8 @@ export function t(key: MessageKey, params: Record<string, string | number> = {})
 }
 
 export type { MessageKey };
+
+/** A count in words, in the language's plural form (web/shared/plural.ts). */
+export function tn(key: PluralKey, n: number): string {
+  return plural(lang.value, PLURALS[lang.value]?.[key] ?? PLURALS.en[key], n);
+}

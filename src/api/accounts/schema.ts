@@ -48,7 +48,7 @@ const settings = {
   }),
   position_retention_days: z.number().int().min(1).max(90).openapi({
     description:
-      "Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, by the hour: personal data, deleted and never archived.",
+      "Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, six hours at a time: personal data, deleted and never archived.",
   }),
 };
 

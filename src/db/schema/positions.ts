@@ -1,11 +1,11 @@
 import { blob, index, integer, primaryKey, real, sqliteTable } from "drizzle-orm/sqlite-core";
 
 /**
- * Workers' trails (contract §28): one row per worker and hour ("slice"), its positions in time
+ * Workers' trails (contract §28): one row per worker and six hours ("slice"), its positions in time
  * order as one delta-encoded blob (src/domain/positions-codec.ts), written by the account's
  * stream object (durable-objects/account-stream/positions.ts), its only writer. A row per
  * position would make positions the largest table within a day (1,000 workers every 15 s is
- * 5.8 million a day); a row per hour costs its key and indexes once for ~240 positions.
+ * 5.8 million a day); a row per slice costs its key and indexes once for ~1,440 positions.
  * Deleted by slice when older than the account's `position_retention_days`: personal data,
  * never archived.
  */
@@ -14,7 +14,7 @@ export const positionSlices = sqliteTable(
   {
     accountId: blob("account_id").notNull(),
     userId: blob("user_id").notNull(),
-    /** Hours since the epoch (UTC) of the slice's positions. */
+    /** Six-hour periods since the epoch (UTC): the slice of its positions (domain/positions-codec.ts). */
     slice: integer("slice").notNull(),
     /** Positions in `data`. */
     count: integer("count").notNull(),

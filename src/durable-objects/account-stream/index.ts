@@ -120,6 +120,8 @@ export class AccountStreamDO extends DurableObject<Env> {
   readonly positions: PositionStore;
   /** When each user's last `worker.position` message went out (memory: a restart may send one early). */
   private positionSent = new Map<string, number>();
+  /** A position that came too soon after the last message: sent when its 5 s are up. */
+  private positionHeld = new Map<string, { fix: Fix; baseUrl: string }>();
   /** Users whose tasks' lateness is to be checked at the next alarm, and the base URL of its events. */
   private lateDue = new Set<string>();
   private baseUrl = "";
@@ -245,10 +247,24 @@ export class AccountStreamDO extends DurableObject<Env> {
     sql.exec("DELETE FROM late_told WHERE window < ?", now - LATE_NOTE_KEEP_MS);
   }
 
+  private sendHeld(userId: string) {
+    const held = this.positionHeld.get(userId);
+    this.positionHeld.delete(userId);
+    if (held) this.sendPosition(userId, held.fix, held.baseUrl);
+  }
+
   /** `worker.position` (live only) to the streams allowed to see it: dispatchers, and the user itself. */
   private sendPosition(userId: string, fix: Fix, baseUrl: string) {
     const now = Date.now();
-    if (now - (this.positionSent.get(userId) ?? 0) < POSITION_MESSAGE_MS) return;
+    const wait = (this.positionSent.get(userId) ?? 0) + POSITION_MESSAGE_MS - now;
+    if (wait > 0) {
+      // Too soon after the last: the newest goes when the 5 s are up (the marker never stays
+      // behind a position the server has), later ones replacing it meanwhile.
+      const held = this.positionHeld.get(userId);
+      this.positionHeld.set(userId, { fix, baseUrl });
+      if (!held) setTimeout(() => this.sendHeld(userId), wait);
+      return;
+    }
     this.positionSent.set(userId, now);
     const message = JSON.stringify({
       id: uuidv7(now),

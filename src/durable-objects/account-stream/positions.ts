@@ -20,7 +20,7 @@ import { fromHex, toHex } from "../../lib/crypto";
  *   from D1, so a position costs D1 nothing when it arrives.
  * - New positions wait in `pos_pending` (the object's storage, durable before the 202) and are
  *   **flushed** to D1 by the object's alarm about a second later, in one statement for every
- *   worker that sent some (a burst from many workers is one flush): each worker's hour
+ *   worker that sent some (a burst from many workers is one flush): each worker's slice
  *   (`position_slices`) gets the new records appended to its blob (domain/positions-codec.ts).
  *   The append is guarded by the slice's count as this object last wrote it, so a flush that
  *   reached D1 and was not recorded here (the object restarted between the two) is not

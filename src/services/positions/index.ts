@@ -17,7 +17,7 @@ import { streamOf } from "../live";
 
 /**
  * Workers' positions (contract §28). A batch goes to the account's stream object, which keeps
- * each worker's latest position and writes trails to D1 in compact hourly blocks
+ * each worker's latest position and writes trails to D1 in compact six-hour blocks
  * (durable-objects/account-stream/positions.ts, domain/positions-codec.ts); this module checks
  * what comes in and reads trails back.
  */
@@ -104,8 +104,8 @@ export async function positionsFor(env: Env, p: Principal, userIds: string[]): P
 export type TrailQuery = { user?: string; from?: string; to?: string; cursor?: string; page_size?: number };
 export type TrailItem = { userId: string } & ReturnType<typeof dequantize>;
 
-/** Slices read per D1 statement while filling a page (a day of hours). */
-const SLICES_PER_READ = 24;
+/** Slices read per D1 statement while filling a page (a day). */
+const SLICES_PER_READ = 4;
 
 /**
  * `GET /positions/?user=&from=&to=`: a user's trail in time order, a page at a time (contract
