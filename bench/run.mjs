@@ -77,6 +77,7 @@ const settings = {
   liveIdleSeconds: num("BENCH_LIVE_IDLE_SECONDS", 20, 12),
   storageTasks: num("BENCH_STORAGE_TASKS", 200, 50),
   positionWorkers: num("BENCH_POSITION_WORKERS", 100, 20),
+  consoleWorkers: num("BENCH_CONSOLE_WORKERS", 500, 100),
   // The solver's budget in section 8, for the service and for the offline solve of the same instance.
   optimizationIterations: num("BENCH_OPTIMIZATION_ITERATIONS", 20_000, 20_000),
   only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(",").map(Number) : null,
@@ -128,7 +129,20 @@ async function main() {
   if (taskIds.length !== 100) throw new Error(`GET /tasks/: ${page.status} ${page.text.slice(0, 300)}`);
 
   const { run, turns } = loadGenerator(settings);
-  const ctx = { api, svc, floor, run, turns, report, small, taskIds, settings, workers, svcVars, state };
+  const ctx = {
+    api,
+    svc,
+    floor,
+    run,
+    turns,
+    report,
+    small,
+    taskIds,
+    settings,
+    workers,
+    svcVars,
+    state,
+  };
   for (const s of chosen) {
     try {
       await s.run(ctx);

@@ -1,13 +1,14 @@
 // Section 17: workers' positions (contract §28), the first data that grows with time rather
 // than work. On an account of its own with `positionWorkers` workers on duty (100; quick 20):
-// - bytes: each worker's last two hours sent as a phone sends them (a position every 15 s, in
-//   batches of ten minutes, in time order); SQLite's dbstat on the service's local D1 files
+// - bytes: each worker's last twelve hours sent as a phone back online sends them (a position
+//   every 15 s, in batches of two hours, in time order); SQLite's dbstat on the service's local D1 files
 //   before and after, over the trail's table and its indexes (free space in their pages
 //   included), per position stored. The latest positions' table (one row per worker, not per
 //   position) is a diagnostic of its own;
-// - statements: one position from each worker within a second, then the D1 statements the
-//   positions cost until all is written (the account's stream object counts them: trails, the
-//   latest positions' copy, the lateness check; GET /events/stream_stats/ with
+// - statements: one position from each worker within a second (each worker with two stops
+//   today), then the D1 statements the positions cost until all is written (the account's
+//   stream object counts them: trails, the latest positions' copy, the lateness check and its
+//   ETAs, `task.late` events; GET /events/stream_stats/ with
 //   EXPOSE_D1_ROUND_TRIPS). Each POST's own check of its token (one round trip, as for any
 //   request) is a diagnostic beside it;
 // - the stream: every worker sending every 5 s for a while, and a dispatch screen's stream
@@ -43,8 +44,11 @@ export const positionsSection = {
     "positions.request.round_trips",
     "positions.stream_delay_ms.p50",
     "positions.stream_delay_ms.p99",
+    "console.position.delay_ms.p99",
+    "console.position.delay_ms.p50",
+    "console.position.workers",
   ],
-  async run({ api, report, state, settings }) {
+  async run({ api, svc, report, state, settings }) {
     // The statements figure is for 100 workers; the bytes use `positionWorkers` of them (100; quick 20).
     const workers = 100;
     const trailWorkers = Math.min(workers, settings.positionWorkers);
@@ -77,6 +81,27 @@ export const positionsSection = {
       });
       if (p.status !== 200) throw new Error(`PATCH role: ${p.status} ${p.text.slice(0, 300)}`);
     }
+    // A route for each worker (two stops today, windows open all day): the lateness check after
+    // positions then has ETAs to compute, as it has on a working day.
+    const day = new Date().toISOString().slice(0, 10);
+    const stops = users.flatMap((u, w) =>
+      [0, 1].map((k) => ({
+        category: "drop_off",
+        address: {
+          raw_address: `Stop ${w}-${k}, Helsinki`,
+          location: { type: "Point", coordinates: [24.9 + w * 0.002, 60.16 + k * 0.01] },
+        },
+        complete_after: `${day}T00:00:00Z`,
+        complete_before: `${day}T23:59:00Z`,
+        assignee: u.url,
+        position: k + 1,
+      })),
+    );
+    const order = await api("/orders/", {
+      token: admin,
+      body: { account: acc.account.url, tasks_data: stops },
+    });
+    if (order.status !== 201) throw new Error(`POST /orders/: ${order.status} ${order.text.slice(0, 300)}`);
     const stats = async () => {
       const s = await api("/events/stream_stats/", { token: admin });
       if (s.status !== 200 || !s.body.positions)
@@ -96,18 +121,20 @@ export const positionsSection = {
       return last;
     };
 
-    // Bytes: two hours of trail per worker, in ten-minute batches, in time order.
+    // Bytes: twelve hours of trail per worker (two whole slices: a partial slice and an index's
+    // first page would weigh on a short trail more than on a day's), in batches of two hours,
+    // in time order.
     const persist = join(state, "svc");
     const pick = (o, names) => names.reduce((a, n) => a + (o[n] ?? 0), 0);
     const before = dbstat(d1Files(persist));
-    const steps = 480;
+    const steps = 2880;
     const t0 = Date.now() - steps * 15_000 - 60_000;
     let stored = 0;
     let dropped = 0;
-    for (let b = 0; b < steps; b += 40) {
+    for (let b = 0; b < steps; b += 480) {
       await Promise.all(
         users.slice(0, trailWorkers).map(async (u, w) => {
-          const body = Array.from({ length: 40 }, (_, k) => position(w, b + k, t0));
+          const body = Array.from({ length: 480 }, (_, k) => position(w, b + k, t0));
           const r = await api("/positions/", { token: u.token, body });
           if (r.status !== 202) throw new Error(`POST /positions/: ${r.status} ${r.text.slice(0, 300)}`);
           stored += r.body.stored;
@@ -201,5 +228,124 @@ export const positionsSection = {
       label: "POST /positions/ 202 → worker.position on a stream, p99",
       unit: "ms",
     });
+
+    await consoleMarkers({ api, admin, acc, users, report, settings, svcUrl: svc.url });
   },
 };
+
+/**
+ * console.position.delay_ms: the console open on the account's day in Chromium, `consoleWorkers`
+ * workers on duty (500; quick 100) each sending a position every 5 s or so, and a
+ * MutationObserver in the page noting when each worker's marker moves: the delay from each
+ * POST's 202 to its marker's move (a move seen before the answer arrived counts as 0 ms, one
+ * never seen as 5,000 ms).
+ */
+async function consoleMarkers({ api, admin, acc, users, report, settings, svcUrl }) {
+  const { chromium } = await import("playwright-core");
+  const want = settings.consoleWorkers;
+  const password = "bench-password-123";
+  for (let w = users.length; w < want; w += 20) {
+    const made = await Promise.all(
+      Array.from({ length: Math.min(20, want - w) }, async (_, k) => {
+        const u = await api("/users/", {
+          token: admin,
+          body: {
+            email: `pos-${w + k}-${acc.user.email}`,
+            name: `Driver ${w + k}`,
+            password,
+            role: "worker",
+          },
+        });
+        if (u.status !== 201) throw new Error(`POST /users/: ${u.status} ${u.text.slice(0, 200)}`);
+        const h = await api(`/users/${u.body.id}/hijack/`, { method: "POST", token: admin });
+        return { id: u.body.id, url: u.body.url, token: h.body.token };
+      }),
+    );
+    users.push(...made);
+  }
+  const roles = [];
+  let next = "/account_roles/?page_size=500&role=worker";
+  while (next) {
+    const r = await api(next, { token: admin });
+    roles.push(...r.body.results);
+    next = r.body.next ? new URL(r.body.next).pathname + new URL(r.body.next).search : null;
+  }
+  await Promise.all(
+    roles
+      .filter((r) => !r.on_duty)
+      .map((r) => api(`/account_roles/${r.id}/`, { method: "PATCH", token: admin, body: { on_duty: true } })),
+  );
+  const round = async (k, onAnswer) =>
+    Promise.all(
+      users.map(async (u, w) => {
+        await sleep((w / users.length) * 5000);
+        const body = position(w, 600 + k, 0);
+        body.time = new Date().toISOString();
+        const sent = Date.now();
+        const r = await api("/positions/", { token: u.token, body });
+        if (r.status === 202 && r.body.stored) onAnswer?.({ url: u.url, sent, answered: Date.now() });
+      }),
+    );
+  // Every worker has a position (a marker) before the page opens.
+  await round(0);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
+  });
+  try {
+    const page = await (
+      await browser.newContext({ viewport: { width: 1600, height: 1000 }, locale: "en-GB" })
+    ).newPage();
+    await page.goto(`${svcUrl}/console/?lang=en`);
+    await page.getByRole("textbox", { name: "Email" }).fill(acc.user.email);
+    await page.getByRole("textbox", { name: "Password" }).fill(password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("status").filter({ hasText: "Live" }).waitFor({ timeout: 30_000 });
+    await page.waitForFunction((n) => document.querySelectorAll(".worker-pin").length >= n, users.length, {
+      timeout: 30_000,
+    });
+    await page.evaluate(() => {
+      const moves = [];
+      window.__pinMoves = moves;
+      new MutationObserver((records) => {
+        const at = Date.now();
+        for (const r of records) moves.push([r.target.dataset.worker, at]);
+      }).observe(document.querySelector(".map"), {
+        subtree: true,
+        attributes: true,
+        attributeFilter: ["style"],
+      });
+    });
+    await sleep(5500);
+    const answers = [];
+    const rounds = settings.quick ? 3 : 6;
+    for (let k = 1; k <= rounds; k++) {
+      const started = Date.now();
+      await round(k, (a) => answers.push(a));
+      await sleep(Math.max(0, 5500 - (Date.now() - started)));
+    }
+    await sleep(3000);
+    const moves = await page.evaluate(() => window.__pinMoves);
+    const byWorker = new Map();
+    for (const [url, at] of moves) byWorker.get(url)?.push(at) ?? byWorker.set(url, [at]);
+    const delays = answers.map((a) => {
+      const at = (byWorker.get(a.url) ?? []).find((t) => t >= a.sent);
+      return at === undefined ? 5000 : Math.max(0, at - a.answered);
+    });
+    log(
+      `console markers: ${answers.length} positions of ${users.length} workers, p99 ${percentile(delays, 99)} ms`,
+    );
+    report.figure("console.position.delay_ms.p99", percentile(delays, 99), {
+      label: `console: a position's 202 to its marker's move on the map, p99 (${users.length} workers every ~5 s)`,
+      unit: "ms",
+      target: "<= 1000",
+    });
+    report.diagnostic("console.position.delay_ms.p50", percentile(delays, 50), {
+      label: "console: a position's 202 to its marker's move, p50",
+      unit: "ms",
+    });
+    report.diagnostic("console.position.workers", users.length, { label: "on-duty workers sending" });
+  } finally {
+    await browser.close();
+  }
+}

@@ -285,6 +285,73 @@ async function main() {
     await aino.getByRole("listitem", { name: name(t5) }).waitFor();
     log("refused: rolled back with the API's message");
 
+    // The running day (contract §30): duty in each worker's region, on-duty workers as named
+    // buttons on the map moved by their positions, ETA and "Late" on items, a status "N late".
+    const roles = ok(await api("/account_roles/?page_size=500", { token: s.admin })).results;
+    const ainoRole = roles.find((r) => r.user === s.aino.url);
+    await bertil.getByText("Off duty").waitFor();
+    ok(
+      await api(`/account_roles/${ainoRole.id}/`, {
+        method: "PATCH",
+        token: s.aino.token,
+        body: { on_duty: true },
+      }),
+    );
+    await aino.getByText("On duty").waitFor({ timeout: 2_000 });
+    const fix = (lon, lat, ms = Date.now()) => ({
+      location: { type: "Point", coordinates: [lon, lat] },
+      time: new Date(ms).toISOString(),
+      accuracy_m: 6,
+    });
+    ok(await api("/positions/", { token: s.aino.token, body: fix(24.93, 60.172) }), 202);
+    const map = page.getByRole("region", { name: "Map" });
+    const pin = map.getByRole("button", { name: "Aino" });
+    await pin.waitFor({ timeout: 2_000 });
+    const placeOf = () => pin.evaluate((el) => el.style.transform);
+    const before = await placeOf();
+    // Five seconds on (the stream sends a worker's position at most every 5 s): the next one.
+    await page.waitForTimeout(5_200);
+    const posted = Date.now();
+    ok(await api("/positions/", { token: s.aino.token, body: fix(25.02, 60.205) }), 202);
+    await page.waitForFunction((b) => document.querySelector(".worker-pin")?.style.transform !== b, before, {
+      timeout: 2_000,
+    });
+    const moved = Date.now() - posted;
+    assert.ok(moved < 1000, `the marker moved ${moved} ms after the position's 202`);
+    await pin.click();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.id),
+      "region-" + s.aino.url.replace(/\W+/g, "-"),
+    );
+    // ETAs on Aino's open items (the list read again after the position).
+    await aino
+      .getByRole("listitem")
+      .filter({ hasText: /ETA \d\d:\d\d/ })
+      .first()
+      .waitFor({ timeout: 15_000 });
+    // Far away: every open stop of Aino's is late.
+    await page.waitForTimeout(5_200);
+    ok(await api("/positions/", { token: s.aino.token, body: fix(24.9, 55.0) }), 202);
+    await aino
+      .getByRole("listitem", { name: name(t6) })
+      .filter({ hasText: "Late" })
+      .waitFor({ timeout: 15_000 });
+    const lateShown = await page.locator(".late-badge").count();
+    await page
+      .getByRole("status")
+      .filter({ hasText: new RegExp(`^${lateShown} late$`) })
+      .waitFor({ timeout: 15_000 });
+    await axe(page, "board with positions");
+    await page.screenshot({ path: `${OUT}/console-running-day-en-1400.png` });
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.screenshot({ path: `${OUT}/console-running-day-en-1280.png` });
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await page.screenshot({ path: `${OUT}/console-running-day-en-1920.png` });
+    await page.setViewportSize(viewport);
+    log(
+      `running day: duty shown, the marker moved ${moved} ms after its position, ETA and ${lateShown} late`,
+    );
+
     // New task: the API's field errors at their fields, then a created task on the board.
     await page.getByRole("button", { name: "New task" }).click();
     const nt = page.getByRole("dialog", { name: "New task" });
@@ -350,8 +417,13 @@ async function main() {
     await pageFi.locator("button[type=submit]").click();
     await pageFi.locator(".live.live").waitFor({ timeout: 10_000 });
     await pageFi.locator("li.task").first().waitFor();
+    await pageFi.locator(".worker-pin").first().waitFor();
     await axe(pageFi, "board (fi)");
     await pageFi.screenshot({ path: `${OUT}/console-board-fi.png` });
+    await pageFi.setViewportSize({ width: 1920, height: 1080 });
+    await pageFi.screenshot({ path: `${OUT}/console-running-day-fi-1920.png` });
+    await pageFi.setViewportSize({ width: 1280, height: 800 });
+    await pageFi.screenshot({ path: `${OUT}/console-running-day-fi-1280.png` });
 
     // Sign out revokes the token; a worker is told the console is not theirs.
     await page.getByRole("button", { name: "Sign out" }).click();
