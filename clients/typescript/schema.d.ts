@@ -330,7 +330,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Roles in the caller's account (admins, managers; a worker: its own) */
+        /** Roles in the caller's account (admins, managers) */
         get: operations["listAccountRoles"];
         put?: never;
         /**
@@ -351,7 +351,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a role (admins, managers; a worker: its own) */
+        /** Read a role (admins, managers) */
         get: operations["retrieveAccountRole"];
         put?: never;
         post?: never;
@@ -361,7 +361,7 @@ export interface paths {
         head?: never;
         /**
          * Change a role (admins; `on_duty` also managers and the role's own user)
-         * @description Admins change any field. `on_duty` (contract §28) may also be set by the account's managers and by the role's own user; any other field from them is 403 and nothing changes. A change of `on_duty` makes the event `worker.duty_changed`.
+         * @description Admins change any field. `on_duty` (contract §28) may also be set by the account's managers and by the role's own user (who finds its role's URL as `account_role` in `GET /users/me/`); any other field from them is 403 and nothing changes. A change of `on_duty` makes the event `worker.duty_changed`.
          */
         patch: operations["partialUpdateAccountRole"];
         trace?: never;
@@ -908,6 +908,30 @@ export interface paths {
         get: operations["retrieveTaskCommand"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/positions/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's trail, in time order
+         * @description Admins, managers and integration users read any user's of the account; a worker only its own (another user: 403). Kept `position_retention_days` (account setting, default 7), then deleted.
+         */
+        get: operations["listPositions"];
+        put?: never;
+        /**
+         * Send the caller's positions (any role, while on duty)
+         * @description The caller's own positions (contract §28). Stored only while the caller's role is `on_duty` (else 409 `off_duty`, nothing stored). Batches may arrive late and out of order; each position lands in time order in the trail. A position closer in time than `POSITION_MIN_INTERVAL_SECONDS` (5) to a stored one is dropped and counted, so a batch sent again changes nothing. Kept to 1e-6 degree (about 0.1 m) and the millisecond.
+         */
+        post: operations["createPositions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2226,30 +2250,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/positions/": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * A user's trail, in time order
-         * @description Admins, managers and integration users read any user's of the account; a worker only its own (another user: 403). Kept `position_retention_days` (account setting, default 7), then deleted.
-         */
-        get: operations["listPositions"];
-        put?: never;
-        /**
-         * Send the caller's positions (any role, while on duty)
-         * @description The caller's own positions (contract §28). Stored only while the caller's role is `on_duty` (else 409 `off_duty`, nothing stored). Batches may arrive late and out of order; each position lands in time order in the trail. A position closer in time than `POSITION_MIN_INTERVAL_SECONDS` (5) to a stored one is dropped and counted, so a batch sent again changes nothing. Kept to 1e-6 degree (about 0.1 m) and the millisecond.
-         */
-        post: operations["createPositions"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
 }
 export interface webhooks {
     "task.created": {
@@ -3031,7 +3031,7 @@ export interface components {
             tracker_task_popup_template: string;
             /** @description Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept. */
             data_retention_days: number | null;
-            /** @description Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, by the hour: personal data, deleted and never archived. */
+            /** @description Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, six hours at a time: personal data, deleted and never archived. */
             position_retention_days: number;
             /** Format: date-time */
             created_at: string;
@@ -3084,7 +3084,7 @@ export interface components {
             tracker_task_popup_template?: string;
             /** @description Days a finished task (completed, failed, cancelled: counted from its last change) stays before the cron archives it to R2 (`GET /archives/`) and removes it, with its commands, documents and signatures (their files too), form responses and notification records; an order goes with its last task. Null (the default): kept. */
             data_retention_days?: number | null;
-            /** @description Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, by the hour: personal data, deleted and never archived. */
+            /** @description Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, six hours at a time: personal data, deleted and never archived. */
             position_retention_days?: number;
         };
         User: {
@@ -3115,6 +3115,13 @@ export interface components {
             created_at?: string;
             /** Format: date-time */
             updated_at?: string;
+            /**
+             * Format: uri
+             * @description Only in `GET /users/me/`: the caller's own account role, where it sets its `on_duty` (contract §28).
+             */
+            account_role?: string;
+            /** @description Only in `GET /users/me/`: whether the caller is on duty (contract §28). */
+            on_duty?: boolean;
             /** @description In GET answers (contract §28): the latest stored position, shown to the account's admins, managers and integration users and to the user itself; null for every other viewer, and when there is none. */
             position?: {
                 location: components["schemas"]["Point"];
@@ -9381,6 +9388,150 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    listPositions: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next` or `previous`. */
+                cursor?: string;
+                /** @description Items per page (default 50, max 500). */
+                page_size?: number;
+                /** @description User URL or id (default: the caller). A worker may only name itself. */
+                user?: string;
+                /** @description Positions at or after this time. */
+                from?: string;
+                /** @description Positions at or before this time. */
+                to?: string;
+            };
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of positions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uri */
+                        next: string | null;
+                        /** Format: uri */
+                        previous: string | null;
+                        results: components["schemas"]["Position"][];
+                    };
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createPositions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PositionCreate"] | components["schemas"]["PositionCreate"][];
+            };
+        };
+        responses: {
+            /** @description Accepted: how many were stored and dropped. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PositionsAccepted"];
+                };
+            };
+            /** @description Validation error. */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["ValidationError"][];
+                };
+            };
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            /** @description `off_duty`: the caller is off duty; nothing was stored. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["RequestTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
         };
@@ -15694,150 +15845,6 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
-            429: components["responses"]["Throttled"];
-            500: components["responses"]["ServerError"];
-        };
-    };
-    listPositions: {
-        parameters: {
-            query?: {
-                /** @description Opaque cursor from `next` or `previous`. */
-                cursor?: string;
-                /** @description Items per page (default 50, max 500). */
-                page_size?: number;
-                /** @description User URL or id (default: the caller). A worker may only name itself. */
-                user?: string;
-                /** @description Positions at or after this time. */
-                from?: string;
-                /** @description Positions at or before this time. */
-                to?: string;
-            };
-            header?: {
-                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
-                Accept?: components["parameters"]["Accept"];
-                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
-                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
-                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
-                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of positions. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-API-Version": components["headers"]["X-API-Version"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** Format: uri */
-                        next: string | null;
-                        /** Format: uri */
-                        previous: string | null;
-                        results: components["schemas"]["Position"][];
-                    };
-                };
-            };
-            400: components["responses"]["ValidationFailed"];
-            401: components["responses"]["NotAuthenticated"];
-            403: components["responses"]["PermissionDenied"];
-            404: components["responses"]["NotFound"];
-            405: components["responses"]["MethodNotAllowed"];
-            429: components["responses"]["Throttled"];
-            500: components["responses"]["ServerError"];
-        };
-    };
-    createPositions: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
-                Accept?: components["parameters"]["Accept"];
-                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
-                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
-                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
-                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
-                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
-                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["PositionCreate"] | components["schemas"]["PositionCreate"][];
-            };
-        };
-        responses: {
-            /** @description Accepted: how many were stored and dropped. */
-            202: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-API-Version": components["headers"]["X-API-Version"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PositionsAccepted"];
-                };
-            };
-            /** @description Validation error. */
-            400: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-API-Version": components["headers"]["X-API-Version"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ValidationError"] | components["schemas"]["ValidationError"][];
-                };
-            };
-            401: components["responses"]["NotAuthenticated"];
-            403: components["responses"]["PermissionDenied"];
-            404: components["responses"]["NotFound"];
-            405: components["responses"]["MethodNotAllowed"];
-            /** @description `off_duty`: the caller is off duty; nothing was stored. */
-            409: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "X-API-Version": components["headers"]["X-API-Version"];
-                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            413: components["responses"]["RequestTooLarge"];
-            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
         };

@@ -57,6 +57,9 @@ export const ACCOUNT_DATA_TABLES: readonly AccountDataTable[] = [
   own("data_exports"),
   own("route_optimizations"),
   own("archives"),
+  // Workers' positions (contract §28): personal data, moved with the account like the rest.
+  own("position_slices", ["account_id", "user_id", "slice"]),
+  own("worker_positions", ["account_id", "user_id"]),
 ];
 
 /**

@@ -62,6 +62,9 @@ export const UUID_COLUMNS: Readonly<Record<string, ReadonlySet<string>>> = {
   events: EVENT_UUIDS,
   webhook_deliveries: DELIVERY_UUIDS,
   task_commands: COMMAND_UUIDS,
+  // Workers' trails and latest positions (migration 0038), bytes from the start.
+  position_slices: new Set(["account_id", "user_id"]),
+  worker_positions: new Set(["account_id", "user_id"]),
 };
 
 /** SQL: a bound value compared with `table.column`: bytes when the column holds them. */
@@ -101,6 +104,8 @@ export const TASK_COMMAND_COLUMNS = [
 
 /** The columns of the tables with bytes, in their stored order (migration 0036). */
 const TABLE_COLUMNS: Readonly<Record<string, readonly string[]>> = {
+  position_slices: ["account_id", "user_id", "slice", "count", "data"],
+  worker_positions: ["account_id", "user_id", "lon", "lat", "time", "accuracy_m"],
   events: ["id", "account_id", "type", "payload", "base_id", "created_at", "dispatched_at"],
   webhook_deliveries: [
     "webhook_id",

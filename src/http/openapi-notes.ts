@@ -200,6 +200,15 @@ export const TAGS: { name: string; description: string }[] = [
       "caller may not send is `rejected`, never an error. `external_id` makes a command idempotent.",
   },
   {
+    name: "Positions",
+    description:
+      "Where the workers are (contract §28): a worker on duty (`on_duty` on its account role, set by itself, " +
+      "a manager or an admin) sends its positions, one or a batch of up to 500 in any order (a phone back " +
+      "online); positions too close in time to a stored one are dropped and counted. Dispatchers read a " +
+      "user's trail and its latest `position` on the user; tasks' `eta` and `is_late` follow from it, and " +
+      "`task.late` is made once per task and window. Kept `position_retention_days`, then deleted.",
+  },
+  {
     name: "Events",
     description:
       "Every change that webhooks deliver, readable by polling: oldest first, catch up with " +

@@ -21,13 +21,11 @@ const HOUR = 3_600_000;
 const at = (ms: number) => new Date(ms).toISOString();
 const point = (lon: number, lat: number) => ({ type: "Point", coordinates: [lon, lat] });
 
-async function roleOf(acc: TestAccount, user: Actor) {
-  const r = await call("/account_roles/", { token: user.token });
-  expectStatus(r, 200);
-  const mine = r.body.results.find((x: any) => x.user === user.user);
-  if (mine) return mine;
-  const all = await call("/account_roles/?page_size=500", { token: acc.admin.token });
-  return all.body.results.find((x: any) => x.user === user.user);
+/** The caller's own role (its URL is in `GET /users/me/`, contract §28). */
+async function roleOf(_acc: TestAccount, user: Actor) {
+  const me = await call("/users/me/", { token: user.token });
+  expectStatus(me, 200);
+  return { id: me.body.account_role.split("/").filter(Boolean).pop(), on_duty: me.body.on_duty };
 }
 
 async function onDuty(acc: TestAccount, worker: Actor, on = true) {
@@ -59,11 +57,9 @@ describe("duty (contract §28)", () => {
     const manager = await addUser(acc, "manager");
     const role = await roleOf(acc, worker);
     expect(role.on_duty).toBe(false);
-    // A worker lists and reads its own role only.
-    const list = await call("/account_roles/", { token: worker.token });
-    expect(list.body.results.map((r: any) => r.user)).toEqual([worker.user]);
+    // A worker finds its role in GET /users/me/; the roles' list stays the dispatchers'.
+    expectStatus(await call("/account_roles/", { token: worker.token }), 403);
     const otherRole = await roleOf(acc, other);
-    expectStatus(await call(`/account_roles/${otherRole.id}/`, { token: worker.token }), 404);
 
     await onDuty(acc, worker);
     // Any other field from a worker: 403, and nothing changes.
@@ -83,6 +79,7 @@ describe("duty (contract §28)", () => {
     );
     const after = await call(`/account_roles/${role.id}/`, { token: acc.admin.token });
     expect(after.body.on_duty).toBe(true);
+    expect((await call("/users/me/", { token: worker.token })).body.on_duty).toBe(true);
     expect(after.body.vehicle_capacity).toEqual([]);
 
     const m = await call(`/account_roles/${otherRole.id}/`, {

@@ -142,12 +142,13 @@ describe("another account's objects and users (cross-account matrix)", () => {
     await signIn(a.admin.email, a.admin.password);
   });
 
-  it("workers see of other users only id, url, name and role", async () => {
+  it("workers see of other users only id, url, name and role (and a null position, contract §28)", async () => {
     const { a, worker } = await populated();
     const r = await call("/users/", { token: worker.token });
     expectStatus(r, 200);
     const admin = r.body.results.find((u: any) => u.id === a.admin.userId);
-    expect(Object.keys(admin).sort()).toEqual(["id", "name", "role", "url"]);
+    expect(Object.keys(admin).sort()).toEqual(["id", "name", "position", "role", "url"]);
+    expect(admin.position).toBeNull();
     const self = r.body.results.find((u: any) => u.id === worker.userId);
     expect(self.email).toBe(worker.email);
     const one = await call(`/users/${a.admin.userId}/`, { token: worker.token });

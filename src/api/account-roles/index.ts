@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { fieldError, notFound } from "../../http/errors";
+import { fieldError } from "../../http/errors";
 import { pathId, requireRole, requireUser } from "../../http/guards";
 import {
   defineRoute,
@@ -31,7 +31,7 @@ export const listAccountRolesRoute = createRoute({
   path: "/account_roles/",
   tags,
   security,
-  summary: "Roles in the caller's account (admins, managers; a worker: its own)",
+  summary: "Roles in the caller's account (admins, managers)",
   request: { query: z.object({ ...paginationQuery, role: RoleEnum.optional() }).strict() },
   responses: { 200: jsonResponse(pageSchema(AccountRoleSchema), "A page of roles."), ...errorResponses },
 });
@@ -53,7 +53,7 @@ export const retrieveAccountRoleRoute = createRoute({
   path: "/account_roles/{id}/",
   tags,
   security,
-  summary: "Read a role (admins, managers; a worker: its own)",
+  summary: "Read a role (admins, managers)",
   request: { params: uuidParam },
   responses: { 200: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
 });
@@ -65,7 +65,7 @@ export const partialUpdateAccountRoleRoute = createRoute({
   security,
   summary: "Change a role (admins; `on_duty` also managers and the role's own user)",
   description:
-    "Admins change any field. `on_duty` (contract §28) may also be set by the account's managers and by the role's own user; any other field from them is 403 and nothing changes. A change of `on_duty` makes the event `worker.duty_changed`.",
+    "Admins change any field. `on_duty` (contract §28) may also be set by the account's managers and by the role's own user (who finds its role's URL as `account_role` in `GET /users/me/`); any other field from them is 403 and nothing changes. A change of `on_duty` makes the event `worker.duty_changed`.",
   request: { params: uuidParam, ...jsonBody(AccountRolePatchSchema) },
   responses: { 200: jsonResponse(AccountRoleSchema, "The role."), ...errorResponses },
 });
@@ -108,8 +108,7 @@ export const resendActivationTokenAccountRoleRoute = createRoute({
 
 export function mountAccountRoles(app: Router) {
   defineRoute(app, listAccountRolesRoute, async (c) => {
-    // A worker lists its own role only (to find it and its `on_duty`, contract §28).
-    const p = requireRole(c, "admin", "manager", "worker");
+    const p = requireRole(c, "admin", "manager");
     const page = await listRoles(c.env, p, c.req.valid("query"), c.req.url);
     const r = renderCtx(c);
     return c.json(mapPage(page, (x) => serializeRole(r, x)));
@@ -128,11 +127,8 @@ export function mountAccountRoles(app: Router) {
   });
 
   defineRoute(app, retrieveAccountRoleRoute, async (c) => {
-    const p = requireRole(c, "admin", "manager", "worker");
-    const role = await getRole(c.env, p.accountId, pathId(c));
-    // A worker reads its own role; another's is 404, as if it were not there.
-    if (p.role === "worker" && role.user_id !== p.userId) throw notFound();
-    return c.json(serializeRole(renderCtx(c), role));
+    const p = requireRole(c, "admin", "manager");
+    return c.json(serializeRole(renderCtx(c), await getRole(c.env, p.accountId, pathId(c))));
   });
 
   defineRoute(app, partialUpdateAccountRoleRoute, async (c) => {

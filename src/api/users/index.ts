@@ -10,7 +10,7 @@ import {
   uuidParam,
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
-import { renderCtx } from "../../http/serialize";
+import { link, renderCtx } from "../../http/serialize";
 import {
   activateUser,
   getUserInAccount,
@@ -194,7 +194,12 @@ export function mountUsers(app: Router) {
       getUserInAccount(c.env, p.accountId, p.userId),
       positionsFor(c.env, p, [p.userId]),
     ]);
-    return c.json({ ...serializeUser(r, user), position: serializeFix(r, fixes.get(p.userId)) });
+    return c.json({
+      ...serializeUser(r, user),
+      account_role: link(r, "account_roles", user.role_id),
+      on_duty: Boolean(user.on_duty),
+      position: serializeFix(r, fixes.get(p.userId)),
+    });
   });
 
   defineRoute(app, retrieveUserRoute, async (c) => {

@@ -33,6 +33,13 @@ export const UserSchema = z
       .openapi({ description: "When the user confirmed the e-mail address (null: not verified)." }),
     created_at: dateTime().optional(),
     updated_at: dateTime().optional(),
+    account_role: z.string().url().optional().openapi({
+      description:
+        "Only in `GET /users/me/`: the caller's own account role, where it sets its `on_duty` (contract §28).",
+    }),
+    on_duty: z.boolean().optional().openapi({
+      description: "Only in `GET /users/me/`: whether the caller is on duty (contract §28).",
+    }),
     position: UserPositionSchema.nullable().optional().openapi({
       description:
         "In GET answers (contract §28): the latest stored position, shown to the account's admins, managers and integration users and to the user itself; null for every other viewer, and when there is none.",

@@ -49,6 +49,9 @@ export type UserRow = {
   created_at: number;
   updated_at: number;
   role?: RoleName | null;
+  /** The role's id and duty in the account read in (contract §28: `GET /users/me/`). */
+  role_id?: string | null;
+  on_duty?: number | null;
 };
 
 export type AccountRoleRow = {
@@ -152,7 +155,7 @@ export async function roleIn(env: Env, userId: string, accountId: string): Promi
 }
 
 const USER_COLS =
-  "u.id, u.email, u.name, u.is_active, u.default_account_id, u.email_verified_at, u.created_at, u.updated_at, r.role";
+  "u.id, u.email, u.name, u.is_active, u.default_account_id, u.email_verified_at, u.created_at, u.updated_at, r.role, r.id AS role_id, r.on_duty";
 
 /**
  * A user is visible when it has an accepted role in the caller's account; anything else is
@@ -196,11 +199,6 @@ export function listUsers(env: Env, p: Principal, q: ListQuery, url: string) {
 export function listRoles(env: Env, p: Principal, q: ListQuery, url: string) {
   const where = ["account_id = ?"];
   const params: unknown[] = [p.accountId];
-  // A worker or integration user sees its own role only (its `on_duty`, contract §28).
-  if (p.role === "worker") {
-    where.push("user_id = ?");
-    params.push(p.userId);
-  }
   if (q.role) {
     where.push("role = ?");
     params.push(q.role);

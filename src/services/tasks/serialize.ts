@@ -81,6 +81,10 @@ export function serializeTask(
     form_default_values: parseJson(t.form_default_values, {}) ?? {},
     created_at: ts(r, t.created_at),
     updated_at: ts(r, t.updated_at),
+    // Computed by reads (contract §28); a write's answer and an event, made before any position
+    // is read, say null and false.
+    eta: null as string | null,
+    is_late: false,
   };
   if (opts.etas) {
     const e = opts.etas.get(t.id);
