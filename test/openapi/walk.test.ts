@@ -528,6 +528,41 @@ describe("the OpenAPI walk", () => {
     });
   });
 
+  it("Positions of a worker on duty (contract §28)", async () => {
+    // The document's day is 2030-06-03; a position's time is checked against the clock, so the
+    // examples are sent as of now, a minute apart as written.
+    const asOfNow = (example: unknown) => {
+      const end = Date.parse("2030-06-03T09:31:00.000Z");
+      return JSON.parse(
+        JSON.stringify(example).replace(/"(2030-06-03T[0-9:.]+Z)"/g, (_, t: string) =>
+          JSON.stringify(new Date(Date.now() - (end - Date.parse(t))).toISOString()),
+        ),
+      );
+    };
+    const one = await w.send({
+      op: "createPositions",
+      token: tokens.worker,
+      example: "One position",
+      now: asOfNow,
+      expect: 202,
+    });
+    expect(one.body).toEqual({ stored: 1, dropped: 0 });
+    await w.send({
+      op: "createPositions",
+      token: tokens.worker,
+      example: "A batch from a phone back online (any order)",
+      now: asOfNow,
+      expect: 202,
+    });
+    const trail = await w.send({
+      op: "listPositions",
+      token: admin(),
+      query: `user=${encodeURIComponent(`${BASE}/users/${w.rec.realId("worker")}/`)}`,
+      expect: 200,
+    });
+    expect(trail.body.results).toHaveLength(3);
+  });
+
   it("Files: uploads, storage, documents, signatures, proof of delivery", async () => {
     const bytes = {
       "A delivery note (text)": new TextEncoder().encode(
@@ -979,41 +1014,6 @@ describe("the OpenAPI walk", () => {
     await w.send({ op: "listImports", token: admin(), expect: 200 });
     await w.send({ op: "listOutbox", token: admin(), expect: 200 });
     await w.send({ op: "listArchives", token: admin(), expect: 200 });
-  });
-
-  it("Positions of a worker on duty (contract §28)", async () => {
-    // The document's day is 2030-06-03; a position's time is checked against the clock, so the
-    // examples are sent as of now, a minute apart as written.
-    const asOfNow = (example: unknown) => {
-      const end = Date.parse("2030-06-03T09:31:00.000Z");
-      return JSON.parse(
-        JSON.stringify(example).replace(/"(2030-06-03T[0-9:.]+Z)"/g, (_, t: string) =>
-          JSON.stringify(new Date(Date.now() - (end - Date.parse(t))).toISOString()),
-        ),
-      );
-    };
-    const one = await w.send({
-      op: "createPositions",
-      token: tokens.worker,
-      example: "One position",
-      now: asOfNow,
-      expect: 202,
-    });
-    expect(one.body).toEqual({ stored: 1, dropped: 0 });
-    await w.send({
-      op: "createPositions",
-      token: tokens.worker,
-      example: "A batch from a phone back online (any order)",
-      now: asOfNow,
-      expect: 202,
-    });
-    const trail = await w.send({
-      op: "listPositions",
-      token: admin(),
-      query: `user=${encodeURIComponent(`${BASE}/users/${w.rec.realId("worker")}/`)}`,
-      expect: 200,
-    });
-    expect(trail.body.results).toHaveLength(3);
   });
 
   it("Deletes, and signing out", async () => {
