@@ -6,6 +6,7 @@ import {
   formOutcome,
   nextBatch,
   nextPrep,
+  oneAtATime,
   outcomes,
   type QueuedAction,
 } from "../../web/app/outbox";
@@ -112,6 +113,49 @@ describe("the field app's offline queue", () => {
     ]);
     for (const status of [0, 429, 500, 503])
       expect(outcomes(batch, status, { detail: "busy" }).every((o) => o.state === "waiting")).toBe(true);
+  });
+});
+
+describe("the field app's sending, one pass at a time", () => {
+  it("a pass that ends before its first await does not stop the passes after it (issue 52 item 6)", async () => {
+    let runs = 0;
+    let online = false;
+    // As sync() offline: returns at once, before anything is awaited.
+    const sync = oneAtATime(async () => {
+      runs++;
+      if (!online) return;
+      await Promise.resolve();
+    });
+    await sync();
+    online = true;
+    await sync();
+    await sync();
+    expect(runs).toBe(3);
+  });
+
+  it("a call while a pass runs gets that pass, not a second one", async () => {
+    let runs = 0;
+    const gated = () => {
+      let resolve = () => {};
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    };
+    let gate = gated();
+    const sync = oneAtATime(async () => {
+      runs++;
+      await gate.promise;
+    });
+    const a = sync();
+    expect(sync()).toBe(a);
+    gate.resolve();
+    await a;
+    expect(runs).toBe(1);
+    gate = gated();
+    const c = sync();
+    expect(c).not.toBe(a);
+    gate.resolve();
+    await c;
+    expect(runs).toBe(2);
   });
 });
 

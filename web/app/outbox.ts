@@ -189,3 +189,26 @@ export function firstMessage(errors: unknown): string | null {
 /** The queue's count for the status line ("All sent" / "N waiting"). */
 export const waitingCount = (queue: readonly QueuedAction[]) =>
   queue.filter((a) => a.state === "waiting").length;
+
+/**
+ * One pass of `run` at a time: a call while a pass runs gets that pass, a call after it starts a
+ * new one. The pass is stored before it can end: written as `running ??= (async () => { try {…}
+ * finally { running = null } })()`, a pass that returns before its first `await` (sync() offline)
+ * runs its `finally` before `??=` stores it, and every later call got that settled pass back, so
+ * nothing was sent until a reload (issue 52 item 6). `.finally()` runs its callback in a later
+ * microtask, always after the assignment.
+ */
+export function oneAtATime(run: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  return () => {
+    if (!running) {
+      const pass = Promise.resolve()
+        .then(run)
+        .finally(() => {
+          if (running === pass) running = null;
+        });
+      running = pass;
+    }
+    return running;
+  };
+}

@@ -4,7 +4,14 @@ import { apiClient, type DispatchClient, errorMessage, idOf, type Task } from ".
 import { firstLine, todayIn } from "../shared/format";
 import type { FormDef, FormField, PendingForm } from "./forms";
 import { tf } from "./locales";
-import { type FormFill, newExternalId, type QueuedAction, type Upload, waitingCount } from "./outbox";
+import {
+  type FormFill,
+  newExternalId,
+  oneAtATime,
+  type QueuedAction,
+  type Upload,
+  waitingCount,
+} from "./outbox";
 import { clearAll, enqueue, getKv, queue, removeAction, setKv } from "./store";
 import { syncOnce } from "./sync";
 
@@ -302,26 +309,17 @@ async function formsOf(c: DispatchClient, list: Task[]): Promise<Record<string, 
   return out;
 }
 
-let syncing: Promise<void> | null = null;
-
-/** Sends what waits, one pass at a time. */
-export function sync(): Promise<void> {
-  syncing ??= (async () => {
-    try {
-      const s = session.value;
-      if (!s || !client || !navigator.onLine) return;
-      const result = await syncOnce(client, s.account.url, async () => {
-        actions.value = await queue();
-      });
-      actions.value = await queue();
-      if (result.stopped === "unauthorized") expired();
-      if (result.refused) await refresh();
-    } finally {
-      syncing = null;
-    }
-  })();
-  return syncing;
-}
+/** Sends what waits, one pass at a time (a call during a pass gets that pass). */
+export const sync = oneAtATime(async () => {
+  const s = session.value;
+  if (!s || !client || !navigator.onLine) return;
+  const result = await syncOnce(client, s.account.url, async () => {
+    actions.value = await queue();
+  });
+  actions.value = await queue();
+  if (result.stopped === "unauthorized") expired();
+  if (result.refused) await refresh();
+});
 
 /**
  * An action of the worker, recorded at once with the phone's time and a fresh `external_id`
