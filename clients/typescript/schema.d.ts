@@ -6648,6 +6648,8 @@ export interface operations {
             /** @description Revoked; the token now gets 401. */
             204: {
                 headers: {
+                    /** @description `"cache"` (W3C Clear Site Data): a browser drops what it cached from this origin, such as a stored file opened before signing out. */
+                    "Clear-Site-Data": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
@@ -9855,8 +9857,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -9889,8 +9891,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10042,8 +10044,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10076,8 +10078,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10229,8 +10231,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10263,8 +10265,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10416,8 +10418,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10450,8 +10452,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10603,8 +10605,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10637,8 +10639,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10797,8 +10799,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10831,8 +10833,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10996,8 +10998,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -11030,8 +11032,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
