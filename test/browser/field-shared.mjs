@@ -5,7 +5,9 @@
 // online (the page left open) the app asks to sign in. Bertil signs in on the same page while
 // his task list cannot be fetched: his "Today" shows nothing of Aino's, "All sent" counts none of
 // her actions, nothing of hers is sent with his token, and her day is gone from IndexedDB.
-// Bertil signs out; Aino signs in again and her queue goes, once, in order, as hers.
+// Bertil signs out; Aino signs in again and her queue goes, once, in order, as hers. On another
+// phone, an action of hers 8 days old (the page's clock) is discarded at her next sign-in, and
+// she is told so.
 // axe-core on each screen; screenshots to test-output/field-shared-*.png.
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -71,7 +73,7 @@ async function main() {
     return r.body;
   };
   const ainos = await task("Mäkitie 1", aino);
-  await task("Mäkitie 2", aino);
+  const second2 = await task("Mäkitie 2", aino);
   await task("Bertilinkatu 3", bertil);
 
   const browser = await launch();
@@ -185,6 +187,50 @@ async function main() {
     assert.equal((await api(`/tasks/${ainos.id}/`, { token: admin })).body.state, "completed");
     await axe(page, "today (owner again)");
     await page.screenshot({ path: `${OUT}/field-shared-owner-again.png` });
+
+    // A queue left more than 7 days: discarded at the next sign-in, and its user told so. The
+    // phone's clock says the action was made 8 days ago (Playwright's clock, this page only).
+    const phone = await browser.newContext({ viewport: { width: 360, height: 640 }, locale: "en-GB" });
+    await phone.clock.install();
+    const old = await phone.newPage();
+    await old.goto(`${BASE}/app/?lang=en`);
+    await old.getByRole("textbox", { name: "Email" }).fill(aino.email);
+    await old.getByRole("textbox", { name: "Password" }).fill(newPassword);
+    await old.getByRole("button", { name: "Sign in" }).click();
+    await old.getByRole("listitem", { name: "Mäkitie 2" }).getByRole("link").click();
+    await phone.setOffline(true);
+    await old.clock.setSystemTime(Date.now() - 8 * 86_400_000);
+    await old.getByRole("button", { name: "Accept", exact: true }).click();
+    await old.getByRole("status").filter({ hasText: "1 waiting" }).waitFor();
+    await old.clock.setSystemTime(Date.now());
+    const third = "Aino's third password";
+    const again = await api(`/users/${aino.id}/`, {
+      method: "PATCH",
+      token: admin,
+      body: { password: third },
+    });
+    assert.equal(again.status, 200, again.text);
+    await phone.setOffline(false);
+    await old.getByRole("alert").filter({ hasText: "Your session has ended" }).waitFor({ timeout: 15_000 });
+    await old.getByRole("textbox", { name: "Email" }).fill(aino.email);
+    await old.getByRole("textbox", { name: "Password" }).fill(third);
+    await old.getByRole("button", { name: "Sign in" }).click();
+    await old
+      .getByRole("status")
+      .filter({ hasText: "1 actions you made on this phone were not sent within 7 days and were discarded." })
+      .waitFor();
+    await old.getByRole("status").filter({ hasText: "All sent" }).waitFor();
+    await axe(old, "today (discarded notice)");
+    await old.screenshot({ path: `${OUT}/field-shared-discarded.png` });
+    const second = await api(`/task_commands/?task=${encodeURIComponent(second2.url)}&page_size=100`, {
+      token: admin,
+    });
+    assert.deepEqual(
+      second.body.results.filter((c) => c.external_id.startsWith("app-")),
+      [],
+      "an action past 7 days is not sent",
+    );
+    await phone.close();
 
     assert.deepEqual(foreign, [], "no request off the service's origin");
     log("ok: the queue went with its own user only; the next user saw nothing of the previous one's");

@@ -151,15 +151,17 @@ function connect(s: Session) {
 }
 
 /**
- * Discards the actions past KEEP_DAYS of users not signed in (docs/field-app.md), noting how many
- * per user; answers how many of `signedIn`'s were discarded since they last signed in here.
+ * Discards the actions past KEEP_DAYS but those of `keep`, the session that goes on (docs/field-app.md),
+ * noting how many per user; answers how many of `tell`'s were discarded, and forgets that count.
+ * At start, the kept session's actions wait on; at a sign-in, no session goes on (the user's own
+ * old actions, from before their session ended, go too, and they are told at once).
  */
-async function discardStale(signedIn: Owner | null): Promise<number> {
-  const gone = toDiscard(await queue(), signedIn, Date.now());
+async function discardStale(keep: Owner | null, tell: Owner | null): Promise<number> {
+  const gone = toDiscard(await queue(), keep, Date.now());
   const notices = countByUser(gone, (await getKv<Record<string, number>>(DISCARDED)) ?? {});
   if (gone.length) await removeActions(gone);
-  const told = signedIn ? (notices[signedIn.user] ?? 0) : 0;
-  if (signedIn) delete notices[signedIn.user];
+  const told = tell ? (notices[tell.user] ?? 0) : 0;
+  if (tell) delete notices[tell.user];
   if (gone.length || told) await setKv(DISCARDED, notices);
   return told;
 }
@@ -203,7 +205,7 @@ export async function signIn(email: string, password: string): Promise<string | 
   epoch++;
   await endSession();
   await setKv("session", s);
-  const told = await discardStale(owner);
+  const told = await discardStale(null, owner);
   const mine = await queueOf(owner);
   batch(() => {
     session.value = s;
@@ -240,7 +242,7 @@ export async function start() {
   const s = (await getKv<Session | null>("session")) ?? null;
   const owner = s ? ownerOf(s) : null;
   await dropUnkeyedDay();
-  const told = await discardStale(owner);
+  const told = await discardStale(owner, owner);
   if (s && owner) {
     tasks.value = (await getDay<Task[]>(owner, "tasks")) ?? [];
     documents.value = (await getDay<Record<string, Doc[]>>(owner, "documents")) ?? {};
