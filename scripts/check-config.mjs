@@ -5,6 +5,7 @@
 // environment would be missing only once deployed.
 import { readFileSync } from "node:fs";
 import { unstable_readConfig } from "wrangler";
+import { mapStyleProblem } from "./map-style.mjs";
 
 const top = unstable_readConfig({ config: "wrangler.jsonc" });
 const problems = [];
@@ -18,8 +19,13 @@ const bindings = (c) =>
     ...(c.send_email ?? []).map((e) => `email:${e.name}`),
     ...(c.services ?? []).map((b) => `service:${b.binding}`),
   ].sort();
+const topMapStyle = mapStyleProblem(top.vars.MAP_STYLE_URL ?? "");
+if (topMapStyle) problems.push(`top level: ${topMapStyle}`);
 for (const name of ["staging", "production"]) {
   const env = unstable_readConfig({ config: "wrangler.jsonc", env: name });
+  // The console's CSP trusts this origin (issue 52; the rule: src/domain/map-style.ts).
+  const mapStyle = mapStyleProblem(env.vars.MAP_STYLE_URL ?? "");
+  if (mapStyle) problems.push(`env.${name}: ${mapStyle}`);
   const missingVars = keys(top.vars).filter((k) => !(k in env.vars));
   if (missingVars.length) problems.push(`env.${name}: vars missing: ${missingVars.join(", ")}`);
   const a = bindings(top).join(" ");

@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { experimental_patchConfig, unstable_readConfig } from "wrangler";
+import { mapStyleProblem } from "./map-style.mjs";
 
 const CONFIG = "wrangler.jsonc";
 const args = process.argv.slice(2);
@@ -26,6 +27,12 @@ if (!["staging", "production"].includes(env)) {
 }
 
 const config = unstable_readConfig({ config: CONFIG, env });
+// Refused before anything is made (issue 52; the rule: src/domain/map-style.ts).
+const mapStyle = mapStyleProblem(config.vars.MAP_STYLE_URL ?? "");
+if (mapStyle) {
+  console.error(`env.${env}: ${mapStyle} Set an https: style URL with one host, or leave it empty.`);
+  process.exit(1);
+}
 const b64url = (n) => randomBytes(n).toString("base64url");
 
 /** Secrets the Worker reads (src/env.d.ts), with how a fresh value is made. */

@@ -7,6 +7,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { unstable_readConfig } from "wrangler";
+import { mapStyleProblem } from "./map-style.mjs";
 
 // `npm run dev -- --port 9000 --ip 0.0.0.0` (or PORT=9000): the options wrangler receives once.
 const args = process.argv.slice(2);
@@ -48,6 +49,19 @@ const devVars = Object.fromEntries(
     .filter((l) => l.includes("=") && !l.startsWith("#"))
     .map((l) => [l.slice(0, l.indexOf("=")).trim(), l.slice(l.indexOf("=") + 1).trim()]),
 );
+
+// A map style the console's CSP would trust wrongly (an http: URL, a wildcard host) is refused
+// here, before anything starts (issue 52; the rule: src/domain/map-style.ts).
+{
+  const style = devVars.MAP_STYLE_URL ?? unstable_readConfig({ config: "wrangler.jsonc" }).vars.MAP_STYLE_URL;
+  const problem = mapStyleProblem(style ?? "");
+  if (problem) {
+    console.error(
+      `${problem} Set an https: style URL with one host, or leave it empty (docs/configuration.md).`,
+    );
+    process.exit(1);
+  }
+}
 
 // The directory and every account shard (contract §24) carry the same schema. Wrangler prints
 // a table of every migration after each one it applies (thousands of lines on a fresh clone):

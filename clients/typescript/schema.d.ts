@@ -6806,6 +6806,8 @@ export interface operations {
             /** @description Revoked; the token now gets 401. */
             204: {
                 headers: {
+                    /** @description `"cache"` (W3C Clear Site Data): a browser drops what it cached from this origin, such as a stored file opened before signing out. */
+                    "Clear-Site-Data": string;
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "X-API-Version": components["headers"]["X-API-Version"];
                     "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
@@ -10157,8 +10159,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10191,8 +10193,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10344,8 +10346,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10378,8 +10380,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10531,8 +10533,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10565,8 +10567,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10718,8 +10720,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10752,8 +10754,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10905,8 +10907,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -10939,8 +10941,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -11099,8 +11101,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -11133,8 +11135,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -11298,8 +11300,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */
@@ -11332,8 +11334,8 @@ export interface operations {
                     "Content-Security-Policy": string;
                     /** @description When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports. */
                     "Content-Disposition"?: string;
-                    /** @description When stored with one (`s3_response_headers`). */
-                    "Cache-Control"?: string;
+                    /** @description `private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`). */
+                    "Cache-Control": string;
                     /** @description When stored with one (`s3_response_headers`). */
                     "Content-Language"?: string;
                     /** @description When stored with one; the bytes are sent as stored. */

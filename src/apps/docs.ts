@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { getPath } from "hono/utils/url";
+import { mapStyleProblem } from "../domain/map-style";
 import { notFound, renderError } from "../http/errors";
 import { anonymousCaller, publicCors, rateLimit, requestContext } from "../http/middleware";
 import { createRouter, type Router } from "../http/openapi";
@@ -27,9 +28,10 @@ export const DOCS_CSP = [
 
 /**
  * The console's CSP: as the docs page's, plus the event stream's WebSocket on this origin
- * (`'self'` covers ws: only in CSP Level 3 browsers, so the scheme is named too), blob: workers
- * and images (the map library builds its worker from a blob), and no inline style either: the
- * app sets styles through the CSSOM, which CSP does not govern.
+ * (`'self'` covers ws: only in CSP Level 3 browsers, so the scheme is named too), blob: images,
+ * and no inline style either: the app sets styles through the CSSOM, which CSP does not govern.
+ * With a map style set, its origin, and blob: workers (MapLibre GL JS may start its worker from a
+ * blob); without one, no map library loads and workers come from this origin only.
  */
 export function consoleCsp(origin: string, mapStyleUrl = "") {
   const ws = origin.replace(/^http/, "ws");
@@ -43,7 +45,7 @@ export function consoleCsp(origin: string, mapStyleUrl = "") {
     `img-src 'self' data: blob:${extra}`,
     "font-src 'self'",
     `connect-src 'self' ${ws}${extra}`,
-    "worker-src 'self' blob:",
+    map ? "worker-src 'self' blob:" : "worker-src 'self'",
     "manifest-src 'self'",
     "base-uri 'none'",
     "form-action 'none'",
@@ -70,14 +72,21 @@ export const FIELD_APP_CSP = [
   "frame-ancestors 'none'",
 ].join("; ");
 
-/** The origin of an http(s) URL, or null (an empty or malformed setting draws no basemap). */
+/**
+ * The origin of the operator's map style, or null: unset, or refused by `mapStyleProblem` (an
+ * `http:` URL, a wildcard host), which the start-up scripts refuse to run with; a Worker deployed
+ * some other way draws no basemap and says why in its log, once per isolate.
+ */
+let mapStyleLogged = false;
 function mapOrigin(url: string): string | null {
-  try {
-    const u = new URL(url);
-    return u.protocol === "https:" || u.protocol === "http:" ? u.origin : null;
-  } catch {
+  if (!url) return null;
+  const problem = mapStyleProblem(url);
+  if (problem) {
+    if (!mapStyleLogged) console.error(JSON.stringify({ level: "error", msg: "map style ignored", problem }));
+    mapStyleLogged = true;
     return null;
   }
+  return new URL(url).origin;
 }
 
 /**

@@ -165,9 +165,19 @@ const FIXED_HEADERS: Record<string, string> = {
     "Accept-Ranges, Content-Disposition, Content-Encoding, Content-Length, Content-Range, ETag, Last-Modified",
 };
 
+/**
+ * A stored file is the account's data (a signed delivery, a customer's document) read on shared
+ * phones and desks: no browser or proxy keeps a copy (RFC 9111 §5.2.2.5 `no-store`, §5.2.2.7
+ * `private`; issue 52 item 3), unless the file was stored with a Cache-Control of its own
+ * (`s3_response_headers`, an integration's explicit choice). ETag and ranges still work: they
+ * need no cache.
+ */
+const DEFAULT_CACHE_CONTROL = "private, no-store";
+
 function objectHeaders(object: R2Object): Headers {
   const headers = new Headers(FIXED_HEADERS);
   object.writeHttpMetadata(headers);
+  if (!headers.has("Cache-Control")) headers.set("Cache-Control", DEFAULT_CACHE_CONTROL);
   if (!headers.has("Content-Type")) headers.set("Content-Type", "application/octet-stream");
   headers.set("ETag", object.httpEtag);
   headers.set("Last-Modified", object.uploaded.toUTCString());

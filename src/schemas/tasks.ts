@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { CONTACT_PHONE, CONTACT_PHONE_MESSAGE } from "../domain/phones";
 import { TASK_STATES } from "../domain/task-state-machine";
 import { BOOLEAN_TEXT, commaList, dateTime, jsonSchemaRules, schemaRef, when } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
@@ -105,7 +106,16 @@ export const ContactSchema = z
       )
       .max(50)
       .optional(),
-    phones: z.array(z.string().max(64)).max(50).optional(),
+    phones: z
+      .array(
+        z
+          .string()
+          .max(64)
+          // Each becomes a `tel:` link in the apps (issue 52 item 5): the pattern is in the document.
+          .regex(CONTACT_PHONE, CONTACT_PHONE_MESSAGE),
+      )
+      .max(50)
+      .optional(),
     notes: z.string().max(10_000).optional(),
   })
   .openapi("Contact");

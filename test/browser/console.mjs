@@ -428,11 +428,22 @@ async function main() {
     // Sign out revokes the token; a worker is told the console is not theirs.
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("button", { name: "Sign in" }).waitFor();
+    const ainoSessions = async () => ok(await api("/session_tokens/", { token: s.aino.token })).results;
+    const sessionsBefore = (await ainoSessions()).length;
     await page.getByRole("textbox", { name: "Email" }).fill(s.aino.email);
     await page.getByRole("textbox", { name: "Password" }).fill(s.password);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("heading", { name: "This console is for dispatchers" }).waitFor();
     assert.equal(await page.getByRole("region").count(), 0);
+    // Told and signed out at once (issue 52 item 4): no token kept, the one used is revoked.
+    assert.equal(
+      await page.getByRole("link", { name: `${BASE}/app/` }).getAttribute("href"),
+      "/app/",
+      "the field app, as a link",
+    );
+    const kept = await page.evaluate(() => Object.values(sessionStorage));
+    assert.deepEqual(kept, [], "a worker's token kept in sessionStorage");
+    assert.equal((await ainoSessions()).length, sessionsBefore, "the worker's console session is still live");
     await axe(page, "not yours");
     await page.screenshot({ path: `${OUT}/console-not-yours-en.png` });
     log("sign-out, and a worker's 'not yours'");

@@ -2,11 +2,13 @@
 import assert from "node:assert/strict";
 // `npm run test:browser` (part): the field app (contract §27) in Debian's Chromium, at 360×640.
 // Starts the service with the README's dev command on its own port (or uses BROWSER_TEST_BASE),
-// makes an account, a worker and five of today's tasks through the API, signs the worker in,
+// makes an account, a worker and six of today's tasks through the API, signs the worker in,
 // then, offline (`context.setOffline`): completes three tasks (one with a signature and a photo,
 // two with a form asked before "Complete": one given by `form_default_values`, one a
 // dispatcher's draft response), fails one with a reason, starts one the dispatcher cancels
-// meanwhile; back online, kills the page mid-sync and opens it again. Checks through the API that every action was applied once
+// meanwhile; back online with the page left open, waits for "All sent" (no reload: issue 52
+// item 6); then one "Accept" offline and back online, as the issue tried it; then kills the page
+// mid-sync and opens it again. Checks through the API that every action was applied once
 // and in order, the signature and the photo attached, and that the refused action is shown with
 // its reason. axe-core on every screen; screenshots to test-output/field-*.png.
 import { mkdirSync } from "node:fs";
@@ -68,7 +70,14 @@ async function main() {
   }
   const formDefaults = { [form.body.id]: { count: 3 } };
   const today = new Date().toISOString().slice(0, 10);
-  const streets = ["Kauppakatu 1", "Rantatie 2", "Koulukatu 3", "Puistotie 4", "Satamakatu 5"];
+  const streets = [
+    "Kauppakatu 1",
+    "Rantatie 2",
+    "Koulukatu 3",
+    "Puistotie 4",
+    "Satamakatu 5",
+    "Tehdaskatu 6",
+  ];
   const tasks = [];
   for (const [i, street] of streets.entries()) {
     const r = await api("/tasks/", {
@@ -265,14 +274,12 @@ async function main() {
     await board.getByRole("status").filter({ hasText: "Live" }).waitFor();
     assert.match(await onBoard.textContent(), /Assigned/, "the console before the phone syncs");
 
-    // Online; the page is killed mid-sync and opened again.
+    // Online with the page left open, as a worker would: the queue goes without a reload
+    // (issue 52 item 6), within a few seconds.
+    const goneOnline = Date.now();
     await context.setOffline(false);
-    await page.evaluate(() => window.dispatchEvent(new Event("online")));
-    await sleep(150);
-    await page.close();
-    page = await context.newPage();
-    await page.goto(`${BASE}/app/?lang=en`);
-    await page.getByRole("status").filter({ hasText: "All sent" }).waitFor({ timeout: 30_000 });
+    await page.getByRole("status").filter({ hasText: "All sent" }).waitFor({ timeout: 15_000 });
+    log("back online to All sent, page left open:", Date.now() - goneOnline, "ms");
     await board.waitForFunction(
       (id) => /Completed/.test(document.querySelector(`[data-id="${id}"]`)?.textContent ?? ""),
       byStreet["Kauppakatu 1"].id,
@@ -280,6 +287,26 @@ async function main() {
     );
     log("the console shows the phone's completion live, without a reload");
     await desk.close();
+
+    // The issue's own steps: offline, one "Accept", "1 waiting · Offline"; back online, the page
+    // left open, it goes (before the fix it waited for a reload).
+    await context.setOffline(true);
+    await open("Tehdaskatu 6");
+    await press("Accept");
+    await page.getByRole("status").filter({ hasText: "1 waiting · Offline" }).waitFor();
+    await context.setOffline(false);
+    await page.getByRole("status").filter({ hasText: "All sent" }).waitFor({ timeout: 15_000 });
+    // Killed mid-sync and opened again: it resumes, and nothing is applied twice.
+    await context.setOffline(true);
+    await press("Start");
+    await press("Arrived");
+    await page.getByRole("status").filter({ hasText: "2 waiting" }).waitFor();
+    await context.setOffline(false);
+    await sleep(150);
+    await page.close();
+    page = await context.newPage();
+    await page.goto(`${BASE}/app/?lang=en`);
+    await page.getByRole("status").filter({ hasText: "All sent" }).waitFor({ timeout: 15_000 });
 
     // Through the API: each action once, in order; the proof attached; the refusal shown.
     const commandsOf = async (t) => {
@@ -297,6 +324,7 @@ async function main() {
       "Koulukatu 3": ["transit", "complete"],
       "Puistotie 4": ["fail"],
       "Satamakatu 5": ["transit"],
+      "Tehdaskatu 6": ["accept", "transit", "activate"],
     };
     for (const [street, actions] of Object.entries(expect)) {
       const got = await commandsOf(byStreet[street]);
@@ -317,6 +345,7 @@ async function main() {
       );
     assert.equal(await state("Puistotie 4"), "failed");
     assert.equal(await state("Satamakatu 5"), "cancelled");
+    assert.equal(await state("Tehdaskatu 6"), "active");
     const [refused] = await commandsOf(byStreet["Satamakatu 5"]);
     assert.equal(refused.state, "rejected");
     const failed = await commandsOf(byStreet["Puistotie 4"]);

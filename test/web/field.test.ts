@@ -1,13 +1,18 @@
 import { describe, expect, it } from "vitest";
 import {
   commandOf,
+  countByUser,
   FORM_COMPLETED,
   formData,
   formOutcome,
+  isOwner,
+  KEEP_DAYS,
   nextBatch,
   nextPrep,
+  oneAtATime,
   outcomes,
   type QueuedAction,
+  toDiscard,
 } from "../../web/app/outbox";
 import { en, FIELD_CATALOGS } from "../../web/app/strings";
 
@@ -112,6 +117,77 @@ describe("the field app's offline queue", () => {
     ]);
     for (const status of [0, 429, 500, 503])
       expect(outcomes(batch, status, { detail: "busy" }).every((o) => o.state === "waiting")).toBe(true);
+  });
+});
+
+describe("the field app's queue belongs to its user (issue 52)", () => {
+  const aino = { user: "https://api.test/users/a/", account: "https://api.test/accounts/1/" };
+  const bertil = { user: "https://api.test/users/b/", account: "https://api.test/accounts/1/" };
+  const now = Date.parse("2026-11-28T12:00:00Z");
+  const made = (seq: number, daysAgo: number, owner?: typeof aino) =>
+    action(seq, { owner, time: new Date(now - daysAgo * 86_400_000).toISOString() });
+
+  it("an owner is a user of an account: another user, another account or none is not the owner", () => {
+    expect(isOwner(aino, { ...aino })).toBe(true);
+    expect(isOwner(aino, bertil)).toBe(false);
+    expect(isOwner(aino, { ...aino, account: "https://api.test/accounts/2/" })).toBe(false);
+    expect(isOwner(undefined, aino)).toBe(false);
+    expect(isOwner(aino, null)).toBe(false);
+  });
+
+  it(`discards unsent actions after ${KEEP_DAYS} days, never the signed-in user's`, () => {
+    const q = [made(1, 8, aino), made(2, 6, aino), made(3, 8, bertil), made(4, 30), made(5, 1)];
+    // Bertil signed in: Aino's old action and the unowned old one go; Bertil's own stays.
+    expect(toDiscard(q, bertil, now).map((a) => a.seq)).toEqual([1, 4]);
+    // Nobody signed in: every old one goes.
+    expect(toDiscard(q, null, now).map((a) => a.seq)).toEqual([1, 3, 4]);
+    expect(countByUser(toDiscard(q, null, now), { [aino.user]: 2 })).toEqual({
+      [aino.user]: 3,
+      [bertil.user]: 1,
+    });
+  });
+});
+
+describe("the field app's sending, one pass at a time", () => {
+  it("a pass that ends before its first await does not stop the passes after it (issue 52 item 6)", async () => {
+    let runs = 0;
+    let online = false;
+    // As sync() offline: returns at once, before anything is awaited.
+    const sync = oneAtATime(async () => {
+      runs++;
+      if (!online) return;
+      await Promise.resolve();
+    });
+    await sync();
+    online = true;
+    await sync();
+    await sync();
+    expect(runs).toBe(3);
+  });
+
+  it("a call while a pass runs gets that pass, not a second one", async () => {
+    let runs = 0;
+    const gated = () => {
+      let resolve = () => {};
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    };
+    let gate = gated();
+    const sync = oneAtATime(async () => {
+      runs++;
+      await gate.promise;
+    });
+    const a = sync();
+    expect(sync()).toBe(a);
+    gate.resolve();
+    await a;
+    expect(runs).toBe(1);
+    gate = gated();
+    const c = sync();
+    expect(c).not.toBe(a);
+    gate.resolve();
+    await c;
+    expect(runs).toBe(2);
   });
 });
 

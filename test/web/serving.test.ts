@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { mapStyleProblem as scriptsRule } from "../../scripts/map-style.mjs";
 import { consoleCsp, consolePage, FIELD_APP_CSP } from "../../src/apps/docs";
+import { mapStyleProblem } from "../../src/domain/map-style";
 import { BASE, call, expectStatus } from "../helpers";
 
 // The dispatch console's files (contract §26, docs/layout.md): from the static Worker through
@@ -82,5 +84,35 @@ describe("the console's map style setting (MAP_STYLE_URL)", () => {
     const styled = consoleCsp("https://dispatch.example.com", "https://tiles.example.com/style.json");
     expect(styled).toContain("connect-src 'self' wss://dispatch.example.com https://tiles.example.com;");
     expect(styled).toContain("img-src 'self' data: blob: https://tiles.example.com;");
+  });
+
+  it("takes an https: URL with one concrete host only; blob: workers only with a style (issue 52 item 5)", () => {
+    const origin = "https://dispatch.example.com";
+    expect(consoleCsp(origin)).toContain("worker-src 'self';");
+    expect(consoleCsp(origin, "https://tiles.example.com/style.json")).toContain("worker-src 'self' blob:;");
+    const html = "<html><head></head></html>";
+    for (const bad of [
+      "https://*.example/style.json",
+      "https://%2A.example/style.json",
+      "http://tiles.example.com/style.json",
+      "https://user:secret@tiles.example.com/style.json",
+      "ftp://tiles.example.com/style.json",
+      "not a url",
+    ]) {
+      expect(mapStyleProblem(bad), bad).toMatch(/^MAP_STYLE_URL /);
+      expect(scriptsRule(bad), `scripts/map-style.mjs: ${bad}`).toBe(mapStyleProblem(bad));
+      const csp = consoleCsp(origin, bad);
+      expect(csp, bad).not.toMatch(/\*|http:|tiles\.example\.com/);
+      expect(csp).toContain("worker-src 'self';");
+      expect(consolePage(html, bad)).toBe(html);
+    }
+    for (const good of [
+      "",
+      "https://tiles.example.com/style.json",
+      "https://r2.example.net:8443/s.json?k=1",
+    ]) {
+      expect(mapStyleProblem(good), good).toBeNull();
+      expect(scriptsRule(good)).toBeNull();
+    }
   });
 });

@@ -17,6 +17,7 @@ import {
   dismiss,
   documents,
   firstLine,
+  notice,
   notYours,
   online,
   openTaskId,
@@ -115,6 +116,11 @@ function Today({ session: s }: { session: Session }) {
   return (
     <main>
       <h1 id="today-heading">{tf("today")}</h1>
+      {notice.value && (
+        <p class="info" role="status">
+          {notice.value}
+        </p>
+      )}
       {list.length === 0 ? (
         <p>{tf("today.empty")}</p>
       ) : (

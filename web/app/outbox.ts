@@ -45,12 +45,28 @@ export type FormFill = {
 
 export type ActionState = "waiting" | "sent" | "refused";
 
+/**
+ * Who made an action (issue 52): the user and the account, by their URLs. The action is sent
+ * with that user's session only and shown to that user only; another user signed in on the same
+ * phone neither sends nor sees it.
+ */
+export type Owner = { user: string; account: string };
+
+/** True when `a` and `b` are the same user of the same account (neither missing). */
+export const isOwner = (a: Owner | null | undefined, b: Owner | null | undefined): boolean =>
+  Boolean(a && b && a.user === b.user && a.account === b.account);
+
 export type QueuedAction = {
   /** Order of making (IndexedDB's auto-increment key): the order they are sent in. */
   seq?: number;
   externalId: string;
   task: string;
   action: string;
+  /**
+   * Who made it. Absent only on an action queued by a version that did not record it: no one can
+   * say whose it is, so it is never sent, and is discarded at the age below.
+   */
+  owner?: Owner;
   /** When the worker did it, on the phone's clock (ISO 8601). */
   time: string;
   notes?: string;
@@ -186,6 +202,53 @@ export function firstMessage(errors: unknown): string | null {
   return null;
 }
 
+/**
+ * How long an unsent action waits for its user (docs/field-app.md, "Who owns what"): while that
+ * user is signed in on the phone it waits until sent; while not, it is discarded once it is this
+ * old, and that user is told how many at their next sign-in on the phone.
+ */
+export const KEEP_DAYS = 7;
+const DAY_MS = 86_400_000;
+
+/** The actions to discard now: older than KEEP_DAYS (by the phone's clock) and not the signed-in user's. */
+export function toDiscard(
+  queue: readonly QueuedAction[],
+  signedIn: Owner | null,
+  now: number,
+): QueuedAction[] {
+  return queue.filter((a) => !isOwner(a.owner, signedIn) && now - Date.parse(a.time) > KEEP_DAYS * DAY_MS);
+}
+
+/** Discarded actions counted by their user's URL (unowned ones are told to no one). */
+export function countByUser(list: readonly QueuedAction[], into: Record<string, number> = {}) {
+  const out = { ...into };
+  for (const a of list) if (a.owner) out[a.owner.user] = (out[a.owner.user] ?? 0) + 1;
+  return out;
+}
+
 /** The queue's count for the status line ("All sent" / "N waiting"). */
 export const waitingCount = (queue: readonly QueuedAction[]) =>
   queue.filter((a) => a.state === "waiting").length;
+
+/**
+ * One pass of `run` at a time: a call while a pass runs gets that pass, a call after it starts a
+ * new one. The pass is stored before it can end: written as `running ??= (async () => { try {…}
+ * finally { running = null } })()`, a pass that returns before its first `await` (sync() offline)
+ * runs its `finally` before `??=` stores it, and every later call got that settled pass back, so
+ * nothing was sent until a reload (issue 52 item 6). `.finally()` runs its callback in a later
+ * microtask, always after the assignment.
+ */
+export function oneAtATime(run: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | null = null;
+  return () => {
+    if (!running) {
+      const pass = Promise.resolve()
+        .then(run)
+        .finally(() => {
+          if (running === pass) running = null;
+        });
+      running = pass;
+    }
+    return running;
+  };
+}

@@ -4,8 +4,32 @@ import { apiClient, type DispatchClient, errorMessage, idOf, type Task } from ".
 import { firstLine, todayIn } from "../shared/format";
 import type { FormDef, FormField, PendingForm } from "./forms";
 import { tf } from "./locales";
-import { type FormFill, newExternalId, type QueuedAction, type Upload, waitingCount } from "./outbox";
-import { clearAll, enqueue, getKv, queue, removeAction, setKv } from "./store";
+import {
+  countByUser,
+  type FormFill,
+  KEEP_DAYS,
+  newExternalId,
+  type Owner,
+  oneAtATime,
+  type QueuedAction,
+  toDiscard,
+  type Upload,
+  waitingCount,
+} from "./outbox";
+import {
+  DISCARDED,
+  dropUnkeyedDay,
+  endSession,
+  enqueue,
+  getDay,
+  getKv,
+  queue,
+  queueOf,
+  removeAction,
+  removeActions,
+  setDay,
+  setKv,
+} from "./store";
 import { syncOnce } from "./sync";
 
 /** The signed-in worker and what the app needs of the account, kept for offline starts. */
@@ -19,6 +43,9 @@ export type Session = {
     feature_signer_name: boolean;
   };
 };
+
+/** The user and account a session is, as queued actions and the kept day name them (issue 52). */
+export const ownerOf = (s: Session): Owner => ({ user: s.me.url, account: s.account.url });
 
 export type Doc = { id: string; file: string; file_name: string; description: string; mimetype: string };
 export type Metafield = { key: string; label: string; value_type: string; choices: string[] };
@@ -36,6 +63,7 @@ export const actions = signal<QueuedAction[]>([]);
 export const online = signal(navigator.onLine);
 export const openTaskId = signal<string | null>(null);
 export const sharePosition = signal(false);
+/** Told once after sign-in: this user's actions discarded unsent after KEEP_DAYS. */
 export const notice = signal("");
 /** When the day's list was first shown (the bench reads it). */
 export const timings = { listAt: 0 };
@@ -48,6 +76,11 @@ export const refusedOf = (taskUrl: string) =>
   actions.value.filter((a) => a.task === taskUrl && a.state === "refused");
 
 let client: DispatchClient | null = null;
+/**
+ * Counts session changes: work begun for one session (a refresh, a sync pass, a late 401 of its
+ * requests) writes nothing and ends no one's session once that session has ended.
+ */
+let epoch = 0;
 let position: [number, number] | null = null;
 let watch: number | null = null;
 
@@ -78,16 +111,62 @@ export const allowed = (task: Task, action: TaskAction) =>
 export { firstLine };
 
 function expired() {
+  void forget(tf("signin.expired"));
+}
+
+/**
+ * A session's end (a 401, sign-out): nothing of its user stays readable, in memory or in
+ * IndexedDB (the day, the session, the position choice); the queue stays, its user's only, for
+ * their next sign-in (issue 52 items 1 and 2, docs/field-app.md).
+ */
+async function forget(reason: string) {
+  epoch++;
+  client = null;
+  stopWatch();
   batch(() => {
     session.value = null;
-    signInReason.value = tf("signin.expired");
+    tasks.value = [];
+    documents.value = {};
+    requiredMetafields.value = [];
+    taskForms.value = {};
+    actions.value = [];
+    openTaskId.value = null;
+    sharePosition.value = false;
+    notice.value = "";
+    signInReason.value = reason;
   });
-  void setKv("session", null);
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  await endSession();
 }
 
 function connect(s: Session) {
-  client = apiClient(s.token, { zone: s.account.timezone, onUnauthorized: expired });
+  const mine = epoch;
+  // A 401 of this session's requests ends this session only, not a later one's.
+  client = apiClient(s.token, {
+    zone: s.account.timezone,
+    onUnauthorized: () => {
+      if (mine === epoch) expired();
+    },
+  });
 }
+
+/**
+ * Discards the actions past KEEP_DAYS but those of `keep`, the session that goes on (docs/field-app.md),
+ * noting how many per user; answers how many of `tell`'s were discarded, and forgets that count.
+ * At start, the kept session's actions wait on; at a sign-in, no session goes on (the user's own
+ * old actions, from before their session ended, go too, and they are told at once).
+ */
+async function discardStale(keep: Owner | null, tell: Owner | null): Promise<number> {
+  const gone = toDiscard(await queue(), keep, Date.now());
+  const notices = countByUser(gone, (await getKv<Record<string, number>>(DISCARDED)) ?? {});
+  if (gone.length) await removeActions(gone);
+  const told = tell ? (notices[tell.user] ?? 0) : 0;
+  if (tell) delete notices[tell.user];
+  if (gone.length || told) await setKv(DISCARDED, notices);
+  return told;
+}
+
+const discardedNotice = (n: number) => (n ? tf("discarded", { n, days: KEEP_DAYS }) : "");
 
 export async function signIn(email: string, password: string): Promise<string | null> {
   if (!navigator.onLine) return tf("signin.offline");
@@ -121,11 +200,23 @@ export async function signIn(email: string, password: string): Promise<string | 
       feature_signer_name: Boolean(a.feature_signer_name),
     },
   };
+  const owner = ownerOf(s);
+  // Whatever a previous session left (its end clears it; this is the backstop), gone first.
+  epoch++;
+  await endSession();
   await setKv("session", s);
+  const told = await discardStale(null, owner);
+  const mine = await queueOf(owner);
   batch(() => {
     session.value = s;
     signInReason.value = "";
     notYours.value = null;
+    tasks.value = [];
+    documents.value = {};
+    requiredMetafields.value = [];
+    taskForms.value = {};
+    actions.value = mine;
+    notice.value = discardedNotice(told);
   });
   connect(s);
   await refresh();
@@ -133,34 +224,34 @@ export async function signIn(email: string, password: string): Promise<string | 
   return null;
 }
 
-/** Sign-out revokes the token (`POST /logout/`) and forgets the phone's copy; never with work unsent. */
+/**
+ * Sign-out revokes the token (`POST /logout/`) and forgets the phone's copy of this user's day and
+ * their refused actions; never with their work unsent. Other users' queues stay.
+ */
 export async function signOut(): Promise<string | null> {
   if (waiting.value) return tf("signout.waiting", { n: waiting.value });
+  const s = session.value;
   await client?.POST("/logout/").catch(() => {});
-  await clearAll();
-  batch(() => {
-    session.value = null;
-    tasks.value = [];
-    actions.value = [];
-    documents.value = {};
-    taskForms.value = {};
-    openTaskId.value = null;
-  });
-  client = null;
+  if (s) await removeActions(await queueOf(ownerOf(s)));
+  await forget("");
   return null;
 }
 
 /** At start: what the phone kept (shown at once, offline too), then the network's news. */
 export async function start() {
-  const s = await getKv<Session | null>("session");
-  actions.value = await queue();
-  sharePosition.value = Boolean(await getKv<boolean>("sharePosition"));
-  if (sharePosition.value) watchPosition();
-  if (s) {
-    tasks.value = (await getKv<Task[]>("tasks")) ?? [];
-    documents.value = (await getKv<Record<string, Doc[]>>("documents")) ?? {};
-    requiredMetafields.value = (await getKv<Metafield[]>("metafields")) ?? [];
-    taskForms.value = (await getKv<Record<string, PendingForm[]>>("taskForms")) ?? {};
+  const s = (await getKv<Session | null>("session")) ?? null;
+  const owner = s ? ownerOf(s) : null;
+  await dropUnkeyedDay();
+  const told = await discardStale(owner, owner);
+  if (s && owner) {
+    tasks.value = (await getDay<Task[]>(owner, "tasks")) ?? [];
+    documents.value = (await getDay<Record<string, Doc[]>>(owner, "documents")) ?? {};
+    requiredMetafields.value = (await getDay<Metafield[]>(owner, "metafields")) ?? [];
+    taskForms.value = (await getDay<Record<string, PendingForm[]>>(owner, "taskForms")) ?? {};
+    actions.value = await queueOf(owner);
+    notice.value = discardedNotice(told);
+    sharePosition.value = Boolean(await getKv<boolean>("sharePosition"));
+    if (sharePosition.value) watchPosition();
     session.value = s;
     connect(s);
   }
@@ -190,19 +281,25 @@ export async function start() {
 /** The day's tasks in route order, and what showing them offline needs. */
 export async function refresh() {
   const s = session.value;
-  if (!s || !client || !navigator.onLine) return;
+  const c = client;
+  if (!s || !c || !navigator.onLine) return;
+  const mineNow = epoch;
+  const owner = ownerOf(s);
+  // The session ended meanwhile (a 401, another user): what this refresh fetched is not shown.
+  const ended = () => mineNow !== epoch;
   try {
     const day = todayIn(s.account.timezone);
     const query: Record<string, string | number> = { day, ordering: "position", page_size: 500 };
     // Dispatchers see the whole account: the app shows them their own tasks only (contract §27).
     if (s.me.role !== "worker") query.assignee = s.me.url;
-    const r = await client.GET("/tasks/", { params: { query: query as never } });
-    if (!r.data) return;
+    const r = await c.GET("/tasks/", { params: { query: query as never } });
+    if (!r.data || ended()) return;
     const list = ((r.data as { results: Task[] }).results ?? []).slice();
     // What the phone did and the server has not heard of yet stays shown as done.
     const mine = new Map(
-      (await queue()).filter((a) => a.state === "waiting").map((a) => [a.task, a] as const),
+      (await queueOf(owner)).filter((a) => a.state === "waiting").map((a) => [a.task, a] as const),
     );
+    if (ended()) return;
     const shown = list.map((t) => {
       const a = mine.get(t.url as string);
       const target = a ? TARGET[a.action as TaskAction] : undefined;
@@ -212,13 +309,13 @@ export async function refresh() {
     // page and "Complete" need, in parallel.
     tasks.value = shown;
     timings.listAt ||= performance.now();
-    await setKv("tasks", shown);
+    await setDay(owner, "tasks", shown);
     const docs: Record<string, Doc[]> = {};
     const [mf, pending] = await Promise.all([
-      client.GET("/metafields/", { params: { query: { applies_to: "tasks", page_size: 500 } as never } }),
-      formsOf(client, shown),
+      c.GET("/metafields/", { params: { query: { applies_to: "tasks", page_size: 500 } as never } }),
+      formsOf(c, shown),
       ...list.map(async (t) => {
-        const d = await client!.GET("/documents/", {
+        const d = await c.GET("/documents/", {
           params: { query: { task: t.url, page_size: 100 } as never },
         });
         docs[t.id as string] = ((d.data as { results?: Doc[] } | undefined)?.results ?? []) as Doc[];
@@ -228,12 +325,17 @@ export async function refresh() {
       (mf.data as { results?: (Metafield & { is_required_before_complete?: boolean })[] } | undefined)
         ?.results ?? []
     ).filter((m) => m.is_required_before_complete);
+    if (ended()) return;
     batch(() => {
       documents.value = docs;
       requiredMetafields.value = required;
       taskForms.value = pending;
     });
-    await Promise.all([setKv("documents", docs), setKv("metafields", required), setKv("taskForms", pending)]);
+    await Promise.all([
+      setDay(owner, "documents", docs),
+      setDay(owner, "metafields", required),
+      setDay(owner, "taskForms", pending),
+    ]);
   } catch {
     // Offline after all: what the phone kept stays shown.
   }
@@ -302,26 +404,26 @@ async function formsOf(c: DispatchClient, list: Task[]): Promise<Record<string, 
   return out;
 }
 
-let syncing: Promise<void> | null = null;
-
-/** Sends what waits, one pass at a time. */
-export function sync(): Promise<void> {
-  syncing ??= (async () => {
-    try {
-      const s = session.value;
-      if (!s || !client || !navigator.onLine) return;
-      const result = await syncOnce(client, s.account.url, async () => {
-        actions.value = await queue();
-      });
-      actions.value = await queue();
-      if (result.stopped === "unauthorized") expired();
-      if (result.refused) await refresh();
-    } finally {
-      syncing = null;
-    }
-  })();
-  return syncing;
-}
+/**
+ * Sends what waits, one pass at a time (a call during a pass gets that pass): the signed-in
+ * user's actions only, with that user's session (issue 52).
+ */
+export const sync = oneAtATime(async () => {
+  const s = session.value;
+  const c = client;
+  const mine = epoch;
+  if (!s || !c || !navigator.onLine) return;
+  const owner = ownerOf(s);
+  const show = async () => {
+    const q = await queueOf(owner);
+    if (mine === epoch) actions.value = q;
+  };
+  const result = await syncOnce(c, owner, show);
+  await show();
+  if (mine !== epoch) return;
+  if (result.stopped === "unauthorized") expired();
+  else if (result.refused) await refresh();
+});
 
 /**
  * An action of the worker, recorded at once with the phone's time and a fresh `external_id`
@@ -332,10 +434,14 @@ export async function act(
   action: TaskAction,
   extra: { notes?: string; taskData?: Record<string, unknown>; uploads?: Upload[]; forms?: FormFill[] } = {},
 ) {
+  const s = session.value;
+  if (!s) return;
+  const owner = ownerOf(s);
   const a: QueuedAction = {
     externalId: newExternalId(),
     task: task.url as string,
     action,
+    owner,
     time: new Date().toISOString(),
     notes: extra.notes,
     taskData: extra.taskData,
@@ -349,21 +455,23 @@ export async function act(
     // Asked and answered: not asked again while the action waits.
     const { [task.id as string]: _, ...rest } = taskForms.value;
     taskForms.value = rest;
-    await setKv("taskForms", rest);
+    await setDay(owner, "taskForms", rest);
   }
   const target = TARGET[action];
   if (target) {
     const next = tasks.value.map((t) => (t.id === task.id ? { ...t, state: target } : t));
     tasks.value = next;
-    await setKv("tasks", next);
+    await setDay(owner, "tasks", next);
   }
-  actions.value = await queue();
+  actions.value = await queueOf(owner);
   void sync();
 }
 
 export async function dismiss(a: QueuedAction) {
+  const s = session.value;
+  if (!s) return;
   await removeAction(a.seq!);
-  actions.value = await queue();
+  actions.value = await queueOf(ownerOf(s));
 }
 
 function watchPosition() {
@@ -382,9 +490,11 @@ export async function setSharePosition(on: boolean) {
   sharePosition.value = on;
   await setKv("sharePosition", on);
   if (on) watchPosition();
-  else if (watch !== null) {
-    navigator.geolocation.clearWatch(watch);
-    watch = null;
-    position = null;
-  }
+  else stopWatch();
+}
+
+function stopWatch() {
+  if (watch !== null) navigator.geolocation.clearWatch(watch);
+  watch = null;
+  position = null;
 }

@@ -15,6 +15,7 @@ export const en = {
   "signin.expired": "Your session has ended. Sign in again: your waiting actions are kept.",
   signout: "Sign out",
   "signout.waiting": "{n} actions are still waiting. Go online to send them before signing out.",
+  discarded: "{n} actions you made on this phone were not sent within {days} days and were discarded.",
   "notYours.body": "The field app is for field workers, dispatchers and admins. Your role is {role}.",
   language: "Language",
   today: "Today",
@@ -81,6 +82,8 @@ const de: Catalog = {
     "Ihre Sitzung ist beendet. Melden Sie sich erneut an: wartende Aktionen bleiben erhalten.",
   signout: "Abmelden",
   "signout.waiting": "{n} Aktionen warten noch. Gehen Sie online, um sie vor dem Abmelden zu senden.",
+  discarded:
+    "{n} Aktionen, die Sie auf diesem Telefon erfasst haben, wurden nicht innerhalb von {days} Tagen gesendet und verworfen.",
   "notYours.body": "Die App ist für Außendienst, Disposition und Admins. Ihre Rolle ist {role}.",
   language: "Sprache",
   today: "Heute",
@@ -142,6 +145,7 @@ const es: Catalog = {
   "signin.expired": "Su sesión ha terminado. Inicie sesión de nuevo: las acciones pendientes se conservan.",
   signout: "Cerrar sesión",
   "signout.waiting": "Quedan {n} acciones por enviar. Conéctese para enviarlas antes de cerrar sesión.",
+  discarded: "{n} acciones que registró en este teléfono no se enviaron en {days} días y se descartaron.",
   "notYours.body": "La app es para trabajadores de campo, despachadores y administradores. Su rol es {role}.",
   language: "Idioma",
   today: "Hoy",
@@ -203,6 +207,8 @@ const et: Catalog = {
   "signin.expired": "Seanss on lõppenud. Logi uuesti sisse: ootel toimingud säilivad.",
   signout: "Logi välja",
   "signout.waiting": "{n} toimingut ootab veel. Mine võrku, et need enne väljalogimist saata.",
+  discarded:
+    "{n} toimingut, mille selles telefonis tegid, ei saadetud {days} päeva jooksul ja need kustutati.",
   "notYours.body": "Rakendus on välitöötajatele, dispetšeritele ja administraatoritele. Sinu roll on {role}.",
   language: "Keel",
   today: "Täna",
@@ -264,6 +270,8 @@ const fi: Catalog = {
   "signin.expired": "Istunto on päättynyt. Kirjaudu uudelleen: odottavat toiminnot säilyvät.",
   signout: "Kirjaudu ulos",
   "signout.waiting": "{n} toimintoa odottaa vielä. Mene verkkoon lähettääksesi ne ennen uloskirjautumista.",
+  discarded:
+    "{n} tällä puhelimella tekemääsi toimintoa ei lähetetty {days} päivän kuluessa, ja ne hylättiin.",
   "notYours.body":
     "Sovellus on kenttätyöntekijöille, ajojärjestelijöille ja ylläpitäjille. Roolisi on {role}.",
   language: "Kieli",
@@ -327,6 +335,8 @@ const fr: Catalog = {
   signout: "Se déconnecter",
   "signout.waiting":
     "{n} actions sont encore en attente. Connectez-vous au réseau pour les envoyer avant de vous déconnecter.",
+  discarded:
+    "{n} actions faites sur ce téléphone n'ont pas été envoyées en {days} jours et ont été supprimées.",
   "notYours.body":
     "L'application est destinée aux techniciens, répartiteurs et administrateurs. Votre rôle est {role}.",
   language: "Langue",
@@ -389,6 +399,8 @@ const it: Catalog = {
   "signin.expired": "La sessione è terminata. Accedi di nuovo: le azioni in attesa sono conservate.",
   signout: "Esci",
   "signout.waiting": "{n} azioni sono ancora in attesa. Vai online per inviarle prima di uscire.",
+  discarded:
+    "{n} azioni registrate su questo telefono non sono state inviate entro {days} giorni e sono state scartate.",
   "notYours.body": "L'app è per operatori sul campo, dispatcher e amministratori. Il tuo ruolo è {role}.",
   language: "Lingua",
   today: "Oggi",
@@ -451,6 +463,7 @@ const lt: Catalog = {
   signout: "Atsijungti",
   "signout.waiting":
     "Dar laukia {n} veiksmai. Prisijunkite prie tinklo, kad juos išsiųstumėte prieš atsijungdami.",
+  discarded: "{n} veiksmai, atlikti šiame telefone, nebuvo išsiųsti per {days} d. ir buvo atmesti.",
   "notYours.body":
     "Programėlė skirta lauko darbuotojams, dispečeriams ir administratoriams. Jūsų vaidmuo: {role}.",
   language: "Kalba",
@@ -513,6 +526,7 @@ const lv: Catalog = {
   "signin.expired": "Sesija ir beigusies. Piesakieties vēlreiz: gaidošās darbības ir saglabātas.",
   signout: "Izrakstīties",
   "signout.waiting": "Vēl gaida {n} darbības. Pieslēdzieties tīklam, lai tās nosūtītu pirms izrakstīšanās.",
+  discarded: "{n} darbības, ko veicāt šajā tālrunī, netika nosūtītas {days} dienu laikā un tika atmestas.",
   "notYours.body": "Lietotne ir lauka darbiniekiem, dispečeriem un administratoriem. Jūsu loma ir {role}.",
   language: "Valoda",
   today: "Šodien",
@@ -574,6 +588,7 @@ const pl: Catalog = {
   "signin.expired": "Sesja wygasła. Zaloguj się ponownie: oczekujące działania zostały zachowane.",
   signout: "Wyloguj się",
   "signout.waiting": "Czeka jeszcze {n} działań. Połącz się z siecią, aby je wysłać przed wylogowaniem.",
+  discarded: "{n} działań wykonanych na tym telefonie nie wysłano w ciągu {days} dni i zostały odrzucone.",
   "notYours.body":
     "Aplikacja jest dla pracowników terenowych, dyspozytorów i administratorów. Twoja rola to {role}.",
   language: "Język",
@@ -637,6 +652,7 @@ const ru: Catalog = {
   signout: "Выйти",
   "signout.waiting":
     "Ещё ожидают отправки действий: {n}. Подключитесь к сети, чтобы отправить их перед выходом.",
+  discarded: "{n} действий, сделанных на этом телефоне, не были отправлены за {days} дн. и были удалены.",
   "notYours.body": "Приложение для выездных сотрудников, диспетчеров и администраторов. Ваша роль: {role}.",
   language: "Язык",
   today: "Сегодня",
@@ -698,6 +714,8 @@ const sv: Catalog = {
   "signin.expired": "Sessionen har upphört. Logga in igen: väntande åtgärder finns kvar.",
   signout: "Logga ut",
   "signout.waiting": "{n} åtgärder väntar fortfarande. Gå online och skicka dem innan du loggar ut.",
+  discarded:
+    "{n} åtgärder du gjorde på den här telefonen skickades inte inom {days} dagar och har kasserats.",
   "notYours.body": "Appen är för fältpersonal, trafikledare och administratörer. Din roll är {role}.",
   language: "Språk",
   today: "Idag",

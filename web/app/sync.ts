@@ -7,11 +7,12 @@ import {
   formOutcome,
   nextBatch,
   nextPrep,
+  type Owner,
   outcomes,
   type QueuedAction,
   type Upload,
 } from "./outbox";
-import { queue, removeAction, saveAction } from "./store";
+import { queueOf, removeAction, saveAction } from "./store";
 
 /**
  * Sends the queue (contract §27): each action's files first (file upload, the signed storage
@@ -20,18 +21,22 @@ import { queue, removeAction, saveAction } from "./store";
  * were made. Every step's outcome is written to IndexedDB before the next, so
  * a page killed anywhere resumes where it stopped: a file upload is made once and reused, and a
  * batch sent again after a lost answer is replayed by the server by its `external_id`s.
+ *
+ * Only `owner`'s actions are sent, and `client` carries `owner`'s session (issue 52): an action
+ * is never sent with another user's token.
  */
 export type SyncResult = { sent: number; refused: number; stopped: "done" | "offline" | "unauthorized" };
 
 export async function syncOnce(
   client: DispatchClient,
-  account: string,
+  owner: Owner,
   onChange: () => void,
 ): Promise<SyncResult> {
+  const account = owner.account;
   let sent = 0;
   let refused = 0;
   for (;;) {
-    const q = await queue();
+    const q = await queueOf(owner);
     const pending = nextPrep(q);
     if (pending) {
       const ok = await sendPrep(client, account, pending);

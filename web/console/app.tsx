@@ -32,12 +32,19 @@ function SignIn() {
   );
 }
 
+/** Where a worker is sent (contract §26): the field app's address, as a link in the message. */
 function NotYours({ role }: { role: string }) {
   const appUrl = `${location.origin}/app/`;
+  const mark = "\u0000";
+  const [before, after = ""] = t("notYours.body", { role, url: mark }).split(mark);
   return (
     <main class="signin">
       <h1>{t("notYours.heading")}</h1>
-      <p>{t("notYours.body", { role, url: appUrl })}</p>
+      <p>
+        {before}
+        <a href="/app/">{appUrl}</a>
+        {after}
+      </p>
       <button type="button" onClick={signOut}>
         {t("signout")}
       </button>

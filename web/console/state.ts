@@ -109,9 +109,15 @@ export async function start() {
   if (!me.data) return;
   const role = me.data.role;
   if (role !== "admin" && role !== "manager") {
-    // Contract §26: a worker or an integration user is told where to go, and nothing else.
-    notYours.value = role ?? "";
-    session.value = null;
+    // Contract §26: a worker or an integration user is told where to go, and nothing else; the
+    // token it signed in with is revoked at once (issue 52 item 4), as the field app does for an
+    // integration user, so no live token stays in sessionStorage for a console it cannot use.
+    await bare.POST("/logout/").catch(() => {});
+    batch(() => {
+      setToken(null);
+      notYours.value = role ?? "";
+      session.value = null;
+    });
     return;
   }
   const accountId = idOf(me.data.account ?? "");

@@ -80,7 +80,20 @@ export const createLogoutRoute = createRoute({
   tags,
   security,
   summary: "Revoke the presenting token",
-  responses: { 204: { description: "Revoked; the token now gets 401." }, ...errorResponses },
+  responses: {
+    204: {
+      description: "Revoked; the token now gets 401.",
+      headers: {
+        "Clear-Site-Data": {
+          description:
+            '`"cache"` (W3C Clear Site Data): a browser drops what it cached from this origin, such as a stored file opened before signing out.',
+          required: true,
+          schema: { type: "string" },
+        },
+      },
+    },
+    ...errorResponses,
+  },
 });
 
 export const createSessionTokenRefreshRoute = createRoute({
@@ -163,7 +176,10 @@ export function mountAuth(app: Router) {
   defineRoute(app, createLogoutRoute, async (c) => {
     const p = requireUser(c);
     await logout(c.env, p);
-    return c.body(null, 204);
+    // W3C Clear Site Data: the browser that signs out drops this origin's HTTP cache (a document
+    // or signature opened on a shared phone; issue 52 item 3). Not "storage": the field app's
+    // offline queue of another user, kept in IndexedDB, must survive a sign-out.
+    return c.body(null, 204, { "Clear-Site-Data": '"cache"' });
   });
 
   defineRoute(app, createSessionTokenRefreshRoute, async (c) => {

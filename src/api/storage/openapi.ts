@@ -44,7 +44,10 @@ const FILE_HEADERS = {
   "Content-Disposition": header(
     "When the object was stored with one: `s3_response_headers` of documents and signatures; `attachment` for exports.",
   ),
-  "Cache-Control": header("When stored with one (`s3_response_headers`)."),
+  "Cache-Control": header(
+    "`private, no-store` (RFC 9111: no browser or proxy keeps a copy), unless the object was stored with one (`s3_response_headers`).",
+    true,
+  ),
   "Content-Language": header("When stored with one (`s3_response_headers`)."),
   "Content-Encoding": header("When stored with one; the bytes are sent as stored."),
   Expires: header("When stored with one (`s3_response_headers`)."),

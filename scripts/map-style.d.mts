@@ -1,0 +1,1 @@
+export function mapStyleProblem(url: string): string | null;
