@@ -10,7 +10,7 @@ const svc = service(Number(process.env.BROWSER_TEST_PORT || 8797), "browser");
 let failed = 0;
 try {
   await svc.ready();
-  for (const script of ["tracker.mjs", "console.mjs", "field.mjs", "field-shared.mjs"]) {
+  for (const script of ["tracker.mjs", "console.mjs", "field.mjs", "field-duty.mjs", "field-shared.mjs"]) {
     const r = spawnSync("node", [`test/browser/${script}`], {
       stdio: "inherit",
       env: { ...process.env, BROWSER_TEST_BASE: svc.base },

@@ -3,7 +3,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 import type { TaskAction } from "../../src/domain/task-state-machine";
 import type { Task } from "../shared/api";
-import { timeRange } from "../shared/format";
+import { timeOfDay, timeRange } from "../shared/format";
 import { LanguagePicker } from "../shared/language-picker";
 import { SignInForm } from "../shared/sign-in";
 import { readForms, TaskForms } from "./forms";
@@ -16,15 +16,18 @@ import {
   BUTTONS,
   dismiss,
   documents,
+  dutyError,
   firstLine,
   notice,
   notYours,
+  onDuty,
   online,
   openTaskId,
   refusedOf,
   requiredMetafields,
   type Session,
   session,
+  setOnDuty,
   setSharePosition,
   sharePosition,
   signIn,
@@ -116,6 +119,23 @@ function Today({ session: s }: { session: Session }) {
   return (
     <main>
       <h1 id="today-heading">{tf("today")}</h1>
+      <p class="duty">
+        <button
+          type="button"
+          role="switch"
+          aria-checked={onDuty.value}
+          class={`switch${onDuty.value ? " on" : ""}`}
+          onClick={() => void setOnDuty(!onDuty.value)}
+        >
+          {tf("duty")}
+        </button>
+        {dutyError.value && (
+          <span class="error" role="alert">
+            {" "}
+            {dutyError.value}
+          </span>
+        )}
+      </p>
       {notice.value && (
         <p class="info" role="status">
           {notice.value}
@@ -139,6 +159,12 @@ function Today({ session: s }: { session: Session }) {
                   <span class="meta">
                     <span class={`badge ${task.state}`}>{stateLabel(task.state as string)}</span>{" "}
                     {window ?? tf("window.none")}
+                    {task.eta && (
+                      <span class="eta">
+                        {" "}
+                        · {tf("eta")} {timeOfDay(task.eta, s.account.timezone)}
+                      </span>
+                    )}
                   </span>
                   {refused && (
                     <span class="refused">

@@ -36,6 +36,8 @@ import { syncOnce } from "./sync";
 export type Session = {
   token: string;
   me: { url: string; id: string; name: string; role: string };
+  /** The user's account role (`GET /users/me/` `account_role`), where its duty is set (contract §28). */
+  roleUrl?: string | null;
   account: {
     url: string;
     timezone: string;
@@ -63,6 +65,10 @@ export const actions = signal<QueuedAction[]>([]);
 export const online = signal(navigator.onLine);
 export const openTaskId = signal<string | null>(null);
 export const sharePosition = signal(false);
+/** The worker's duty (contract §28, §30): positions are recorded and sent only while on duty. */
+export const onDuty = signal(false);
+/** The duty switch's last error (offline, refused), shown beside it. */
+export const dutyError = signal("");
 /** Told once after sign-in: this user's actions discarded unsent after KEEP_DAYS. */
 export const notice = signal("");
 /** When the day's list was first shown (the bench reads it). */
@@ -132,6 +138,8 @@ async function forget(reason: string) {
     actions.value = [];
     openTaskId.value = null;
     sharePosition.value = false;
+    onDuty.value = false;
+    dutyError.value = "";
     notice.value = "";
     signInReason.value = reason;
   });
@@ -190,8 +198,10 @@ export async function signIn(email: string, password: string): Promise<string | 
   }
   const acc = await bare.GET("/accounts/{id}/", { params: { path: { id: idOf(m.account) } } });
   const a = (acc.data ?? {}) as Partial<Session["account"]>;
+  const duty = me.data as unknown as { account_role?: string; on_duty?: boolean };
   const s: Session = {
     token,
+    roleUrl: duty.account_role ?? null,
     me: { url: m.url, id: m.id, name: m.name, role: m.role },
     account: {
       url: m.account,
@@ -217,8 +227,11 @@ export async function signIn(email: string, password: string): Promise<string | 
     taskForms.value = {};
     actions.value = mine;
     notice.value = discardedNotice(told);
+    onDuty.value = Boolean(duty.on_duty);
   });
   connect(s);
+  await setKv("onDuty", onDuty.value);
+  if (onDuty.value) startRecording();
   await refresh();
   void sync();
   return null;
@@ -251,7 +264,8 @@ export async function start() {
     actions.value = await queueOf(owner);
     notice.value = discardedNotice(told);
     sharePosition.value = Boolean(await getKv<boolean>("sharePosition"));
-    if (sharePosition.value) watchPosition();
+    onDuty.value = Boolean(await getKv<boolean>("onDuty"));
+    if (sharePosition.value || onDuty.value) watchPosition();
     session.value = s;
     connect(s);
   }
@@ -421,8 +435,10 @@ export const sync = oneAtATime(async () => {
   const result = await syncOnce(c, owner, show);
   await show();
   if (mine !== epoch) return;
-  if (result.stopped === "unauthorized") expired();
-  else if (result.refused) await refresh();
+  if (result.stopped === "unauthorized") return expired();
+  if (result.refused) await refresh();
+  if (result.stopped === "done" && (await sendPositions(c, owner)) === "unauthorized" && mine === epoch)
+    expired();
 });
 
 /**
@@ -479,6 +495,7 @@ function watchPosition() {
   watch = navigator.geolocation.watchPosition(
     (p) => {
       position = [p.coords.longitude, p.coords.latitude];
+      void recordPosition(p);
     },
     () => {},
     { enableHighAccuracy: false, maximumAge: 60_000 },
@@ -497,4 +514,119 @@ function stopWatch() {
   if (watch !== null) navigator.geolocation.clearWatch(watch);
   watch = null;
   position = null;
+  lastRecorded = null;
+}
+
+/**
+ * The worker's positions while on duty (contract §30): the phone's fix is recorded when 15 s
+ * have passed since the last one recorded and it is 50 m from it, whichever comes later (the
+ * first at once), kept in IndexedDB under its user (dropped at the session's end with the rest
+ * of the user's data) and sent with the queue, in batches of up to 500 (`POST /positions/`). Off
+ * duty, or without the browser's permission, none. The status counts actions, not positions.
+ */
+const POSITION_EVERY_MS = 15_000;
+const POSITION_EVERY_M = 50;
+const POSITIONS_KEPT = 5_000;
+let lastRecorded: { t: number; lon: number; lat: number } | null = null;
+const positionsKey = (o: ReturnType<typeof ownerOf>) => `positions:${o.account} ${o.user}`;
+type KeptPosition = {
+  location: { type: "Point"; coordinates: [number, number] };
+  time: string;
+  accuracy_m: number | null;
+  speed_mps: number | null;
+  heading_deg: number | null;
+};
+
+function metres(a: { lon: number; lat: number }, b: { lon: number; lat: number }) {
+  const rad = Math.PI / 180;
+  const x = (b.lon - a.lon) * rad * Math.cos(((a.lat + b.lat) / 2) * rad);
+  const y = (b.lat - a.lat) * rad;
+  return Math.sqrt(x * x + y * y) * 6_371_000;
+}
+
+async function recordPosition(p: GeolocationPosition) {
+  const s = session.value;
+  if (!s || !onDuty.value) return;
+  const here = { t: p.timestamp || Date.now(), lon: p.coords.longitude, lat: p.coords.latitude };
+  if (
+    lastRecorded &&
+    (here.t - lastRecorded.t < POSITION_EVERY_MS || metres(lastRecorded, here) < POSITION_EVERY_M)
+  )
+    return;
+  lastRecorded = here;
+  const num = (v: number | null) => (v === null || Number.isNaN(v) ? null : v);
+  const kept = (await getKv<KeptPosition[]>(positionsKey(ownerOf(s)))) ?? [];
+  kept.push({
+    location: { type: "Point", coordinates: [here.lon, here.lat] },
+    time: new Date(here.t).toISOString(),
+    accuracy_m: num(p.coords.accuracy),
+    speed_mps: num(p.coords.speed),
+    heading_deg: num(p.coords.heading),
+  });
+  await setKv(positionsKey(ownerOf(s)), kept.slice(-POSITIONS_KEPT));
+  void sync();
+}
+
+/** Sends the kept positions, oldest first; kept when the network fails, dropped when refused. */
+async function sendPositions(c: DispatchClient, owner: ReturnType<typeof ownerOf>) {
+  let sent = false;
+  for (;;) {
+    const kept = (await getKv<KeptPosition[]>(positionsKey(owner))) ?? [];
+    if (!kept.length) return sent ? "sent" : "done";
+    const batch = kept.slice(0, 500);
+    let status = 0;
+    try {
+      status = (await c.POST("/positions/", { body: batch as never })).response.status;
+    } catch {
+      return "offline";
+    }
+    if (status === 401) return "unauthorized";
+    // 202 stored; 400 or 409 (`off_duty`: the duty ended before they went) will never be taken.
+    if (status === 202 || status === 400 || status === 409) {
+      const now = (await getKv<KeptPosition[]>(positionsKey(owner))) ?? [];
+      await setKv(positionsKey(owner), now.slice(batch.length));
+      sent ||= status === 202;
+      continue;
+    }
+    return "offline";
+  }
+}
+
+function startRecording() {
+  lastRecorded = null;
+  if (!sharePosition.value) void setSharePosition(true);
+  else watchPosition();
+}
+
+/**
+ * The "On duty" switch (contract §30): sets the worker's duty on its role (`PATCH
+ * /account_roles/{id}/`), online only (the duty decides what the server stores, so it is not
+ * queued). Going off duty sends the positions recorded before it first.
+ */
+export async function setOnDuty(on: boolean) {
+  const s = session.value;
+  const c = client;
+  dutyError.value = "";
+  if (!s || !c || !s.roleUrl) return;
+  if (!navigator.onLine) {
+    dutyError.value = tf("duty.offline");
+    return;
+  }
+  if (!on) await sync();
+  try {
+    const r = await c.PATCH("/account_roles/{id}/", {
+      params: { path: { id: idOf(s.roleUrl) } },
+      body: { on_duty: on } as never,
+    });
+    if (!r.data) {
+      dutyError.value = errorMessage(r.error, tf("duty.failed"));
+      return;
+    }
+  } catch {
+    dutyError.value = tf("duty.offline");
+    return;
+  }
+  onDuty.value = on;
+  await setKv("onDuty", on);
+  if (on) startRecording();
 }
