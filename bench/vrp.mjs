@@ -142,7 +142,7 @@ for (const file of files) {
     distance: Number(solution.distance.toFixed(2)),
     vehicles: solution.routes.length,
     best_known: best,
-    best_known_vehicles: bks[name]?.vehicles ?? bks[name]?.solved_with_vehicles ?? null,
+    best_known_vehicles: bks[name]?.solved_with_vehicles ?? bks[name]?.vehicles ?? null,
     seconds: Number(s.toFixed(2)),
     feasible: problems.length === 0 && solution.unassigned.length === 0,
     gap_percent: gap === null ? null : Number(gap.toFixed(2)),

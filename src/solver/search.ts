@@ -292,7 +292,7 @@ export class Recreate {
  * matrix is symmetric (it is then the previous position's leg out), and the replaced leg from
  * the route's cache.
  */
-function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): void {
+export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): void {
   const v = route.v;
   const n = route.seq.length;
   const D = m.D;
@@ -305,11 +305,26 @@ function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): v
   const twB = m.twB[u];
   const svc = m.svc[u];
   const rnd = g.rnd;
-  let prevLoc = m.vStart[v];
-  let prevDep = m.vShiftA[v];
+  // The latest starts only grow along a route (each is at most the next one's, less the leg and
+  // the service): the positions before the first whose next stop can start after u's earliest
+  // departure are all too late, so the scan begins there (found by bisection).
+  let first = 0;
+  if (m.timeNonNegative && n > 0 && route.ls[0] < twA + svc) {
+    const need = twA + svc;
+    let lo = 1;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (route.ls[mid] >= need) hi = mid;
+      else lo = mid + 1;
+    }
+    first = lo;
+  }
+  let prevLoc = first === 0 ? m.vStart[v] : m.loc[route.seq[first - 1]];
+  let prevDep = first === 0 ? m.vShiftA[v] : route.es[first - 1] + m.svc[route.seq[first - 1]];
   let into = prevLoc === NONE ? 0 : cost[prevLoc * L + ul];
-  for (let p = 0; p <= n; p++) {
-    if (p > 0) {
+  for (let p = first; p <= n; p++) {
+    if (p > first) {
       const q = route.seq[p - 1];
       prevLoc = m.loc[q];
       prevDep = route.es[p - 1] + m.svc[q];

@@ -3,7 +3,7 @@ import { solve } from "../../src/solver";
 import { isLiLim, parseLiLim } from "../../src/solver/lilim";
 import { compile, type Model } from "../../src/solver/model";
 import { Route } from "../../src/solver/route";
-import { Recreate, scanPair } from "../../src/solver/search";
+import { Recreate, scanPair, scanRoute } from "../../src/solver/search";
 import type { Instance } from "../../src/solver/types";
 import { checkSolution } from "../../src/solver-check";
 
@@ -168,6 +168,57 @@ describe("pair insertion (scanPair) against a brute-force check", () => {
       scanPair(m, route, 0, p, q, g);
       expect(g.route).toBe(-1);
     }
+  });
+});
+
+describe("single-stop insertion (scanRoute, its start found by bisection on the latest starts) against a brute-force check", () => {
+  it("finds the cheapest feasible position of a visit on 600 random routes", () => {
+    let compared = 0;
+    let feasible = 0;
+    for (let seed = 1; compared < 600 && seed < 5000; seed++) {
+      const m = compile(randomInstance(seed));
+      const visits = [];
+      for (let j = 0; j < m.J; j++) if (m.kind[j] === 0) visits.push(j);
+      const u = visits[seed % visits.length];
+      // The route leaves u (and one pair) out.
+      let p = 0;
+      while (m.kind[p] !== 1) p++;
+      const route = randomRoute(m, seed, p, m.partner[p]);
+      if (!route) continue;
+      const at = route.seq.indexOf(u);
+      if (at >= 0) {
+        route.seq.splice(at, 1);
+        route.update(m);
+        if (!route.feasible) continue;
+      }
+      compared++;
+      let expected = Number.POSITIVE_INFINITY;
+      for (let k = 0; k <= route.seq.length; k++) {
+        const x = new Route(0);
+        x.seq = route.seq.slice();
+        x.seq.splice(k, 0, u);
+        x.update(m);
+        if (x.feasible && x.cost - route.cost < expected) expected = x.cost - route.cost;
+      }
+      const g = new Recreate(m, null, 0);
+      g.reset();
+      scanRoute(m, route, 0, u, g);
+      if (expected === Number.POSITIVE_INFINITY) {
+        expect(g.route, `seed ${seed}`).toBe(-1);
+        continue;
+      }
+      feasible++;
+      expect(g.cost, `seed ${seed}`).toBeCloseTo(expected, 6);
+      const x = new Route(0);
+      x.seq = route.seq.slice();
+      x.seq.splice(g.pos, 0, u);
+      x.update(m);
+      expect(x.feasible, `seed ${seed}`).toBe(true);
+      expect(x.cost - route.cost, `seed ${seed}`).toBeCloseTo(expected, 6);
+    }
+    expect(compared).toBe(600);
+    expect(feasible).toBeGreaterThan(100);
+    expect(compared - feasible).toBeGreaterThan(50);
   });
 });
 
