@@ -187,7 +187,9 @@ function sameFleetGap(rows) {
   if (!same.length || same.length === rows.length) return {};
   return {
     same_fleet_instances: same.length,
-    same_fleet_mean_gap_percent: Number((same.reduce((a, r) => a + r.gap_percent, 0) / same.length).toFixed(2)),
+    same_fleet_mean_gap_percent: Number(
+      (same.reduce((a, r) => a + r.gap_percent, 0) / same.length).toFixed(2),
+    ),
   };
 }
 
