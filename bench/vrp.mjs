@@ -7,6 +7,11 @@
 // instead (`progress`, read every 100 iterations), so each instance stops at its seconds,
 // construction included, however loaded the machine.
 //
+// Li & Lim's pick-up-and-delivery files (a first line `K Q S`) are read as well, each request a
+// shipment (pick-up and drop-off on one route, pick-up first), compared with their BKS.json.
+//
+//   --rate                   iterations per second on pairs against the same stops as single
+//                            visits (Li & Lim instances, --seconds each, both runs)
 //   --city [--visits 1000]   a generated city instance (bench/vrp-city.ts)
 //   --memory                 the heap a 2,000-stop city instance takes, matrices included
 //   --workerd                CPU milliseconds per iteration in workerd (not Node) at 100, 1,000
@@ -41,7 +46,7 @@ const tuning = {
 const seed = Number(process.env.VRP_SEED || 1);
 
 const dir = mkdtempSync(join(tmpdir(), "vrp-"));
-const entry = `export { solve } from "./src/solver/index.ts"; export { parseSolomon } from "./src/solver/solomon.ts"; export { checkSolution } from "./src/solver-check/index.ts"; export { cityInstance } from "./bench/vrp-city.ts";`;
+const entry = `export { solve } from "./src/solver/index.ts"; export { parseSolomon } from "./src/solver/solomon.ts"; export { isLiLim, parseLiLim } from "./src/solver/lilim.ts"; export { checkSolution } from "./src/solver-check/index.ts"; export { cityInstance } from "./bench/vrp-city.ts";`;
 await build({
   stdin: { contents: entry, resolveDir: process.cwd(), loader: "ts" },
   bundle: true,
@@ -50,7 +55,7 @@ await build({
   outfile: join(dir, "solver.mjs"),
   logLevel: "error",
 });
-const { solve, parseSolomon, checkSolution, cityInstance } = await import(
+const { solve, parseSolomon, isLiLim, parseLiLim, checkSolution, cityInstance } = await import(
   pathToFileURL(join(dir, "solver.mjs")).href
 );
 
@@ -102,33 +107,52 @@ if (args.includes("--workerd")) {
   process.exit(0);
 }
 
-const bksPath = join(folder, "BKS.json");
-const bks = existsSync(bksPath) ? JSON.parse(readFileSync(bksPath, "utf8")) : {};
+// Beside the instances, else one folder up (the Li & Lim sets share ../shared/bench/pdptw/BKS.json).
+const bksPath = [join(folder, "BKS.json"), join(folder, "..", "BKS.json")].find(existsSync) ?? "";
+const bks = bksPath ? JSON.parse(readFileSync(bksPath, "utf8")) : {};
+/** The best known distance: Solomon's distance-only entry, else the hierarchical one (Homberger's, Li & Lim's). */
+const bestKnown = (name) =>
+  bks[`${name}_distance`]?.best_known_cost ?? bks[name]?.best_known_cost ?? bks[name]?.distance ?? null;
 const files = readdirSync(folder)
   .filter((f) => /\.txt$/i.test(f))
   .filter((f) => !only.length || only.includes(f.replace(/\.txt$/i, "")))
   .sort();
+/** An instance file in either format: Solomon's (Gehring & Homberger's) or Li & Lim's pick-up-and-delivery. */
+function load(file) {
+  const text = readFileSync(join(folder, file), "utf8");
+  const name = file.replace(/\.txt$/i, "");
+  return { name, instance: isLiLim(text) ? parseLiLim(text, "distance", name) : parseSolomon(text) };
+}
+
+if (args.includes("--rate")) {
+  await rates();
+  process.exit(0);
+}
+
 const rows = [];
 for (const file of files) {
-  const instance = parseSolomon(readFileSync(join(folder, file), "utf8"));
-  const name = file.replace(/\.txt$/i, "");
+  const { name, instance } = load(file);
   const { solution, iterations, seconds: s } = timed(instance);
   const problems = checkSolution(instance, solution);
-  const best = bks[`${name}_distance`]?.best_known_cost ?? null;
+  const best = bestKnown(name);
   const gap = best ? ((solution.distance - best) / best) * 100 : null;
   const row = {
     name,
+    pairs: instance.shipments?.length ?? 0,
     distance: Number(solution.distance.toFixed(2)),
     vehicles: solution.routes.length,
+    best_known: best,
+    best_known_vehicles: bks[name]?.solved_with_vehicles ?? bks[name]?.vehicles ?? null,
     seconds: Number(s.toFixed(2)),
     feasible: problems.length === 0 && solution.unassigned.length === 0,
     gap_percent: gap === null ? null : Number(gap.toFixed(2)),
     iterations,
+    iterations_per_second: Math.round(iterations / s),
     routes: solution.routes.map((r) => r.stops.map((x) => Number(x.job))),
   };
   rows.push(row);
   console.log(
-    `${name.padEnd(8)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
+    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
   );
 }
 const gaps = rows.map((r) => r.gap_percent).filter((g) => g !== null);
@@ -136,17 +160,86 @@ const summary = {
   instances: rows.length,
   feasible: rows.filter((r) => r.feasible).length,
   mean_gap_percent: gaps.length ? Number((gaps.reduce((a, b) => a + b, 0) / gaps.length).toFixed(2)) : null,
+  // Where the solution uses the best known solution's fleet: the hierarchical best known is then
+  // a fair distance reference (with more vehicles a distance-only solver may land below it).
+  ...sameFleetGap(rows),
   max_gap_percent: gaps.length ? Number(Math.max(...gaps).toFixed(2)) : null,
+  vehicles: rows.reduce((a, r) => a + r.vehicles, 0),
+  best_known_vehicles: rows.every((r) => r.best_known_vehicles !== null)
+    ? rows.reduce((a, r) => a + r.best_known_vehicles, 0)
+    : null,
   mean_distance: Number((rows.reduce((a, r) => a + r.distance, 0) / Math.max(1, rows.length)).toFixed(2)),
   seconds_budget: seconds,
   mean_seconds: Number((rows.reduce((a, r) => a + r.seconds, 0) / Math.max(1, rows.length)).toFixed(2)),
   max_seconds: Number(Math.max(0, ...rows.map((r) => r.seconds)).toFixed(2)),
+  mean_iterations_per_second: Math.round(
+    rows.reduce((a, r) => a + r.iterations_per_second, 0) / Math.max(1, rows.length),
+  ),
   max_over_budget_percent: Number(
     Math.max(0, ...rows.map((r) => ((r.seconds - seconds) / seconds) * 100)).toFixed(2),
   ),
 };
 console.log(JSON.stringify(summary));
 writeFileSync(out, `${JSON.stringify({ instances: rows, summary }, null, 1)}\n`);
+
+function sameFleetGap(rows) {
+  const same = rows.filter((r) => r.gap_percent !== null && r.vehicles === r.best_known_vehicles);
+  if (!same.length || same.length === rows.length) return {};
+  return {
+    same_fleet_instances: same.length,
+    same_fleet_mean_gap_percent: Number(
+      (same.reduce((a, r) => a + r.gap_percent, 0) / same.length).toFixed(2),
+    ),
+  };
+}
+
+/**
+ * `--rate`: iterations per second on pick-up-and-delivery pairs against single stops at the same
+ * size. Each Li & Lim instance is solved twice for `--seconds`: as published (every stop in a
+ * pair), and with the same stops as standalone visits (same places, windows, service times and
+ * pick-up demands, no pairing), so the only difference is the pairs.
+ */
+async function rates() {
+  const results = [];
+  for (const file of files) {
+    const { name, instance } = load(file);
+    if (!instance.shipments?.length) continue;
+    const singles = {
+      ...instance,
+      shipments: [],
+      // The pick-up's demand rides from the depot instead (the drop-off's is 0), so each route
+      // carries at least what its pairs' pick-ups would have.
+      jobs: instance.shipments.flatMap((p) => [
+        { ...p.pickup, demand: p.demand },
+        { ...p.delivery, demand: [0] },
+      ]),
+    };
+    const a = timed(instance);
+    const b = timed(singles);
+    const row = {
+      name,
+      stops: instance.shipments.length * 2,
+      pairs_per_second: Math.round(a.iterations / a.seconds),
+      singles_per_second: Math.round(b.iterations / b.seconds),
+    };
+    row.ratio = Number((row.singles_per_second / row.pairs_per_second).toFixed(2));
+    results.push(row);
+    console.log(
+      `${name.padEnd(10)} ${row.stops} stops: pairs ${row.pairs_per_second}/s, the same stops single ${row.singles_per_second}/s (singles ÷ pairs ${row.ratio})`,
+    );
+  }
+  const mean = (k) => results.reduce((s, r) => s + r[k], 0) / Math.max(1, results.length);
+  console.log(
+    JSON.stringify({
+      instances: results.length,
+      seconds_each: seconds,
+      mean_pairs_per_second: Math.round(mean("pairs_per_second")),
+      mean_singles_per_second: Math.round(mean("singles_per_second")),
+      mean_ratio: Number(mean("ratio").toFixed(2)),
+      max_ratio: Math.max(0, ...results.map((r) => r.ratio)),
+    }),
+  );
+}
 
 /**
  * CPU milliseconds per iteration in workerd: a Worker that generates a city instance of n stops

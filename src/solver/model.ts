@@ -50,6 +50,8 @@ export type Model = {
   time: Matrix;
   cost: Matrix;
   balance: boolean;
+  /** Whether no travel time is negative: then a later departure never arrives earlier (window pruning relies on it). */
+  timeNonNegative: boolean;
   /** Whether `cost` is symmetric: an insertion's two legs are then read from one row. */
   symmetric: boolean;
   /** The nearest jobs to each job (nearest first, at most NEIGHBOURS), the adjacency of SISR's string removals. */
@@ -110,6 +112,7 @@ export function compile(inst: Instance): Model {
     cost: new Float64Array(0),
     balance: inst.objective === "balance",
     symmetric: false,
+    timeNonNegative: false,
     neighbours: [],
     size: new Float64Array(J),
     depotDistance: new Float64Array(J),
@@ -163,6 +166,7 @@ export function compile(inst: Instance): Model {
   }
   m.neighbours = nearest(m, Math.min(NEIGHBOURS, J - 1));
   m.symmetric = isSymmetric(m.cost, L);
+  m.timeNonNegative = !m.time.some((x) => x < 0);
   return m;
 }
 

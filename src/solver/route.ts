@@ -130,51 +130,6 @@ export class Route {
       (n === 0 ? 0 : leg(m, m.cost, prevLoc, nextLoc))
     );
   }
-
-  /**
-   * The added cost of a pick-up `p` and its drop-off `q` inserted before positions `a` and `b`
-   * of the current sequence (a ≤ b), or Infinity: checked by simulating the stretch from `a`.
-   */
-  pairCost(m: Model, p: number, q: number, a: number, b: number): number {
-    const v = this.v;
-    const n = this.seq.length;
-    const D = m.D;
-    for (let d = 0; d < D; d++) {
-      let max = Number.NEGATIVE_INFINITY;
-      for (let i = a; i <= b; i++) if (this.pt[i * D + d] > max) max = this.pt[i * D + d];
-      if (max + m.dem[p * D + d] > m.vCap[v * D + d] + 1e-9) return Number.POSITIVE_INFINITY;
-    }
-    let prevLoc = a === 0 ? m.vStart[v] : m.loc[this.seq[a - 1]];
-    let t = a === 0 ? m.vShiftA[v] : this.es[a - 1] + m.svc[this.seq[a - 1]];
-    let delta = 0;
-    const visit = (j: number) => {
-      const l = m.loc[j];
-      delta += leg(m, m.cost, prevLoc, l);
-      const arr = t + leg(m, m.time, prevLoc, l);
-      const start = Math.max(arr, m.twA[j]);
-      t = start + m.svc[j];
-      prevLoc = l;
-      return start <= m.twB[j];
-    };
-    let i = a;
-    if (!visit(p)) return Number.POSITIVE_INFINITY;
-    for (; i < b; i++) if (!visit(this.seq[i])) return Number.POSITIVE_INFINITY;
-    if (!visit(q)) return Number.POSITIVE_INFINITY;
-    const nextLoc = b === n ? m.vEnd[v] : m.loc[this.seq[b]];
-    delta += leg(m, m.cost, prevLoc, nextLoc);
-    if (b < n) {
-      if (t + leg(m, m.time, prevLoc, nextLoc) > this.ls[b]) return Number.POSITIVE_INFINITY;
-    } else if (t + leg(m, m.time, prevLoc, nextLoc) > m.vShiftB[v]) return Number.POSITIVE_INFINITY;
-    // Subtract the legs the stretch replaced.
-    let old = 0;
-    let pl = a === 0 ? m.vStart[v] : m.loc[this.seq[a - 1]];
-    for (let k = a; k < b; k++) {
-      old += leg(m, m.cost, pl, m.loc[this.seq[k]]);
-      pl = m.loc[this.seq[k]];
-    }
-    old += n === 0 ? 0 : leg(m, m.cost, pl, nextLoc);
-    return delta - old;
-  }
 }
 
 export const isPaired = (m: Model, j: number) => m.kind[j] === PICKUP || m.kind[j] === DELIVERY;

@@ -231,6 +231,11 @@ export class Recreate {
   cost = Number.POSITIVE_INFINITY;
   route = -1;
   pos = -1;
+  /** A pair's drop-off position (`pos` is its pick-up's). */
+  pos2 = -1;
+  /** Per position of the route a pair is tried in: the drop-off's cost delta, and its suffix minimum. */
+  private qDelta = new Float64Array(64);
+  qBest = new Float64Array(64);
   /** Whether an empty vehicle may be opened (not after a route removal). */
   open = true;
   /** Per vehicle class, the index in it of its first empty vehicle (its size: none). */
@@ -259,11 +264,21 @@ export class Recreate {
     this.firstEmpty[c] = i;
   }
 
+  /** The scratch arrays for a pair in a route of `size` − 2 stops (grown, never shrunk). */
+  scratch(size: number): Float64Array {
+    if (this.qDelta.length < size) {
+      this.qDelta = new Float64Array(size * 2);
+      this.qBest = new Float64Array(size * 2);
+    }
+    return this.qDelta;
+  }
+
   /** A new job: no route tried yet, no position found. */
   reset(): number {
     this.cost = Number.POSITIVE_INFINITY;
     this.route = -1;
     this.pos = -1;
+    this.pos2 = -1;
     return ++this.tick;
   }
 }
@@ -277,7 +292,7 @@ export class Recreate {
  * matrix is symmetric (it is then the previous position's leg out), and the replaced leg from
  * the route's cache.
  */
-function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): void {
+export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): void {
   const v = route.v;
   const n = route.seq.length;
   const D = m.D;
@@ -290,11 +305,26 @@ function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): v
   const twB = m.twB[u];
   const svc = m.svc[u];
   const rnd = g.rnd;
-  let prevLoc = m.vStart[v];
-  let prevDep = m.vShiftA[v];
+  // The latest starts only grow along a route (each is at most the next one's, less the leg and
+  // the service): the positions before the first whose next stop can start after u's earliest
+  // departure are all too late, so the scan begins there (found by bisection).
+  let first = 0;
+  if (m.timeNonNegative && n > 0 && route.ls[0] < twA + svc) {
+    const need = twA + svc;
+    let lo = 1;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (route.ls[mid] >= need) hi = mid;
+      else lo = mid + 1;
+    }
+    first = lo;
+  }
+  let prevLoc = first === 0 ? m.vStart[v] : m.loc[route.seq[first - 1]];
+  let prevDep = first === 0 ? m.vShiftA[v] : route.es[first - 1] + m.svc[route.seq[first - 1]];
   let into = prevLoc === NONE ? 0 : cost[prevLoc * L + ul];
-  for (let p = 0; p <= n; p++) {
-    if (p > 0) {
+  for (let p = first; p <= n; p++) {
+    if (p > first) {
       const q = route.seq[p - 1];
       prevLoc = m.loc[q];
       prevDep = route.es[p - 1] + m.svc[q];
@@ -389,28 +419,129 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
   }
 }
 
-/** A pick-up and its drop-off, in the routes near either of them first, then in every route. */
-function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void {
+/**
+ * The cheapest feasible positions of a pick-up `p` and its drop-off `q` in `route` (index `r`),
+ * before positions `a` ≤ `b` of its sequence, if cheaper than the best found so far (`g.cost`;
+ * the positions go to `g.pos` and `g.pos2`). O(1) per pair of positions, from the route's caches:
+ * the drop-off's cost delta at every position after the pick-up does not depend on where the
+ * pick-up went, so it is computed once per route (`g.qDelta`), with its suffix minimum
+ * (`g.qBest`), a lower bound that cuts a pick-up position, or the rest of its drop-off
+ * positions, as soon as they cannot beat the best; the stretch between the two is re-timed one
+ * stop per drop-off position (the pick-up delays it), and the drop-off is checked against the
+ * latest start of the stop after it (`ls`). Departures only grow along a route, and so does the
+ * load's running maximum over the stretch: once a window has closed or the load does not fit,
+ * no later position will do. Blinks as in `scanRoute`: drawn only for a position that would win.
+ */
+export function scanPair(m: Model, route: Route, r: number, p: number, q: number, g: Recreate): void {
+  const v = route.v;
+  const seq = route.seq;
+  const n = seq.length;
+  const D = m.D;
+  const cost = m.cost;
+  const time = m.time;
+  const L = m.L;
+  const pl = m.loc[p];
+  const ql = m.loc[q];
+  const pA = m.twA[p];
+  const pB = m.twB[p];
+  const qA = m.twA[q];
+  const qB = m.twB[q];
+  const pSvc = m.svc[p];
+  const qSvc = m.svc[q];
+  const start = m.vStart[v];
+  const end = m.vEnd[v];
   const rnd = g.rnd;
-  const tick = g.reset();
-  let best = Number.POSITIVE_INFINITY;
-  const at = { r: -1, a: -1, b: -1 };
-  const tryRoute = (r: number) => {
-    g.mark[r] = tick;
-    const route = s.routes[r];
-    const n = route.seq.length;
-    for (let a = 0; a <= n; a++) {
-      for (let b = a; b <= n; b++) {
-        if (rnd && rnd.next() < BLINK) continue;
-        const c = route.pairCost(m, p, q, a, b);
-        if (c < best) {
-          best = c;
-          at.r = r;
-          at.a = a;
-          at.b = b;
+  const qDelta = g.scratch(n + 2);
+  const qBest = g.qBest;
+  // The drop-off alone before position b ≥ 1 (after stop b − 1), and the best from b on.
+  qBest[n + 1] = Number.POSITIVE_INFINITY;
+  for (let b = n; b >= 1; b--) {
+    const x = m.loc[seq[b - 1]];
+    const y = b === n ? end : m.loc[seq[b]];
+    qDelta[b] = cost[x * L + ql] + (y === NONE ? 0 : cost[ql * L + y]) - route.edge[b];
+    qBest[b] = Math.min(qDelta[b], qBest[b + 1]);
+  }
+  const pq = cost[pl * L + ql];
+  const tpq = time[pl * L + ql];
+  for (let a = 0; a <= n; a++) {
+    const prevLoc = a === 0 ? start : m.loc[seq[a - 1]];
+    const prevDep = a === 0 ? m.vShiftA[v] : route.es[a - 1] + m.svc[seq[a - 1]];
+    if (prevDep > pB) return;
+    let fits = true;
+    for (let d = 0; d < D; d++) {
+      if (route.pt[a * D + d] + m.dem[p * D + d] > m.vCap[v * D + d] + 1e-9) {
+        fits = false;
+        break;
+      }
+    }
+    if (!fits) continue;
+    const nextLoc = a === n ? end : m.loc[seq[a]];
+    const into = prevLoc === NONE ? 0 : cost[prevLoc * L + pl];
+    const edge = route.edge[a];
+    // The pair side by side: p then q in place of the leg before position a.
+    const together = into + pq + (nextLoc === NONE ? 0 : cost[ql * L + nextLoc]) - edge;
+    // p alone before position a (the lower bound of every later drop-off position).
+    const dP = into + (nextLoc === NONE ? 0 : cost[pl * L + nextLoc]) - edge;
+    const later = a < n && dP + qBest[a + 1] < g.cost;
+    if (!(together < g.cost) && !later) continue;
+    const sP = Math.max(prevDep + (prevLoc === NONE ? 0 : time[prevLoc * L + pl]), pA);
+    if (sP > pB) continue;
+    const depP = sP + pSvc;
+    if (together < g.cost && depP <= qB) {
+      const sQ = Math.max(depP + tpq, qA);
+      const latest = a === n ? m.vShiftB[v] : route.ls[a];
+      if (sQ <= qB && sQ + qSvc + (nextLoc === NONE ? 0 : time[ql * L + nextLoc]) <= latest) {
+        if (!(rnd && rnd.next() < BLINK)) {
+          g.cost = together;
+          g.route = r;
+          g.pos = a;
+          g.pos2 = a;
         }
       }
     }
+    if (a === n) continue;
+    // The stretch a … b − 1 re-timed after p, one stop per drop-off position b.
+    let t = depP;
+    let here = pl;
+    for (let b = a + 1; b <= n; b++) {
+      if (!(dP + qBest[b] < g.cost)) break;
+      const j = seq[b - 1];
+      const jl = m.loc[j];
+      const s = Math.max(t + time[here * L + jl], m.twA[j]);
+      if (s > m.twB[j]) break;
+      t = s + m.svc[j];
+      here = jl;
+      if (t > qB) break;
+      let over = false;
+      for (let d = 0; d < D; d++) {
+        if (route.pt[b * D + d] + m.dem[p * D + d] > m.vCap[v * D + d] + 1e-9) {
+          over = true;
+          break;
+        }
+      }
+      if (over) break;
+      const delta = dP + qDelta[b];
+      if (!(delta < g.cost)) continue;
+      const sQ = Math.max(t + time[jl * L + ql], qA);
+      if (sQ > qB) continue;
+      const y = b === n ? end : m.loc[seq[b]];
+      const latest = b === n ? m.vShiftB[v] : route.ls[b];
+      if (sQ + qSvc + (y === NONE ? 0 : time[ql * L + y]) > latest) continue;
+      if (rnd && rnd.next() < BLINK) continue;
+      g.cost = delta;
+      g.route = r;
+      g.pos = a;
+      g.pos2 = b;
+    }
+  }
+}
+
+/** A pick-up and its drop-off, in the routes near either of them first, then in every route. */
+function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void {
+  const tick = g.reset();
+  const tryRoute = (r: number) => {
+    g.mark[r] = tick;
+    scanPair(m, s.routes[r], r, p, q, g);
   };
   const tryEmpty = () => {
     if (!g.open) return;
@@ -429,18 +560,18 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
     }
     tryEmpty();
   }
-  if (at.r < 0) {
+  if (g.route < 0) {
     for (let r = 0; r < s.routes.length; r++) if (g.mark[r] !== tick && s.routes[r].seq.length) tryRoute(r);
     tryEmpty();
   }
-  if (at.r < 0) {
+  if (g.route < 0) {
     s.unassigned.push(p, q);
     return;
   }
-  const { r, a, b } = at;
+  const r = g.route;
   const route = s.writable(r);
-  route.seq.splice(b, 0, q);
-  route.seq.splice(a, 0, p);
+  route.seq.splice(g.pos2, 0, q);
+  route.seq.splice(g.pos, 0, p);
   route.update(m);
   s.place(p, r);
   s.place(q, r);
