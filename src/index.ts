@@ -18,7 +18,7 @@ import { sweepExpiredExportFiles } from "./services/exports/lifecycle";
 import { sweepJobLeases } from "./services/jobs/sweep";
 import { sweepNotifications } from "./services/notifications/send";
 import { sweepPositions } from "./services/positions";
-import { cronLateness } from "./services/positions/lateness";
+import { cronLateness } from "./services/positions/cron";
 import { sweepRecurrences } from "./services/recurrences";
 import { sweepRetention } from "./services/retention/sweep";
 import { rearmOverdueSchedules } from "./services/task-commands";

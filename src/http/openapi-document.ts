@@ -14,7 +14,7 @@ import { EVENT_TYPES, type EventType } from "../services/events/outbox";
 import { errorResponses } from "./openapi";
 import { exampleEntries, REQUEST_EXAMPLES, RESPONSE_EXAMPLES } from "./openapi-examples";
 import { API_DESCRIPTION, TAGS } from "./openapi-notes";
-import { nullableRefs, plainTuples } from "./openapi-schemas";
+import { nullableRefs, PART_FIVE_EVENTS, plainTuples } from "./openapi-schemas";
 import { FILES_PREFIX, isDocsPath, PUBLIC_PREFIX, STORAGE_PREFIX } from "./urls";
 
 type Json = any;
@@ -422,36 +422,10 @@ function readingOrder(paths: Json): Json {
 /** What each event's `data` is (services/events: the object as the API renders it). */
 function eventData(type: EventType): { schema: Json; about: string } {
   const [object] = type.split(".");
-  const url = (about: string) => ({ type: "string", format: "uri", description: about });
-  const time = (about: string) => ({ type: "string", format: "date-time", description: about });
-  if (type === "task.late")
-    return {
-      schema: {
-        type: "object",
-        required: ["task", "eta", "complete_before"],
-        properties: {
-          task: url("The task's URL."),
-          eta: time("The ETA that is after the window's end (contract §28)."),
-          complete_before: time("The end of the task's window."),
-        },
-      },
-      about:
-        "A task became late: its ETA is after its `complete_before` (contract §28). Made once per task and window, within 10 s of the position or command that made it late, or by the next cron run (each minute) when time alone did",
-    };
+  if (type === "task.late") return PART_FIVE_EVENTS["task.late"];
   switch (object) {
     case "worker":
-      return {
-        schema: {
-          type: "object",
-          required: ["user", "on_duty", "time"],
-          properties: {
-            user: url("The worker's user URL."),
-            on_duty: { type: "boolean" },
-            time: time("When the duty changed."),
-          },
-        },
-        about: 'A worker went on or off duty (`PATCH /account_roles/{id}/ {"on_duty"}`, contract §28)',
-      };
+      return PART_FIVE_EVENTS["worker.duty_changed"];
     case "task":
       return { schema: ref("schemas", "Task"), about: "`data` is the task as `GET /tasks/{id}/` renders it" };
     case "task_command":

@@ -59,3 +59,35 @@ export function nullableRefs(node: Json) {
   }
   for (const value of Object.values(node)) nullableRefs(value);
 }
+
+const url = (about: string) => ({ type: "string", format: "uri", description: about });
+const time = (about: string) => ({ type: "string", format: "date-time", description: about });
+
+/** The `data` of the running day's events (contract §28), as the webhooks' part of the document shows it. */
+export const PART_FIVE_EVENTS = {
+  "task.late": {
+    schema: {
+      type: "object",
+      required: ["task", "eta", "complete_before"],
+      properties: {
+        task: url("The task's URL."),
+        eta: time("The ETA that is after the window's end (contract §28)."),
+        complete_before: time("The end of the task's window."),
+      },
+    },
+    about:
+      "A task became late: its ETA is after its `complete_before` (contract §28). Made once per task and window, within 10 s of the position or command that made it late, or by the next cron run (each minute) when time alone did",
+  },
+  "worker.duty_changed": {
+    schema: {
+      type: "object",
+      required: ["user", "on_duty", "time"],
+      properties: {
+        user: url("The worker's user URL."),
+        on_duty: { type: "boolean" },
+        time: time("When the duty changed."),
+      },
+    },
+    about: 'A worker went on or off duty (`PATCH /account_roles/{id}/ {"on_duty"}`, contract §28)',
+  },
+} as const;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { lastLocationSql } from "../../src/services/eta";
-import { cronLatenessSql } from "../../src/services/positions/lateness";
+import { cronLatenessSql } from "../../src/services/positions/cron";
 import { archiveReadSql } from "../../src/services/retention/sources";
 import { SPENT_RECORDS } from "../../src/services/retention/sweep";
 import { RETAINING_ACCOUNTS_SQL } from "../../src/services/retention/tasks";

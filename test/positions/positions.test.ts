@@ -5,7 +5,7 @@ import { onEveryDatabase } from "../../src/db/shards";
 import { sliceOf } from "../../src/domain/positions-codec";
 import { streamOf } from "../../src/services/live";
 import { sweepPositions } from "../../src/services/positions";
-import { cronLateness } from "../../src/services/positions/lateness";
+import { cronLateness } from "../../src/services/positions/cron";
 import {
   type Actor,
   addUser,

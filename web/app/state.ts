@@ -437,8 +437,15 @@ export const sync = oneAtATime(async () => {
   if (mine !== epoch) return;
   if (result.stopped === "unauthorized") return expired();
   if (result.refused) await refresh();
-  if (result.stopped === "done" && (await sendPositions(c, owner)) === "unauthorized" && mine === epoch)
-    expired();
+  if (result.stopped !== "done") return;
+  const positions = await sendPositions(c, owner);
+  if (positions === "unauthorized" && mine === epoch) expired();
+  // New positions move the day's ETAs (contract §28): Today reads them again once the server
+  // has taken them in for ETAs (its copy of the latest positions follows within a second).
+  else if (positions === "sent" && mine === epoch)
+    setTimeout(() => {
+      if (mine === epoch) void refresh();
+    }, ETA_AFTER_POSITION_MS);
 });
 
 /**
@@ -525,6 +532,7 @@ function stopWatch() {
  * duty, or without the browser's permission, none. The status counts actions, not positions.
  */
 const POSITION_EVERY_MS = 15_000;
+const ETA_AFTER_POSITION_MS = 2_000;
 const POSITION_EVERY_M = 50;
 const POSITIONS_KEPT = 5_000;
 let lastRecorded: { t: number; lon: number; lat: number } | null = null;

@@ -8,7 +8,7 @@ import { reverse } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import { eventPageSql, type StoredPayload, withTexts } from "../../services/events/payloads";
 import { hiddenFormFields } from "../../services/forms/worker-view";
-import { type LateTask, lateEventStatements, lateTasks } from "../../services/positions/lateness";
+import { notifyLate } from "./late";
 import { type Fix, type PositionStats, PositionStore, type PositionsCall } from "./positions";
 
 /**
@@ -70,8 +70,6 @@ const POSITION_MESSAGE_MS = 5_000;
 const LATE_CHECK_MS = 2_000;
 /** Latest positions are copied to D1 (for ETAs) this long after they change: one write for many workers. */
 const MIRROR_MS = 1_000;
-/** Lateness notes (task → window) are forgotten this long after their window closed. */
-const LATE_NOTE_KEEP_MS = 2 * 86_400_000;
 
 /** How far back a poke looks behind the last id sent (ms): covers a writer's late commit. */
 const OVERLAP_MS = 5_000;
@@ -222,29 +220,11 @@ export class AccountStreamDO extends DurableObject<Env> {
     if (current === null || current > at) await this.ctx.storage.setAlarm(at);
   }
 
-  /**
-   * `task.late` (contract §28) for the tasks of `users` that are late now, once per task and
-   * window: the window each was told for is kept in the object's storage.
-   */
+  /** `task.late` for the late tasks of `users` (./late.ts), then sent to the open streams. */
   private async notifyLate(accountId: string, users: string[], now: number) {
-    const sql = this.ctx.storage.sql;
-    sql.exec("CREATE TABLE IF NOT EXISTS late_told (task TEXT PRIMARY KEY, window INTEGER NOT NULL)");
-    const { late, statements } = await lateTasks(this.env, accountId, users, now);
-    this.positions.countStatements(statements);
-    const fresh: LateTask[] = late.filter((t) => {
-      const told = sql.exec("SELECT window FROM late_told WHERE task = ?", t.id).toArray()[0];
-      return !told || told.window !== t.complete_before;
-    });
-    if (fresh.length) {
-      const db = await accountDatabase(this.env, accountId);
-      const baseUrl = this.baseUrl || this.env.PUBLIC_BASE_URL || "";
-      await db.batch(lateEventStatements(db, accountId, fresh, baseUrl, now));
-      this.positions.countStatements(1);
-      for (const t of fresh)
-        sql.exec("INSERT OR REPLACE INTO late_told (task, window) VALUES (?, ?)", t.id, t.complete_before);
-      await this.fanOutNew();
-    }
-    sql.exec("DELETE FROM late_told WHERE window < ?", now - LATE_NOTE_KEEP_MS);
+    const baseUrl = this.baseUrl || this.env.PUBLIC_BASE_URL || "";
+    const told = await notifyLate(this.ctx, this.env, this.positions, { accountId, users, now, baseUrl });
+    if (told) await this.fanOutNew();
   }
 
   private sendHeld(userId: string) {

@@ -1,0 +1,24 @@
+import { streamOf } from "../live";
+
+/**
+ * The cron's part (each minute): time alone makes tasks late, so every account's assigned,
+ * unfinished tasks whose window ends within a day either side of now are checked by their
+ * account's stream object (which makes each `task.late` once). Reads the partial index
+ * `tasks_open_due_idx` (open assigned tasks only). Returns the number of workers checked.
+ */
+export const cronLatenessSql = `SELECT DISTINCT account_id, assignee_id FROM tasks INDEXED BY tasks_open_due_idx
+  WHERE complete_before BETWEEN ? AND ? AND assignee_id IS NOT NULL AND state IN ('assigned', 'accepted', 'transit', 'active')`;
+
+export async function cronLateness(env: Env, now: number): Promise<number> {
+  const { results } = await env.DB.prepare(cronLatenessSql)
+    .bind(now - 86_400_000, now + 86_400_000)
+    .all<{ account_id: string; assignee_id: string }>();
+  const byAccount = new Map<string, string[]>();
+  for (const r of results)
+    byAccount.get(r.account_id)?.push(r.assignee_id) ?? byAccount.set(r.account_id, [r.assignee_id]);
+  const baseUrl = env.PUBLIC_BASE_URL ?? "";
+  await Promise.all(
+    [...byAccount].map(([accountId, users]) => streamOf(env, accountId).checkLate(accountId, users, baseUrl)),
+  );
+  return results.length;
+}
