@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { FIELD_PLURALS, type FieldPluralKey } from "../../web/app/plurals";
+import { FIELD_CATALOGS } from "../../web/app/strings";
 import { PLURALS } from "../../web/shared/locales/plurals";
 import { plural } from "../../web/shared/plural";
 
@@ -111,5 +113,43 @@ describe("counts in words (plural rules)", () => {
   it("Polish and Russian fractions take their own form", () => {
     expect(tasks("pl", 1.5)).toBe("1,5 zadania");
     expect(tasks("ru", 1.5)).toBe("1,5 задачи");
+  });
+});
+
+describe("the field app's counts in words", () => {
+  const field = (lang: string, key: FieldPluralKey, n: number) => {
+    const other = (FIELD_CATALOGS[lang] as Record<string, string>)[key];
+    return plural(lang, { ...FIELD_PLURALS[lang]?.[key], other }, n).replace("{days}", "7");
+  };
+
+  it("every form is a category the language has, with the catalog's placeholders", () => {
+    for (const [lang, keys] of Object.entries(FIELD_PLURALS)) {
+      const categories = new Intl.PluralRules(lang).resolvedOptions().pluralCategories;
+      for (const [key, forms] of Object.entries(keys)) {
+        const other = (FIELD_CATALOGS[lang] as Record<string, string>)[key];
+        const names = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+        for (const [c, text] of Object.entries(forms ?? {})) {
+          expect(categories, `${lang} ${key} ${c}`).toContain(c);
+          expect(names(text as string), `${lang} ${key} ${c}`).toEqual(names(other));
+        }
+      }
+    }
+  });
+
+  it("says one action, two, five and twenty-one as each language does", () => {
+    expect(field("en", "signout.waiting", 1)).toMatch(/^1 action is still waiting/);
+    expect(field("en", "signout.waiting", 2)).toMatch(/^2 actions are still waiting/);
+    expect(field("pl", "signout.waiting", 1)).toMatch(/^Czeka jeszcze 1 działanie\./);
+    expect(field("pl", "signout.waiting", 3)).toMatch(/^Czekają jeszcze 3 działania\./);
+    expect(field("pl", "signout.waiting", 5)).toMatch(/^Czeka jeszcze 5 działań\./);
+    expect(field("ru", "discarded", 21)).toMatch(/^21 действие, сделанное/);
+    expect(field("ru", "discarded", 3)).toMatch(/^3 действия, сделанные/);
+    expect(field("ru", "discarded", 5)).toMatch(/^5 действий, сделанных .* за 7 дн\./);
+    expect(field("lv", "signout.waiting", 1)).toMatch(/^Vēl gaida 1 darbība\./);
+    expect(field("lv", "signout.waiting", 11)).toMatch(/^Vēl gaida 11 darbību\./);
+    expect(field("lv", "signout.waiting", 2)).toMatch(/^Vēl gaida 2 darbības\./);
+    expect(field("lt", "signout.waiting", 21)).toMatch(/^Dar laukia 21 veiksmas\./);
+    expect(field("lt", "signout.waiting", 10)).toMatch(/^Dar laukia 10 veiksmų\./);
+    expect(field("es", "status.waiting", 1)).toBe("1 pendiente");
   });
 });

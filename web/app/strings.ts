@@ -490,8 +490,8 @@ const lt: Catalog = {
   "signin.expired": "Sesija baigėsi. Prisijunkite iš naujo: laukiantys veiksmai išsaugoti.",
   signout: "Atsijungti",
   "signout.waiting":
-    "Dar laukia {n} veiksmai. Prisijunkite prie tinklo, kad juos išsiųstumėte prieš atsijungdami.",
-  discarded: "{n} veiksmai, atlikti šiame telefone, nebuvo išsiųsti per {days} d. ir buvo atmesti.",
+    "Dar laukia {n} veiksmų. Prisijunkite prie tinklo, kad juos išsiųstumėte prieš atsijungdami.",
+  discarded: "{n} veiksmų, atliktų šiame telefone, nebuvo išsiųsta per {days} d., jie buvo atmesti.",
   "notYours.body":
     "Programėlė skirta lauko darbuotojams, dispečeriams ir administratoriams. Jūsų vaidmuo: {role}.",
   language: "Kalba",
