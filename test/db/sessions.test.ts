@@ -183,6 +183,12 @@ describe("sequential D1 round trips per request (contract §24)", () => {
     expectStatus(single, 201);
     expect(single.body.state).toBe("accepted");
     expect(trips(single)).toBe(1);
+    // An assigned task's ETA (contract §28) is read beside it: still one round trip.
+    const assigned = await api(`/tasks/${task.id}/`, { token: acc.admin.token });
+    expect([assigned.body.state, trips(assigned)]).toEqual(["assigned", 1]);
+    const board = await api("/tasks/?page_size=5", { token: acc.admin.token });
+    expect(board.body.results.some((t: { state: string }) => t.state === "assigned")).toBe(true);
+    expect(trips(board)).toBe(1);
 
     const created = await api("/tasks/", { token: acc.admin.token, body: sampleTask(acc) });
     expectStatus(created, 201);

@@ -114,6 +114,17 @@ export function scopeOfTask(accountId: string, id: string): EtaScope {
   };
 }
 
+/** The scope of a page's rows, by the page's own statement (read in the same batch as the page). */
+export function scopeOfPage(page: { sql: string; params: unknown[] }): EtaScope {
+  return {
+    workers: {
+      sql: `SELECT assignee_id FROM (${page.sql}) WHERE assignee_id IS NOT NULL AND state IN (${OPEN_SQL})`,
+      params: page.params,
+    },
+    routes: { sql: `SELECT route_id FROM (${page.sql})`, params: page.params },
+  };
+}
+
 /** Whether any of these tasks can have an ETA (else no read is needed). */
 export const needsEta = (tasks: readonly EtaTask[]) =>
   tasks.some((t) => t.assignee_id && (OPEN_STATES as readonly string[]).includes(t.state));

@@ -21,7 +21,7 @@ import {
   resolveRefs,
   type TaskDraft,
 } from "./input";
-import { planTaskList, runTaskPage } from "./list";
+import { type Beside, planTaskList, runTaskPage } from "./list";
 import { eventRender, serializeTask } from "./serialize";
 import { dbValue, parseJson, TASK_COLUMNS, TASK_DEFAULTS, type TaskRow, type TaskValues } from "./types";
 import type { DeleteTaskResult, TaskChanges, UpdateTaskResult, WriteFailure } from "./write";
@@ -219,10 +219,15 @@ export async function listTasks(
   env: Env,
   principal: Principal,
   q: TaskListQueryInput,
-  ctx: { zone: string | null; url: string },
+  ctx: { zone: string | null; url: string; beside?: Beside },
 ) {
   const plan = planTaskList(q, { principal, zone: ctx.zone, settleSeconds: settleSeconds(env) });
-  const page = await runTaskPage(env.DB, plan, { cursor: q.cursor, pageSize: q.page_size, url: ctx.url });
+  const page = await runTaskPage(env.DB, plan, {
+    cursor: q.cursor,
+    pageSize: q.page_size,
+    url: ctx.url,
+    beside: ctx.beside,
+  });
   return { page, expand: plan.expand };
 }
 

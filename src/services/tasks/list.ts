@@ -288,22 +288,35 @@ export function pageStatements(plan: TaskListPlan, cursor: Cursor | null, limit:
   return out;
 }
 
+/**
+ * Reads that ride with a page's first statement, in its batch (one round trip): given that
+ * statement's SQL and parameters, so they can read what concerns its rows (the ETAs' inputs,
+ * services/eta). Their results, and the ids of the rows they concern, come back with the page.
+ */
+export type Beside = (page: { sql: string; params: unknown[] }) => D1PreparedStatement[];
+
 export async function runTaskPage(
   db: D1Database,
   plan: TaskListPlan,
-  opts: { cursor?: string; pageSize?: number; url: string },
-): Promise<Page<TaskRow>> {
+  opts: { cursor?: string; pageSize?: number; url: string; beside?: Beside },
+): Promise<Page<TaskRow> & { beside?: { results: D1Result[]; rows: Set<string> } }> {
   const size = opts.pageSize ?? DEFAULT_PAGE_SIZE;
   const cur = opts.cursor ? decodeCursor(opts.cursor) : null;
   const rows: TaskRow[] = [];
+  let beside: { results: D1Result[]; rows: Set<string> } | undefined;
   for (const st of pageStatements(plan, cur, size + 1)) {
     const want = size + 1 - rows.length;
     if (want <= 0) break;
     st.params[st.params.length - 1] = want;
-    const { results } = await db
-      .prepare(st.sql)
-      .bind(...st.params)
-      .all<TaskRow>();
+    const statement = db.prepare(st.sql).bind(...st.params);
+    if (opts.beside && !beside) {
+      const [page, ...more] = await db.batch([statement, ...opts.beside(st)]);
+      const results = page.results as TaskRow[];
+      beside = { results: more, rows: new Set(results.map((r) => r.id)) };
+      rows.push(...results);
+      continue;
+    }
+    const { results } = await statement.all<TaskRow>();
     rows.push(...results);
   }
   const more = rows.length > size;
@@ -333,5 +346,5 @@ export async function runTaskPage(
     if (cur && first) previous = link(at(first, true));
     else if (cur) previous = link({ ...cur, back: true });
   }
-  return { results: page, next, previous };
+  return { results: page, next, previous, beside };
 }
