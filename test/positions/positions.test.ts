@@ -448,6 +448,42 @@ describe("ETA and lateness (contract §28)", () => {
     expect((await lateEvents()).filter((e) => e.data.task === first.url)).toHaveLength(2);
   });
 
+  it("task.late reaches webhooks without waiting for the cron", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const now = Date.now();
+    const hook = await call("/webhooks/", {
+      token: acc.admin.token,
+      body: { url: "https://hooks.example.com/late", events: ["task.late"] },
+    });
+    expectStatus(hook, 201);
+    // A paused webhook: the relay records its deliveries as held, and sends nothing.
+    expectStatus(
+      await call(`/webhooks/${hook.body.id}/`, {
+        method: "PATCH",
+        token: acc.admin.token,
+        body: { state: "failed" },
+      }),
+      200,
+    );
+    await route(acc, worker, [[now - HOUR, now + HOUR]]);
+    await onDuty(acc, worker);
+    await call("/positions/", { token: worker.token, body: { location: point(24.9, 54.7), time: at(now) } });
+    await settle(acc);
+    let held = 0;
+    for (let i = 0; i < 50 && !held; i++) {
+      const row = await stored
+        .prepare(
+          "SELECT COUNT(*) AS n FROM webhook_deliveries d JOIN webhooks w ON d.webhook_id = unhex(w.id, '-') WHERE w.account_id = ? AND d.state = 'held'",
+        )
+        .bind(acc.account.id)
+        .first<{ n: number }>();
+      held = row!.n;
+      if (!held) await new Promise((res) => setTimeout(res, 100));
+    }
+    expect(held).toBe(1);
+  });
+
   it("the tracking page uses the same ETA", async () => {
     const acc = await newAccount();
     const worker = await addUser(acc, "worker");

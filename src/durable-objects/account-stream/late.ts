@@ -1,4 +1,5 @@
-import { accountDatabase } from "../../db/shards";
+import { accountDatabase, inAccount } from "../../db/shards";
+import { accountHasWebhooks, dispatchSoon } from "../../services/events/dispatch";
 import { type LateTask, lateEventStatements, lateTasks } from "../../services/positions/lateness";
 import type { PositionStore } from "./positions";
 
@@ -31,6 +32,8 @@ export async function notifyLate(
     positions.countStatements(1);
     for (const t of fresh)
       sql.exec("INSERT OR REPLACE INTO late_told (task, window) VALUES (?, ?)", t.id, t.complete_before);
+    // Webhooks hear of it now, as after a request's write (http/relay.ts), not at the cron's sweep.
+    if (await accountHasWebhooks(await inAccount(env, q.accountId), q.accountId)) dispatchSoon(ctx, env);
   }
   sql.exec("DELETE FROM late_told WHERE window < ?", q.now - LATE_NOTE_KEEP_MS);
   return fresh.length;
