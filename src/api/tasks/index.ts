@@ -143,8 +143,9 @@ export function mountTasks(app: Router) {
         ? await etasFrom(c.env, rows, page.beside.results, now)
         : await etas(c.env, rows, now);
     return c.json({
-      ...page,
       results: rows.map((t) => serializeTask(r, t, { expand, routes, etas: found })),
+      next: page.next,
+      previous: page.previous,
     });
   });
 
