@@ -230,7 +230,7 @@ async function main() {
     await old.getByRole("button", { name: "Sign in" }).click();
     await old
       .getByRole("status")
-      .filter({ hasText: "1 actions you made on this phone were not sent within 7 days and were discarded." })
+      .filter({ hasText: "1 action you made on this phone was not sent within 7 days and was discarded." })
       .waitFor();
     await old.getByRole("status").filter({ hasText: "All sent" }).waitFor();
     await axe(old, "today (discarded notice)");
