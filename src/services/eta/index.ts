@@ -19,6 +19,11 @@ export type Eta = { eta: number; late: boolean } | { reason: "finished" | "not_a
 
 /** Stops of a worker an ETA drives through at most: a task further down is reached after all of them. */
 export const MAX_ETA_STOPS = 200;
+/**
+ * Unfinished tasks of one worker an ETA reads at most. A worker holding more (an import, a
+ * test) gets no ETA: ordering them all on every read would cost every reader of the board.
+ */
+export const CHAIN_READ_CAP = 1000;
 export const OPEN_STATES = ["assigned", "accepted", "transit", "active"] as const;
 const FINISHED = ["completed", "failed", "cancelled"];
 
@@ -68,13 +73,14 @@ export function etaStatements(db: D1Database, accountId: string, scope: EtaScope
   return [
     db
       .prepare(
-        `SELECT id, assignee_id, address, duration_seconds, complete_after FROM (
-  SELECT id, assignee_id, address, duration_seconds, complete_after,
-    row_number() OVER (PARTITION BY assignee_id ORDER BY position IS NULL, position, created_at, id) AS n
-  FROM tasks WHERE account_id = ? AND assignee_id IN (${w.sql}) AND state IN (${OPEN_SQL})
-) WHERE n <= ${MAX_ETA_STOPS} ORDER BY assignee_id, n`,
+        // Each worker's unfinished tasks, at most CHAIN_READ_CAP of them through the assignee's
+        // index (no sort over a list that may be huge), put in `position` order below.
+        `SELECT t.id, t.assignee_id, t.address, t.duration_seconds, t.complete_after, t.position, t.created_at
+         FROM (SELECT DISTINCT assignee_id AS a FROM (${w.sql})) x
+         JOIN tasks t ON t.rowid IN (SELECT rowid FROM tasks
+           WHERE account_id = ? AND assignee_id = x.a AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})`,
       )
-      .bind(accountId, ...w.params),
+      .bind(...w.params, accountId),
     db
       .prepare(
         `SELECT ${uuidText("user_id")} AS user_id, lon, lat FROM worker_positions
@@ -153,9 +159,23 @@ export async function etasFrom(
   }
   if (!byWorker.size || !inputs) return out;
   const [chainsRes, positionsRes, lastRes, routesRes] = inputs;
-  const chains = new Map<string, Stop[]>();
-  for (const s of chainsRes.results as Stop[])
+  type Row = Stop & { position: number | null; created_at: number };
+  const chains = new Map<string, Row[]>();
+  for (const s of chainsRes.results as Row[])
     chains.get(s.assignee_id)?.push(s) ?? chains.set(s.assignee_id, [s]);
+  const tooMany = new Set<string>();
+  for (const [worker, list] of chains) {
+    if (list.length >= CHAIN_READ_CAP) tooMany.add(worker);
+    // The worker's order (contract §16): by position, those without one last, then creation.
+    list.sort(
+      (a, b) =>
+        Number(a.position === null) - Number(b.position === null) ||
+        (a.position ?? 0) - (b.position ?? 0) ||
+        a.created_at - b.created_at ||
+        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+    );
+    list.splice(MAX_ETA_STOPS);
+  }
   const fixes = new Map(
     (positionsRes.results as { user_id: string; lon: number; lat: number }[]).map((r) => [
       r.user_id,
@@ -174,6 +194,10 @@ export async function etasFrom(
     ]),
   );
   for (const [worker, mine] of byWorker) {
+    if (tooMany.has(worker)) {
+      for (const t of mine) out.set(t.id, { reason: "no_location" });
+      continue;
+    }
     const stops = chains.get(worker) ?? [];
     const known: Point | null = fixes.get(worker) ?? commandPoints.get(worker) ?? null;
     // Tasks sharing a start share one chain of stops: one travel computation for all of them.
@@ -200,13 +224,7 @@ export async function etasFrom(
           j !== undefined
             ? arrivals[j]
             : (
-                await arrivalTimes(
-                  env,
-                  start,
-                  [...stops, { ...t, assignee_id: worker }],
-                  [...stopPoints, pointOfAddress(t.address)],
-                  now,
-                )
+                await arrivalTimes(env, start, [...stops, t], [...stopPoints, pointOfAddress(t.address)], now)
               )[stops.length];
         if (arrival === null) out.set(t.id, { reason: "no_location" });
         else {
