@@ -208,7 +208,13 @@ export async function etasFrom(
       byStart.get(key)?.tasks.push(task) ?? byStart.set(key, { start, tasks: [task] });
     }
     const index = new Map(stops.map((s, j) => [s.id, j]));
-    const stopPoints = stops.map((s) => pointOfAddress(s.address));
+    // Stops' points parsed only as far as a chain needs them (a GET of the worker's third stop
+    // reads three addresses, not the whole list).
+    const parsed: (Point | null)[] = [];
+    const pointsTo = (n: number) => {
+      for (let k = parsed.length; k < n; k++) parsed.push(pointOfAddress(stops[k].address));
+      return parsed.slice(0, n);
+    };
     for (const { start, tasks: chainTasks } of byStart.values()) {
       if (!start) {
         for (const t of chainTasks) out.set(t.id, { reason: "no_location" });
@@ -216,7 +222,7 @@ export async function etasFrom(
       }
       // The chain runs to the last of these tasks in the worker's order.
       const end = Math.max(-1, ...chainTasks.map((t) => index.get(t.id) ?? -1)) + 1;
-      const arrivals = await arrivalTimes(env, start, stops.slice(0, end), stopPoints.slice(0, end), now);
+      const arrivals = await arrivalTimes(env, start, stops.slice(0, end), pointsTo(end), now);
       for (const t of chainTasks) {
         const j = index.get(t.id);
         // A task beyond the worker's first MAX_ETA_STOPS open tasks comes after all of them.
@@ -224,7 +230,13 @@ export async function etasFrom(
           j !== undefined
             ? arrivals[j]
             : (
-                await arrivalTimes(env, start, [...stops, t], [...stopPoints, pointOfAddress(t.address)], now)
+                await arrivalTimes(
+                  env,
+                  start,
+                  [...stops, t],
+                  [...pointsTo(stops.length), pointOfAddress(t.address)],
+                  now,
+                )
               )[stops.length];
         if (arrival === null) out.set(t.id, { reason: "no_location" });
         else {
