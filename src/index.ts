@@ -100,70 +100,44 @@ export default {
         onEveryDatabase(env, (db) => sweepPositions(db.DB, controller.scheduledTime)),
         // Tasks that time alone made late (contract §28).
         onEveryDatabase(env, (db) => cronLateness(db, controller.scheduledTime)),
-      ]).then(
-        ([
-          sweep,
-          rearm,
-          pending,
-          notifications,
-          recurring,
-          jobs,
-          expired,
-          retention,
-          moves,
-          trails,
-          late,
-        ]) => {
-          const all = [
-            sweep,
-            rearm,
-            pending,
-            notifications,
-            recurring,
-            jobs,
-            expired,
-            retention,
-            moves,
-            trails,
-            late,
-          ];
-          for (const r of all) {
-            if (r.status === "rejected")
-              console.error(
-                JSON.stringify({
-                  level: "error",
-                  type: "cron",
-                  error: String(r.reason),
-                  stack: (r.reason as Error)?.stack,
-                }),
-              );
-          }
-          logLine({
-            type: "cron",
-            cron: controller.cron,
-            outcome: all.every((r) => r.status === "fulfilled") ? "ok" : "error",
-            events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
-            deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
-            notifications_queued: notifications.status === "fulfilled" ? notifications.value : null,
-            occurrences_made: recurring.status === "fulfilled" ? recurring.value.made : null,
-            jobs_requeued: jobs.status === "fulfilled" ? jobs.value.requeued : null,
-            jobs_failed: jobs.status === "fulfilled" ? jobs.value.failed : null,
-            export_files_expired: expired.status === "fulfilled" ? expired.value : null,
-            archived_rows: retention.status === "fulfilled" ? retention.value.archived : null,
-            archive_objects: retention.status === "fulfilled" ? retention.value.objects : null,
-            expired_records_deleted: retention.status === "fulfilled" ? retention.value.deleted : null,
-            retention_ms: retention.status === "fulfilled" ? retention.value.ms : null,
-            accounts_moving: moves.status === "fulfilled" ? moves.value.moves : null,
-            accounts_moved: moves.status === "fulfilled" ? moves.value.finished : null,
-            account_moves_failed: moves.status === "fulfilled" ? moves.value.failed : null,
-            account_rows_copied: moves.status === "fulfilled" ? moves.value.rows_copied : null,
-            account_rows_deleted: moves.status === "fulfilled" ? moves.value.rows_deleted : null,
-            position_slices_deleted: trails.status === "fulfilled" ? trails.value : null,
-            workers_checked_late: late.status === "fulfilled" ? late.value : null,
-            duration_ms: Date.now() - started,
-          });
-        },
-      ),
+      ]).then((all) => {
+        const [sweep, , , notifications, recurring, jobs, expired, retention, moves, trails, late] = all;
+        for (const r of all) {
+          if (r.status === "rejected")
+            console.error(
+              JSON.stringify({
+                level: "error",
+                type: "cron",
+                error: String(r.reason),
+                stack: (r.reason as Error)?.stack,
+              }),
+            );
+        }
+        logLine({
+          type: "cron",
+          cron: controller.cron,
+          outcome: all.every((r) => r.status === "fulfilled") ? "ok" : "error",
+          events_relayed: sweep.status === "fulfilled" ? sweep.value.events : null,
+          deliveries_requeued: sweep.status === "fulfilled" ? sweep.value.requeued : null,
+          notifications_queued: notifications.status === "fulfilled" ? notifications.value : null,
+          occurrences_made: recurring.status === "fulfilled" ? recurring.value.made : null,
+          jobs_requeued: jobs.status === "fulfilled" ? jobs.value.requeued : null,
+          jobs_failed: jobs.status === "fulfilled" ? jobs.value.failed : null,
+          export_files_expired: expired.status === "fulfilled" ? expired.value : null,
+          archived_rows: retention.status === "fulfilled" ? retention.value.archived : null,
+          archive_objects: retention.status === "fulfilled" ? retention.value.objects : null,
+          expired_records_deleted: retention.status === "fulfilled" ? retention.value.deleted : null,
+          retention_ms: retention.status === "fulfilled" ? retention.value.ms : null,
+          accounts_moving: moves.status === "fulfilled" ? moves.value.moves : null,
+          accounts_moved: moves.status === "fulfilled" ? moves.value.finished : null,
+          account_moves_failed: moves.status === "fulfilled" ? moves.value.failed : null,
+          account_rows_copied: moves.status === "fulfilled" ? moves.value.rows_copied : null,
+          account_rows_deleted: moves.status === "fulfilled" ? moves.value.rows_deleted : null,
+          position_slices_deleted: trails.status === "fulfilled" ? trails.value : null,
+          workers_checked_late: late.status === "fulfilled" ? late.value : null,
+          duration_ms: Date.now() - started,
+        });
+      }),
     );
   },
 } satisfies ExportedHandler<Env>;
