@@ -407,6 +407,14 @@ describe("ETA and lateness (contract §28)", () => {
     const eta1 = Date.parse(g.body.eta);
     expect(eta1).toBeGreaterThanOrEqual(now);
     expect(eta1).toBeLessThan(now + 10 * 60_000);
+    const day = new Date(now).toISOString().slice(0, 10);
+    const dayList = await call(`/tasks/?day=${day}&page_size=500&ordering=position`, {
+      token: acc.admin.token,
+    });
+    // The console's read of the day (contract §26) carries them too.
+    expect(Date.parse(dayList.body.results.find((t: any) => t.id === first.id)?.eta)).toBeGreaterThanOrEqual(
+      eta1,
+    );
     const list = await call("/tasks/?ordering=position", { token: worker.token });
     const l2 = list.body.results.find((t: any) => t.id === second.id);
     // The second stop: after the first's travel and its 10 minutes.

@@ -245,11 +245,15 @@ const dayList = (c: DispatchClient) =>
  */
 const ETA_REFRESH_MS = 10_000;
 let etaTimer: ReturnType<typeof setTimeout> | undefined;
+let etaDue = 0;
 let etaLast = 0;
 export function etasSoon(delay = 2000) {
-  if (etaTimer) return;
-  const wait = Math.max(delay, etaLast + ETA_REFRESH_MS - Date.now());
-  etaTimer = setTimeout(refreshEtas, wait);
+  const due = Math.max(Date.now() + delay, etaLast + ETA_REFRESH_MS);
+  // A read already due sooner stands; the minute's idle read is brought forward by news.
+  if (etaTimer && etaDue <= due) return;
+  clearTimeout(etaTimer);
+  etaDue = due;
+  etaTimer = setTimeout(refreshEtas, due - Date.now());
 }
 
 async function refreshEtas() {
@@ -267,7 +271,10 @@ async function refreshEtas() {
     }
     tasks.value = next;
   } catch {}
-  if (!etaTimer) etaTimer = setTimeout(refreshEtas, 60_000);
+  if (!etaTimer) {
+    etaDue = Date.now() + 60_000;
+    etaTimer = setTimeout(refreshEtas, 60_000);
+  }
 }
 
 const newId = () => `console-${crypto.randomUUID()}`;
