@@ -1,4 +1,5 @@
 import { computed, signal, useSignal } from "@preact/signals";
+import { memo } from "preact/compat";
 import { useEffect, useRef } from "preact/hooks";
 import type { Task } from "../shared/api";
 import { t } from "../shared/i18n";
@@ -29,38 +30,47 @@ const coords = (task: Task): [number, number] | null => {
   return loc?.coordinates ?? null;
 };
 
+/** The tasks on the board with coordinates, and their extent (read again only when the board changes). */
+const taskCoords = computed(() => {
+  const all: [Task, [number, number]][] = [];
+  const box = [180, 90, -180, -90];
+  for (const list of board.value.values())
+    for (const task of list) {
+      const c = coords(task);
+      if (!c) continue;
+      all.push([task, c]);
+      grow(box, c[0], c[1]);
+    }
+  return { all, box };
+});
+
+function grow(box: number[], x: number, y: number) {
+  box[0] = Math.min(box[0], x);
+  box[1] = Math.min(box[1], y);
+  box[2] = Math.max(box[2], x);
+  box[3] = Math.max(box[3], y);
+}
+
+/**
+ * The drawing's bounds as one string: a position that stays inside them changes nothing but its
+ * own marker (a signal whose value is equal notifies no one), so the tasks' layer is not laid
+ * out again for each of hundreds of positions a second.
+ */
+const bounds = computed(() => {
+  const box = [...taskCoords.value.box];
+  for (const p of onDutyFixes.value) grow(box, p.lon, p.lat);
+  const { w, h } = size.value;
+  return box[0] > box[2] ? "" : `${box.join(",")},${w},${h}`;
+});
+
 /**
  * Markers and route lines on a plain background, drawn from the tasks' coordinates alone: no
  * tile, style or font request leaves the origin (contract §26). Equirectangular, with the
  * longitude scaled by cos(latitude) so a city keeps its shape.
  */
-const layout = computed(() => {
-  const lanes = board.value;
-  const { w: W, h: H } = size.value;
-  const all: [Task, [number, number]][] = [];
-  for (const list of lanes.values())
-    for (const task of list) {
-      const c = coords(task);
-      if (c) all.push([task, c]);
-    }
-  const pins = onDutyFixes.value;
-  const extent: [number, number][] = [
-    ...all.map(([, c]) => c),
-    ...pins.map((p) => [p.lon, p.lat] as [number, number]),
-  ];
-  if (!extent.length)
-    return {
-      points: new Map<string, Pt>(),
-      lines: [] as { lane: string; d: string }[],
-      pins: [] as WorkerPin[],
-    };
-  let [minX, minY, maxX, maxY] = [180, 90, -180, -90];
-  for (const [x, y] of extent) {
-    minX = Math.min(minX, x);
-    maxX = Math.max(maxX, x);
-    minY = Math.min(minY, y);
-    maxY = Math.max(maxY, y);
-  }
+const projection = computed(() => {
+  if (!bounds.value) return null;
+  const [minX, minY, maxX, maxY, W, H] = bounds.value.split(",").map(Number);
   const k = Math.cos((((minY + maxY) / 2) * Math.PI) / 180);
   const spanX = Math.max((maxX - minX) * k, 1e-4);
   const spanY = Math.max(maxY - minY, 1e-4);
@@ -68,18 +78,30 @@ const layout = computed(() => {
   // Centred in the box: the spare room is shared on both sides.
   const offX = (W - 2 * PAD - spanX * scale) / 2;
   const offY = (H - 2 * PAD - spanY * scale) / 2;
-  const px = (x: number) => PAD + offX + (x - minX) * k * scale;
-  const py = (y: number) => H - PAD - offY - (y - minY) * scale;
+  return {
+    x: (x: number) => PAD + offX + (x - minX) * k * scale,
+    y: (y: number) => H - PAD - offY - (y - minY) * scale,
+  };
+});
+
+const taskLayer = computed(() => {
+  const p = projection.value;
   const points = new Map<string, Pt>();
-  for (const [task, [x, y]] of all) points.set(task.id, { task, x: px(x), y: py(y) });
   const lines: { lane: string; d: string }[] = [];
-  for (const [lane, list] of lanes) {
+  if (!p) return { points, lines };
+  for (const [task, [x, y]] of taskCoords.value.all) points.set(task.id, { task, x: p.x(x), y: p.y(y) });
+  for (const [lane, list] of board.value) {
     if (lane === UNASSIGNED) continue;
-    const pts = list.map((task) => points.get(task.id)).filter((p): p is Pt => !!p);
+    const pts = list.map((task) => points.get(task.id)).filter((q): q is Pt => !!q);
     if (pts.length > 1)
-      lines.push({ lane, d: `M${pts.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join("L")}` });
+      lines.push({ lane, d: `M${pts.map((q) => `${q.x.toFixed(1)},${q.y.toFixed(1)}`).join("L")}` });
   }
-  return { points, lines, pins: pins.map((p) => ({ ...p, x: px(p.lon), y: py(p.lat) })) };
+  return { points, lines };
+});
+
+const pinLayer = computed((): WorkerPin[] => {
+  const p = projection.value;
+  return p ? onDutyFixes.value.map((f) => ({ ...f, x: p.x(f.lon), y: p.y(f.lat) })) : [];
 });
 
 /** A worker's marker pressed: its region (the lane) is brought into view and focused (contract §30). */
@@ -134,7 +156,8 @@ function Basemap({ style }: { style: string }) {
   );
 }
 
-const basemapData = computed(() => {
+/** The tasks' part of the basemap's data, apart from the workers': a position leaves it as it was. */
+const basemapTasks = computed(() => {
   const points: { id: string; name: string; state: string; lon: number; lat: number }[] = [];
   const lines: { lane: string; coords: [number, number][] }[] = [];
   for (const [lane, list] of board.value) {
@@ -147,8 +170,14 @@ const basemapData = computed(() => {
     }
     if (lane !== UNASSIGNED && coordsOfLane.length > 1) lines.push({ lane, coords: coordsOfLane });
   }
-  return { points, lines, selected: selected.value, workers: onDutyFixes.value };
+  return { points, lines };
 });
+
+const basemapData = computed(() => ({
+  ...basemapTasks.value,
+  selected: selected.value,
+  workers: onDutyFixes.value,
+}));
 
 /** The map without a style: SVG, no request at all; workers as buttons over it. */
 function PlainMap() {
@@ -164,9 +193,7 @@ function PlainMap() {
     ro.observe(el);
     return () => ro.disconnect();
   }, []);
-  const { points, lines, pins } = layout.value;
   const { w: W, h: H } = size.value;
-  const sel = selected.value;
   return (
     <section class="map" aria-label={t("map")}>
       <div class="plain" ref={box}>
@@ -181,35 +208,61 @@ function PlainMap() {
           }}
         >
           <rect width={W} height={H} class="bg" />
-          {lines.map((l, i) => (
-            <path key={l.lane} d={l.d} class={`route r${i % 8}`} />
-          ))}
-          {[...points.values()].map((p) => (
-            <circle
-              key={p.task.id}
-              cx={p.x}
-              cy={p.y}
-              r={p.task.id === sel ? 9 : 5}
-              class={`marker s-${p.task.state}${p.task.id === sel ? " selected" : ""}`}
-              data-id={p.task.id}
-            >
-              <title>{firstLine(p.task)}</title>
-            </circle>
-          ))}
+          <TaskLayer />
         </svg>
-        {pins.map((p) => (
-          <button
-            type="button"
-            key={p.url}
-            class={`worker-pin${selectedWorker.value === p.url ? " selected" : ""}`}
-            style={{ transform: `translate(${p.x.toFixed(1)}px, ${p.y.toFixed(1)}px) translate(-50%, -50%)` }}
-            data-worker={p.url}
-            onClick={() => selectWorker(p.url)}
-          >
-            {p.name}
-          </button>
-        ))}
+        <Pins />
       </div>
     </section>
   );
 }
+
+/** The tasks' markers and route lines: drawn again when the board or the bounds change. */
+function TaskLayer() {
+  const { points, lines } = taskLayer.value;
+  const sel = selected.value;
+  return (
+    <>
+      {lines.map((l, i) => (
+        <path key={l.lane} d={l.d} class={`route r${i % 8}`} />
+      ))}
+      {[...points.values()].map((p) => (
+        <circle
+          key={p.task.id}
+          cx={p.x}
+          cy={p.y}
+          r={p.task.id === sel ? 9 : 5}
+          class={`marker s-${p.task.state}${p.task.id === sel ? " selected" : ""}`}
+          data-id={p.task.id}
+        >
+          <title>{firstLine(p.task)}</title>
+        </circle>
+      ))}
+    </>
+  );
+}
+
+/** On-duty workers as buttons over the map; a position moves its own button only. */
+function Pins() {
+  const chosen = selectedWorker.value;
+  return (
+    <>
+      {pinLayer.value.map((p) => (
+        <Pin key={p.url} url={p.url} name={p.name} x={p.x} y={p.y} selected={chosen === p.url} />
+      ))}
+    </>
+  );
+}
+
+const Pin = memo(function Pin(p: { url: string; name: string; x: number; y: number; selected: boolean }) {
+  return (
+    <button
+      type="button"
+      class={`worker-pin${p.selected ? " selected" : ""}`}
+      style={{ transform: `translate(${p.x.toFixed(1)}px, ${p.y.toFixed(1)}px) translate(-50%, -50%)` }}
+      data-worker={p.url}
+      onClick={() => selectWorker(p.url)}
+    >
+      {p.name}
+    </button>
+  );
+});

@@ -99,10 +99,15 @@ export function createBasemap(
       }
   }
 
+  let drawn: MapData | null = null;
   function apply(d: MapData) {
     applyWorkers(d);
-    (map.getSource("tasks") as maplibregl.GeoJSONSource).setData(points(d));
-    (map.getSource("routes") as maplibregl.GeoJSONSource).setData(lines(d));
+    // Positions come many times a second; the tasks' sources are set again only when they changed.
+    if (!drawn || drawn.points !== d.points || drawn.selected !== d.selected)
+      (map.getSource("tasks") as maplibregl.GeoJSONSource).setData(points(d));
+    if (!drawn || drawn.lines !== d.lines)
+      (map.getSource("routes") as maplibregl.GeoJSONSource).setData(lines(d));
+    drawn = d;
     if (!fitted && d.points.length) {
       const b = new maplibregl.LngLatBounds();
       for (const p of d.points) b.extend([p.lon, p.lat]);

@@ -146,9 +146,7 @@ export async function start() {
     onEvent: (e) => {
       if (e.type === "worker.position") {
         const [lon, lat] = e.data.location.coordinates;
-        const next = new Map(positions.value);
-        next.set(e.data.user, { lon, lat, time: e.data.time });
-        positions.value = next;
+        movePin(e.data.user, { lon, lat, time: e.data.time });
         etasSoon();
         return;
       }
@@ -238,6 +236,31 @@ const dayList = (c: DispatchClient) =>
   );
 
 /**
+ * Positions arrive by the hundred a second with hundreds of workers on duty: they are gathered
+ * and applied once per frame (one new map, one layout of the markers), not once per message.
+ * A hidden page paints no frames, so a timer applies them too.
+ */
+const heldFixes = new Map<string, Fix>();
+let fixFrame = 0;
+let fixTimer: ReturnType<typeof setTimeout> | undefined;
+function movePin(user: string, fix: Fix) {
+  heldFixes.set(user, fix);
+  if (fixFrame) return;
+  fixFrame = requestAnimationFrame(applyFixes);
+  fixTimer = setTimeout(applyFixes, 250);
+}
+function applyFixes() {
+  cancelAnimationFrame(fixFrame);
+  clearTimeout(fixTimer);
+  fixFrame = 0;
+  if (!heldFixes.size) return;
+  const next = new Map(positions.value);
+  for (const [user, fix] of heldFixes) next.set(user, fix);
+  heldFixes.clear();
+  positions.value = next;
+}
+
+/**
  * ETAs move with positions and with every change of a worker's list: the day's list is read
  * again (its `eta` and `is_late`, contract §28) a few seconds after such news, at most every
  * ETA_REFRESH_MS however much news comes, and every minute while nothing comes (time alone
@@ -264,12 +287,16 @@ async function refreshEtas() {
   try {
     const list = await dayList(s.client);
     const next = new Map(tasks.value);
+    let changed = false;
     for (const fresh of list) {
       const held = next.get(fresh.id);
-      if (held && (held.eta !== fresh.eta || held.is_late !== fresh.is_late))
+      if (held && (held.eta !== fresh.eta || held.is_late !== fresh.is_late)) {
         next.set(fresh.id, { ...held, eta: fresh.eta, is_late: fresh.is_late });
+        changed = true;
+      }
     }
-    tasks.value = next;
+    // Unchanged ETAs leave the board as it is (no lane drawn again).
+    if (changed) tasks.value = next;
   } catch {}
   if (!etaTimer) {
     etaDue = Date.now() + 60_000;
