@@ -18,7 +18,7 @@ import { sweepExpiredExportFiles } from "./services/exports/lifecycle";
 import { sweepJobLeases } from "./services/jobs/sweep";
 import { sweepNotifications } from "./services/notifications/send";
 import { sweepPositions } from "./services/positions";
-import { cronLateness } from "./services/positions/cron";
+import { cronAutoAssign, cronLateness } from "./services/positions/cron";
 import { sweepRecurrences } from "./services/recurrences";
 import { sweepRetention } from "./services/retention/sweep";
 import { rearmOverdueSchedules } from "./services/task-commands";
@@ -100,8 +100,11 @@ export default {
         onEveryDatabase(env, (db) => sweepPositions(db.DB, controller.scheduledTime)),
         // Tasks that time alone made late (contract §28).
         onEveryDatabase(env, (db) => cronLateness(db, controller.scheduledTime)),
+        // New unassigned tasks of accounts with auto-assign, for writes no request made (contract §29).
+        cronAutoAssign(env),
       ]).then((all) => {
-        const [sweep, , , notifications, recurring, jobs, expired, retention, moves, trails, late] = all;
+        const [sweep, , , notifications, recurring, jobs, expired, retention, moves, trails, late, placed] =
+          all;
         for (const r of all) {
           if (r.status === "rejected")
             console.error(
@@ -135,6 +138,7 @@ export default {
           account_rows_deleted: moves.status === "fulfilled" ? moves.value.rows_deleted : null,
           position_slices_deleted: trails.status === "fulfilled" ? trails.value : null,
           workers_checked_late: late.status === "fulfilled" ? late.value : null,
+          tasks_auto_assigned: placed.status === "fulfilled" ? placed.value : null,
           duration_ms: Date.now() - started,
         });
       }),

@@ -830,6 +830,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tasks/auto_assign/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Place unassigned tasks on today's routes (admins, managers)
+         * @description Contract §29: each task goes, in the order given (by window start for a day), to the route of today of an on-duty worker where inserting it adds the least travel time while every task of that route still fits (windows, capacity, shift, pick-up before drop-off), by a system `assign` command (`notes` `auto_assign`) that also writes `route` and `position`; a worker on duty with no route today gets one. Each task is placed against the routes as the ones before it left them, and insertions of one account run one at a time. A task that is not unassigned is answered as it stands (a repeated call changes nothing). Routes start from the worker's position when fresher than `POSITION_FRESH_MINUTES` (15), else the last finished stop, else the route's start address, at the later of now and the shift's start.
+         */
+        post: operations["createTaskAutoAssign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/orders/": {
         parameters: {
             query?: never;
@@ -2732,6 +2752,36 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "task.auto_assign_failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event `task.auto_assign_failed`
+         * @description With `auto_assign` `insert` (contract §29), a task that became unassigned fits no on-duty worker's route today: it stays unassigned. Made once per change of the task.
+         *
+         *     Delivery follows [Standard Webhooks](https://www.standardwebhooks.com/): an HTTPS POST of
+         *     `{"type", "timestamp", "data"}` with three headers, `webhook-id` (the delivery's id, the same on every
+         *     attempt: deduplicate on it), `webhook-timestamp` (Unix seconds of this attempt) and
+         *     `webhook-signature` (`v1,<base64 HMAC-SHA256>`). To verify: decode the webhook's `secret` after its
+         *     `whsec_` prefix from base64, compute HMAC-SHA256 with it over `<webhook-id>.<webhook-timestamp>.<raw body>`,
+         *     base64 the result and compare it, in constant time, with each space-separated `v1,` entry of
+         *     `webhook-signature`; reject timestamps more than a few minutes old. Any Standard Webhooks library does
+         *     this (`new Webhook(secret).verify(body, headers)`). Answer 2xx within 15 seconds; anything else, a
+         *     redirect or a timeout is retried; 410 Gone disables the webhook.
+         */
+        post: operations["taskAutoAssignFailedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -3033,6 +3083,11 @@ export interface components {
             data_retention_days: number | null;
             /** @description Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, six hours at a time: personal data, deleted and never archived. */
             position_retention_days: number;
+            /**
+             * @description Contract §29. `insert`: a task that becomes unassigned with a location and a window or scheduled time on today (the account's time zone) is assigned within 5 s to the on-duty worker's route where it adds the least travel time while every task there still fits, by a system `assign` command (`notes` `auto_assign`); when nothing fits, an event `task.auto_assign_failed`. `off` (the default): never.
+             * @enum {string}
+             */
+            auto_assign: "off" | "insert";
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -3086,6 +3141,11 @@ export interface components {
             data_retention_days?: number | null;
             /** @description Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, six hours at a time: personal data, deleted and never archived. */
             position_retention_days?: number;
+            /**
+             * @description Contract §29. `insert`: a task that becomes unassigned with a location and a window or scheduled time on today (the account's time zone) is assigned within 5 s to the on-duty worker's route where it adds the least travel time while every task there still fits, by a system `assign` command (`notes` `auto_assign`); when nothing fits, an event `task.auto_assign_failed`. `off` (the default): never.
+             * @enum {string}
+             */
+            auto_assign?: "off" | "insert";
         };
         User: {
             /** Format: uuid */
@@ -3222,6 +3282,29 @@ export interface components {
             /** @description Admins, managers, and the role's own user (the only field it may set). */
             on_duty?: boolean;
         };
+        AutoAssignResult: {
+            /** Format: uri */
+            task: string;
+            /**
+             * Format: uri
+             * @description The worker it went to; null when nothing fits.
+             */
+            assignee: string | null;
+            /** Format: uri */
+            route: string | null;
+            position: number | null;
+            /**
+             * @description Why it fits no on-duty worker's route (contract §16's reasons); null when placed.
+             * @enum {string|null}
+             */
+            reason: "unreachable" | "capacity" | "time_window" | "shift" | null;
+        };
+        AutoAssign: {
+            /** @description Tasks to place, in this order (at most 500). */
+            tasks?: string[];
+            /** @description Instead of `tasks`: that day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start. */
+            day?: string;
+        } & (unknown | unknown);
         Task: {
             /** Format: uuid */
             id: string;
@@ -3992,8 +4075,8 @@ export interface components {
              * @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).
              */
             url: string;
-            /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked, worker.duty_changed, task.late. */
-            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late")[];
+            /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked, worker.duty_changed, task.late, task.auto_assign_failed. */
+            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late" | "task.auto_assign_failed")[];
             form_response_events?: boolean;
         };
         WebhookPatch: {
@@ -4002,8 +4085,8 @@ export interface components {
              * @description The receiver's address: https, and not a loopback, private, link-local, CGNAT or metadata host (checked by name and IP literal; unless the deployment sets WEBHOOKS_ALLOW_PRIVATE).
              */
             url?: string;
-            /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked, worker.duty_changed, task.late. */
-            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late")[];
+            /** @description Event names to receive; empty = every event. Names: task.created, task.updated, task.state_changed, task.deleted, task_command.accepted, task_command.rejected, order.created, order.updated, document.created, document.deleted, signature.created, signature.deleted, form_response.completed, user.hijacked, worker.duty_changed, task.late, task.auto_assign_failed. */
+            events?: ("task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late" | "task.auto_assign_failed")[];
             form_response_events?: boolean;
             /**
              * @description `active` resumes a failed webhook (held deliveries are sent); `failed` pauses it.
@@ -4083,7 +4166,7 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            type: "task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late";
+            type: "task.created" | "task.updated" | "task.state_changed" | "task.deleted" | "task_command.accepted" | "task_command.rejected" | "order.created" | "order.updated" | "document.created" | "document.deleted" | "signature.created" | "signature.deleted" | "form_response.completed" | "user.hijacked" | "worker.duty_changed" | "task.late" | "task.auto_assign_failed";
             /** Format: date-time */
             created_at: string;
             /** @description The same `data` as the webhook body; task, document and signature events carry the task inline. */
@@ -8883,6 +8966,56 @@ export interface operations {
             403: components["responses"]["PermissionDenied"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["Throttled"];
+            500: components["responses"]["ServerError"];
+        };
+    };
+    createTaskAutoAssign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
+                Accept?: components["parameters"]["Accept"];
+                /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
+                "Accept-Timezone"?: components["parameters"]["Accept-Timezone"];
+                /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
+                "X-Request-Id"?: components["parameters"]["X-Request-Id"];
+                /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
+                "X-D1-Bookmark"?: components["parameters"]["X-D1-Bookmark"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AutoAssign"];
+            };
+        };
+        responses: {
+            /** @description One result per task, in the order placed. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-API-Version": components["headers"]["X-API-Version"];
+                    "X-D1-Bookmark": components["headers"]["X-D1-Bookmark"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutoAssignResult"][];
+                };
+            };
+            400: components["responses"]["ValidationFailed"];
+            401: components["responses"]["NotAuthenticated"];
+            403: components["responses"]["PermissionDenied"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["RequestTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["Throttled"];
             500: components["responses"]["ServerError"];
         };
@@ -16610,6 +16743,64 @@ export interface operations {
                          * @description The end of the task's window.
                          */
                         complete_before: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Gone: the webhook is set `failed` and its deliveries are held. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx ends the delivery. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    taskAutoAssignFailedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The delivery's id, the same on every attempt (deduplicate on it). */
+                "webhook-id": string;
+                /** @description This attempt's time, in Unix seconds. */
+                "webhook-timestamp": number;
+                /** @description Space-separated signatures, `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`. */
+                "webhook-signature": string;
+                /** @description The event's id (as in `GET /events/{id}/`). */
+                "x-event-id": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @constant */
+                    type: "task.auto_assign_failed";
+                    /**
+                     * Format: date-time
+                     * @description When the event happened.
+                     */
+                    timestamp: string;
+                    data: {
+                        /**
+                         * Format: uri
+                         * @description The task's URL.
+                         */
+                        task: string;
+                        /**
+                         * @description Why it fits no on-duty worker's route (contract §16's reasons, the first that holds).
+                         * @enum {string}
+                         */
+                        reason: "unreachable" | "capacity" | "time_window" | "shift";
                     };
                 };
             };

@@ -4,6 +4,7 @@ import { mountAccounts } from "../api/accounts";
 import { mountArchives } from "../api/archives";
 import { mountAttachments } from "../api/attachments";
 import { mountAuth } from "../api/auth";
+import { mountAutoAssign } from "../api/auto-assign";
 import { mountBootstrap } from "../api/bootstrap";
 import { mountClients } from "../api/clients";
 import { mountContactAddresses } from "../api/contact-addresses";
@@ -106,6 +107,8 @@ export function createApiApp() {
   mountAccounts(app);
   mountUsers(app);
   mountAccountRoles(app);
+  // Before the task's own paths: `auto_assign` is not a task id.
+  mountAutoAssign(app);
   mountTasks(app);
   mountPod(app);
   mountOrders(app);

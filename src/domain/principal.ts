@@ -22,6 +22,8 @@ export type Principal = {
     featureSignerName: boolean;
     /** Days positions are kept (contract §28). */
     positionRetentionDays?: number;
+    /** `auto_assign` is `insert` (contract §29): writes wake the account's insertion. */
+    autoAssign?: boolean;
     /** A live stream was opened on the account lately: writes poke its stream object. */
     live?: boolean;
     /** While the account moves to another database (contract §24): its writes wait until then (epoch ms). */

@@ -422,7 +422,7 @@ function readingOrder(paths: Json): Json {
 /** What each event's `data` is (services/events: the object as the API renders it). */
 function eventData(type: EventType): { schema: Json; about: string } {
   const [object] = type.split(".");
-  if (type === "task.late") return PART_FIVE_EVENTS["task.late"];
+  if (type === "task.late" || type === "task.auto_assign_failed") return PART_FIVE_EVENTS[type];
   switch (object) {
     case "worker":
       return PART_FIVE_EVENTS["worker.duty_changed"];

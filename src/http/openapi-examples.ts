@@ -251,6 +251,11 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
       },
     ],
   }),
+  // Auto-assign (contract §29)
+  createTaskAutoAssign: named({
+    "A day's unassigned tasks, by window start": { day: "2030-06-03" },
+    "Some tasks, in this order (one already assigned is answered as it stands)": { tasks: [TASK] },
+  }),
   // Positions (contract §28)
   createPositions: named({
     "One position": {

@@ -78,6 +78,23 @@ export const PART_FIVE_EVENTS = {
     about:
       "A task became late: its ETA is after its `complete_before` (contract §28). Made once per task and window, within 10 s of the position or command that made it late, or by the next cron run (each minute) when time alone did",
   },
+  "task.auto_assign_failed": {
+    schema: {
+      type: "object",
+      required: ["task", "reason"],
+      properties: {
+        task: url("The task's URL."),
+        reason: {
+          type: "string",
+          enum: ["unreachable", "capacity", "time_window", "shift"],
+          description:
+            "Why it fits no on-duty worker's route (contract §16's reasons, the first that holds).",
+        },
+      },
+    },
+    about:
+      "With `auto_assign` `insert` (contract §29), a task that became unassigned fits no on-duty worker's route today: it stays unassigned. Made once per change of the task",
+  },
   "worker.duty_changed": {
     schema: {
       type: "object",

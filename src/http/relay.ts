@@ -43,6 +43,13 @@ export const dispatchAfterWrites: MiddlewareHandler<AppEnv> = async (c, next) =>
       })
       .catch(() => undefined),
   );
+  // Auto-assign (contract §29): a task this write left unassigned is placed within seconds.
+  if (p.account.autoAssign)
+    ctx.waitUntil(
+      streamOf(c.env, p.accountId)
+        .autoAssignSoon(p.accountId, c.get("baseUrl"))
+        .catch(() => undefined),
+    );
   // A live stream opened on the account lately: its object sends what this write added.
   if (p.account.live) ctx.waitUntil(pokeAccount(c.env, p.accountId).catch(() => undefined));
   const baseUrl = c.get("baseUrl");

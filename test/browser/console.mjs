@@ -321,7 +321,7 @@ async function main() {
     await pin.click();
     assert.equal(
       await page.evaluate(() => document.activeElement?.id),
-      "region-" + s.aino.url.replace(/\W+/g, "-"),
+      `region-${s.aino.url.replace(/\W+/g, "-")}`,
     );
     // ETAs on Aino's open items (the list read again after the position).
     await aino
@@ -351,6 +351,23 @@ async function main() {
     log(
       `running day: duty shown, the marker moved ${moved} ms after its position, ETA and ${lateShown} late`,
     );
+
+    // Auto-assign (contract §30): the shown day's Unassigned placed by §29's insertion, each
+    // result said (the worker it went to, or why it fits nowhere).
+    const waiting = await unassigned.getByRole("listitem").count();
+    await page.getByRole("button", { name: "Auto-assign" }).click();
+    const aa = page.getByRole("dialog", { name: /Auto-assign/ });
+    await aa.waitFor();
+    if (waiting) {
+      await aa.getByRole("listitem").first().waitFor({ timeout: 10_000 });
+      const lines = await aa.getByRole("listitem").allTextContents();
+      assert.equal(lines.length, waiting);
+      for (const line of lines)
+        assert.match(line, /Assigned to \S|No location|capacity|time window|any shift/, line);
+    } else await aa.getByText("No unassigned task on this day.").waitFor();
+    await axe(page, "auto-assign dialog");
+    await aa.getByRole("button", { name: "Close" }).click();
+    log(`auto-assign: ${waiting} unassigned, each with its result`);
 
     // New task: the API's field errors at their fields, then a created task on the board.
     await page.getByRole("button", { name: "New task" }).click();

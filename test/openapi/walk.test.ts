@@ -374,6 +374,20 @@ describe("the OpenAPI walk", () => {
       example: "",
       expect: 200,
     });
+    // Auto-assign (contract §29): the task is the worker's already, and nobody is on duty yet.
+    await w.send({
+      op: "createTaskAutoAssign",
+      token: admin(),
+      example: "A day's unassigned tasks, by window start",
+      expect: 200,
+    });
+    const placed = await w.send({
+      op: "createTaskAutoAssign",
+      token: admin(),
+      example: "Some tasks, in this order (one already assigned is answered as it stands)",
+      expect: 200,
+    });
+    expect(placed.body).toHaveLength(1);
 
     const order = await w.send({
       op: "createOrder",

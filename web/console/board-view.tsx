@@ -6,6 +6,7 @@ import type { Task } from "../shared/api";
 import { firstLine, timeOfDay, timeRange } from "../shared/format";
 import { lang, type MessageKey, t, tn } from "../shared/i18n";
 import { LanguagePicker } from "./app";
+import { AutoAssignDialog } from "./auto-assign";
 import { UNASSIGNED } from "./board";
 import { AssignDialog, OptimizeDialog, TaskDialog } from "./dialogs";
 import { MapRegion } from "./map-region";
@@ -36,7 +37,7 @@ export const stateLabel = (s: string) => t(`s.${s}` as MessageKey);
 /** An item's name (contract §26): its address's first line. */
 export { firstLine };
 
-type DialogName = "assign" | "new" | "edit" | "optimize" | null;
+type DialogName = "assign" | "new" | "edit" | "optimize" | null | "autoAssign";
 const dialog = signal<DialogName>(null);
 
 /** The "Assign" dialog for the selected task (the button, the `a` key, Enter on an item). */
@@ -115,6 +116,9 @@ export function Board() {
           <button type="button" onClick={() => (dialog.value = "optimize")}>
             {t("optimize")}
           </button>
+          <button type="button" onClick={() => (dialog.value = "autoAssign")}>
+            {t("autoAssign")}
+          </button>
           <p role="status" class={`live ${streamStatus.value}`}>
             {streamStatus.value === "live" ? t("live") : t("reconnecting")}
           </p>
@@ -154,6 +158,7 @@ export function Board() {
         <TaskDialog task={tasks.value.get(selected.value)} onClose={() => (dialog.value = null)} />
       )}
       {dialog.value === "optimize" && <OptimizeDialog onClose={() => (dialog.value = null)} />}
+      {dialog.value === "autoAssign" && <AutoAssignDialog onClose={() => (dialog.value = null)} />}
     </div>
   );
 }

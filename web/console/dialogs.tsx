@@ -20,7 +20,12 @@ import {
 } from "./state";
 
 /** A modal dialog (the platform's: focus kept inside, Escape closes, focus returns). */
-function Dialog(props: { id: string; title: string; onClose: () => void; children: ComponentChildren }) {
+export function Dialog(props: {
+  id: string;
+  title: string;
+  onClose: () => void;
+  children: ComponentChildren;
+}) {
   const ref = useRef<HTMLDialogElement>(null);
   useEffect(() => {
     const back = document.activeElement as HTMLElement | null;

@@ -50,6 +50,10 @@ const settings = {
     description:
       "Days workers' positions are kept (contract §28; default 7, at most 90), then deleted by the cron, six hours at a time: personal data, deleted and never archived.",
   }),
+  auto_assign: z.enum(["off", "insert"]).openapi({
+    description:
+      "Contract §29. `insert`: a task that becomes unassigned with a location and a window or scheduled time on today (the account's time zone) is assigned within 5 s to the on-duty worker's route where it adds the least travel time while every task there still fits, by a system `assign` command (`notes` `auto_assign`); when nothing fits, an event `task.auto_assign_failed`. `off` (the default): never.",
+  }),
 };
 
 export const AccountSchema = z
@@ -160,6 +164,7 @@ export function serializeAccount(r: RenderCtx, a: AccountRow) {
     tracker_task_popup_template: a.tracker_task_popup_template,
     data_retention_days: a.data_retention_days,
     position_retention_days: a.position_retention_days,
+    auto_assign: a.auto_assign,
     created_at: ts(r, a.created_at),
     updated_at: ts(r, a.updated_at),
   };

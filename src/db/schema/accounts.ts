@@ -40,6 +40,10 @@ export const accounts = sqliteTable(
     dataRetentionDays: integer("data_retention_days"),
     /** Days a worker's positions are kept, then deleted, not archived (contract §28; at most 90). */
     positionRetentionDays: integer("position_retention_days").notNull().default(7),
+    /** Contract §29: `insert` places each new unassigned task of today on an on-duty worker's route. */
+    autoAssign: text("auto_assign", { enum: ["off", "insert"] })
+      .notNull()
+      .default("off"),
 
     /** Until when the account may have live streams open (set when one opens): writes poke its stream object. */
     liveUntil: integer("live_until"),

@@ -6,8 +6,10 @@ import type { Quantized } from "../../domain/positions-codec";
 import type { HiddenFields } from "../../domain/worker-view";
 import { reverse } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
+import type { AutoAssignResult } from "../../services/auto-assign";
 import { eventPageSql, type StoredPayload, withTexts } from "../../services/events/payloads";
 import { hiddenFormFields } from "../../services/forms/worker-view";
+import { AutoAssigner } from "./auto-assign";
 import { notifyLate } from "./late";
 import { type Fix, type PositionStats, PositionStore, type PositionsCall } from "./positions";
 
@@ -116,6 +118,7 @@ export class AccountStreamDO extends DurableObject<Env> {
   private again = false;
   private wakes = 0;
   readonly positions: PositionStore;
+  private readonly assigner: AutoAssigner;
   /** When each user's last `worker.position` message went out (memory: a restart may send one early). */
   private positionSent = new Map<string, number>();
   /** A position that came too soon after the last message: sent when its 5 s are up. */
@@ -127,6 +130,7 @@ export class AccountStreamDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.positions = new PositionStore(ctx, env);
+    this.assigner = new AutoAssigner(ctx, env);
     // Counted so that hibernation can be observed (GET /events/stream_stats/): a start after
     // the first is a wake. One storage write per start; nothing while asleep.
     ctx.blockConcurrencyWhile(async () => {
@@ -184,6 +188,16 @@ export class AccountStreamDO extends DurableObject<Env> {
     if (baseUrl) this.baseUrl = baseUrl;
     for (const u of users) this.lateDue.add(u);
     if (this.lateDue.size) await this.arm();
+  }
+
+  /** Auto-assign (contract §29), one insertion at a time per account: these tasks now, in order. */
+  async autoAssign(accountId: string, taskIds: string[], baseUrl: string): Promise<AutoAssignResult[]> {
+    return this.assigner.run(accountId, taskIds, baseUrl);
+  }
+
+  /** After a write of an account with `auto_assign` `insert`: its new unassigned tasks of today placed. */
+  async autoAssignSoon(accountId: string, baseUrl: string): Promise<number> {
+    return this.assigner.sweep(accountId, baseUrl);
   }
 
   /**

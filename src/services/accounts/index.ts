@@ -35,6 +35,7 @@ export type AccountRow = {
   tracker_task_popup_template: string;
   data_retention_days: number | null;
   position_retention_days: number;
+  auto_assign: "off" | "insert";
   created_at: number;
   updated_at: number;
 };

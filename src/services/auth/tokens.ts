@@ -43,6 +43,7 @@ export type TokenFields = {
   feature_signer_name: number | null;
   on_duty: number | null;
   position_retention_days: number | null;
+  auto_assign: string | null;
   live_until: number | null;
   moving_until: number | null;
   actor_user_id: string | null;
@@ -83,6 +84,7 @@ const RESOLVE_COLUMNS: [expression: string, field: keyof TokenFields][] = [
   ["a.feature_signer_name", "feature_signer_name"],
   ["r.on_duty", "on_duty"],
   ["a.position_retention_days", "position_retention_days"],
+  ["a.auto_assign", "auto_assign"],
   ["a.live_until", "live_until"],
   ["a.moving_until", "moving_until"],
   ["p.id", "parent_id_found"],
@@ -340,6 +342,7 @@ function principalOf(row: TokenFields, now: number): Principal {
       failedReasons: JSON.parse(row.failed_reasons || "[]"),
       featureSignerName: Boolean(row.feature_signer_name),
       positionRetentionDays: row.position_retention_days ?? 7,
+      autoAssign: row.auto_assign === "insert",
       live: (row.live_until ?? 0) > now,
       movingUntil: (row.moving_until ?? 0) > now ? row.moving_until : null,
     },

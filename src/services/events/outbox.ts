@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   "user.hijacked",
   "worker.duty_changed",
   "task.late",
+  "task.auto_assign_failed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

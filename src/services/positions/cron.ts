@@ -22,3 +22,17 @@ export async function cronLateness(env: Env, now: number): Promise<number> {
   );
   return results.length;
 }
+
+/**
+ * Auto-assign's safety net (contract §29), each minute: accounts with `auto_assign` `insert`
+ * sweep their new unassigned tasks, for the writes no request made (imports, queued commands,
+ * recurrences) and any sweep a request's end did not finish.
+ */
+export async function cronAutoAssign(env: Env): Promise<number> {
+  const { results } = await env.DB.prepare("SELECT id FROM accounts WHERE auto_assign = 'insert'").all<{
+    id: string;
+  }>();
+  const baseUrl = env.PUBLIC_BASE_URL ?? "";
+  const placed = await Promise.all(results.map((a) => streamOf(env, a.id).autoAssignSoon(a.id, baseUrl)));
+  return placed.reduce((x, y) => x + y, 0);
+}

@@ -31,6 +31,9 @@ function at(date: string, hms: string, zone: string): number {
   return (ms ?? 0) / 1000;
 }
 
+/** Epoch seconds of a shift's clock time on a day (auto-assign's shifts too). */
+export const clockOn = at;
+
 /** The day of `ms` in `zone`, `YYYY-MM-DD`. */
 export function dayIn(ms: number, zone: string): string {
   return new Intl.DateTimeFormat("en-CA", {

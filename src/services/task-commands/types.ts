@@ -14,6 +14,11 @@ export type CommandInput = {
   routeId?: string | null;
   notes: string;
   location: unknown;
+  /**
+   * An `assign` issued by the system for auto-assign (contract §29): it also writes the
+   * `task_data` `route` (as `routeId`) and `position` it carries, as an `update` would.
+   */
+  places?: boolean;
 };
 
 export type Actor = {

@@ -75,7 +75,7 @@ function idParam(errors: FieldErrors, field: string, value: string, collection: 
 }
 
 /** A calendar day's [start, end) in milliseconds, read in `zone` (UTC when null), or null. */
-function dayBounds(text: string, zone: string | null): { start: number; end: number } | null {
+export function dayBounds(text: string, zone: string | null): { start: number; end: number } | null {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(text.trim())) return null;
   const [y, m, d] = text.trim().split("-").map(Number);
   const next = new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);

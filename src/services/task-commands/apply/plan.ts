@@ -34,7 +34,7 @@ export function project(
 ) {
   const changes: Partial<TaskRow> = { state, assignee_id: assigneeId, updated_at: now };
   let geocode = false;
-  if (carriesTaskData(cmd.action)) {
+  if (carriesTaskData(cmd.action) || cmd.places) {
     const td = cmd.taskData as Record<string, any>;
     if ("position" in td) changes.position = td.position;
     if ("scheduled_time" in td) changes.scheduled_time = td.scheduled_time;

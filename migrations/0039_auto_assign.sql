@@ -1,0 +1,1 @@
+ALTER TABLE `accounts` ADD `auto_assign` text DEFAULT 'off' NOT NULL;

@@ -1,0 +1,441 @@
+/**
+ * Auto-assign (contract §29): a task goes to the on-duty worker's route of today where inserting
+ * it adds the least travel time while every task of that route still fits (windows, capacity,
+ * shift, pick-up before drop-off), at that place, by an `assign` command the system issues
+ * (`user` null, `notes` `auto_assign`) that also writes `route` and `position`. When nothing fits
+ * the task stays unassigned and `task.auto_assign_failed` says why (§16's reasons).
+ *
+ * The insertion itself is the solver's (src/solver/insert.ts); this reads the day, builds one
+ * small instance per route, and writes the outcome. It runs inside the account's stream object
+ * (durable-objects/account-stream), one call at a time per account, so two tasks arriving
+ * together never both take the last room of one route: the second is placed against the route
+ * as the first left it.
+ */
+import { accountEnv } from "../../db/shards";
+import { uuidBytes, uuidText } from "../../db/uuid-bytes";
+import { taskWriter } from "../../durable-objects/task/client";
+import { reverse } from "../../http/urls";
+import { uuidv7 } from "../../lib/ids";
+import { cheapestInsertion, type InsertionRoute } from "../../solver/insert";
+import type { Job, Shipment, UnassignedReason } from "../../solver/types";
+import { bulkEventStatements } from "../events/outbox";
+import { type AccountShift, clockOn, dayIn, demandOf } from "../route-optimizations/build";
+import type { RouteRow } from "../routes";
+import { matrixFromEnv, type Point } from "../routing";
+import type { Actor } from "../task-commands/types";
+import { parseJson, type TaskRow } from "../tasks/types";
+
+export type AutoAssignResult = {
+  taskId: string;
+  assigneeId: string | null;
+  routeId: string | null;
+  position: number | null;
+  reason: UnassignedReason | null;
+};
+
+const OPEN = ["assigned", "accepted", "transit", "active"];
+/** `POSITION_FRESH_MINUTES` (15): an older position says little of where the worker is now. */
+export const freshMs = (env: Env) => {
+  const n = Number((env as unknown as Record<string, string | undefined>).POSITION_FRESH_MINUTES);
+  return (Number.isFinite(n) && n > 0 ? n : 15) * 60_000;
+};
+
+const pointOf = (json: string | null): Point | null => {
+  const c = parseJson<{ location?: { coordinates?: [number, number] } | null } | null>(json, null)?.location
+    ?.coordinates;
+  return c && Number.isFinite(c[0]) && Number.isFinite(c[1]) ? [c[0], c[1]] : null;
+};
+const key = (p: Point) => `${p[0]},${p[1]}`;
+
+type Worker = { user_id: string; name: string; vehicle_capacity: string };
+/** A route as the insertion sees it: today's, of an on-duty worker (or one to make for them). */
+type Lane = {
+  route: RouteRow | null;
+  worker: Worker;
+  /** Its unfinished tasks in route order. */
+  stops: TaskRow[];
+  start: Point | null;
+  /** How many stops stay first: the task being done, then the one driven to. */
+  fixed: number;
+  /** The highest position on the route (finished stops too): a stop added at the end goes after it. */
+  lastPosition: number | null;
+};
+
+/** What the insertion reads: the account's shift, the on-duty workers, their routes of today. */
+async function readDay(env: Env, accountId: string, now: number) {
+  const db = env.DB;
+  const [accountRes, workersRes] = await db.batch([
+    db
+      .prepare(
+        "SELECT timezone, optimize_earliest_start, optimize_latest_end, optimize_visit_duration_margin FROM accounts WHERE id = ?",
+      )
+      .bind(accountId),
+    db
+      .prepare(
+        `SELECT r.user_id, u.name, r.vehicle_capacity FROM account_roles r JOIN users u ON u.id = r.user_id
+         WHERE r.account_id = ? AND r.on_duty = 1 AND r.is_active = 1 AND r.state = 'active' ORDER BY u.name, r.user_id`,
+      )
+      .bind(accountId),
+  ]);
+  const account = accountRes.results[0] as AccountShift;
+  const workers = workersRes.results as Worker[];
+  const today = dayIn(now, account.timezone);
+  const ids = JSON.stringify(workers.map((w) => w.user_id));
+  const [routesRes, tasksRes, positionsRes] = await db.batch([
+    db
+      .prepare(
+        "SELECT * FROM routes WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id",
+      )
+      .bind(accountId, today, ids),
+    db
+      .prepare(
+        `SELECT t.* FROM tasks t WHERE t.account_id = ? AND t.route_id IN (SELECT id FROM routes
+           WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (SELECT value FROM json_each(?)))
+         ORDER BY t.position IS NULL, t.position, t.created_at, t.id`,
+      )
+      .bind(accountId, accountId, today, ids),
+    db
+      .prepare(
+        `SELECT ${uuidText("user_id")} AS user_id, lon, lat, time FROM worker_positions
+         WHERE account_id = ${uuidBytes()} AND time >= ?`,
+      )
+      .bind(accountId, now - freshMs(env)),
+  ]);
+  const fixes = new Map(
+    (positionsRes.results as { user_id: string; lon: number; lat: number }[]).map((r) => [
+      r.user_id,
+      [r.lon, r.lat] as Point,
+    ]),
+  );
+  const byRoute = new Map<string, TaskRow[]>();
+  for (const t of tasksRes.results as TaskRow[])
+    byRoute.get(t.route_id!)?.push(t) ?? byRoute.set(t.route_id!, [t]);
+  const lanes: Lane[] = [];
+  const routes = routesRes.results as RouteRow[];
+  for (const worker of workers) {
+    const mine = routes.filter((r) => r.assignee_id === worker.user_id);
+    // A worker on duty with no route today gets one when a task goes to them (contract §29).
+    for (const route of mine.length ? mine : [null]) {
+      const all = route ? (byRoute.get(route.id) ?? []) : [];
+      const stops = all.filter((t) => OPEN.includes(t.state));
+      // Where the worker last was: a completed or failed stop (a cancelled one was not visited).
+      const done = all.filter((t) => t.state === "completed" || t.state === "failed");
+      // active first, then transit, then the rest in route order (contract §29's from-now rule).
+      stops.sort((a, b) => rank(a) - rank(b));
+      const fixed = stops.filter((t) => t.state === "active" || t.state === "transit").length;
+      const start =
+        fixes.get(worker.user_id) ??
+        pointOf(done.at(-1)?.address ?? null) ??
+        pointOf(route?.start_address ?? null);
+      const positions = all.map((t) => t.position).filter((x): x is number => x !== null);
+      lanes.push({
+        route,
+        worker,
+        stops,
+        start,
+        fixed,
+        lastPosition: positions.length ? Math.max(...positions) : null,
+      });
+    }
+  }
+  return { account, today, lanes };
+}
+
+const rank = (t: TaskRow) => (t.state === "active" ? 0 : t.state === "transit" ? 1 : 2);
+
+/** The solver's instance of one lane with the candidate tasks; its travel table is that lane's points only. */
+async function laneInstance(
+  env: Env,
+  lane: Lane,
+  candidates: TaskRow[],
+  account: AccountShift,
+  today: string,
+  now: number,
+): Promise<InsertionRoute> {
+  const points: Point[] = [];
+  const index = new Map<string, number>();
+  const add = (p: Point | null) => {
+    if (!p) return undefined;
+    if (!index.has(key(p))) {
+      index.set(key(p), points.length);
+      points.push(p);
+    }
+    return index.get(key(p));
+  };
+  const start = add(lane.start);
+  const end = add(pointOf(lane.route?.end_address ?? null));
+  const located = lane.stops.filter((t) => add(pointOf(t.address)) !== undefined);
+  for (const t of candidates) add(pointOf(t.address));
+  const grid = points.length
+    ? await matrixFromEnv(env).grid(points)
+    : { size: 0, distances: new Float32Array(0), durations: new Float32Array(0) };
+  const margin = hms(account.optimize_visit_duration_margin || "00:00:00");
+  const job = (t: TaskRow): Job => ({
+    id: t.id,
+    location: index.get(key(pointOf(t.address)!))!,
+    service: (t.duration_seconds ?? 0) + margin,
+    timeWindow:
+      t.complete_after === null && t.complete_before === null
+        ? undefined
+        : [
+            t.complete_after === null ? Number.NEGATIVE_INFINITY : t.complete_after / 1000,
+            t.complete_before === null ? Number.POSITIVE_INFINITY : t.complete_before / 1000,
+          ],
+    demand: demandOf(t),
+  });
+  // An order's pick-up and drop-off both here (on the route or new): a shipment.
+  const all = [...located, ...candidates.filter((t) => pointOf(t.address))];
+  const byOrder = new Map<string, TaskRow[]>();
+  for (const t of all) if (t.order_id) byOrder.set(t.order_id, [...(byOrder.get(t.order_id) ?? []), t]);
+  const shipments: Shipment[] = [];
+  const paired = new Set<string>();
+  for (const group of byOrder.values()) {
+    const up = group.filter((t) => t.category === "pick_up");
+    const down = group.filter((t) => t.category === "drop_off");
+    if (up.length === 1 && down.length === 1) {
+      const demand = demandOf(down[0]).length ? demandOf(down[0]) : demandOf(up[0]);
+      shipments.push({
+        pickup: { ...job(up[0]), demand: [] },
+        delivery: { ...job(down[0]), demand: [] },
+        demand,
+      });
+      paired.add(up[0].id).add(down[0].id);
+    }
+  }
+  const shiftStart = clockOn(today, account.optimize_earliest_start, account.timezone);
+  return {
+    instance: {
+      locations: grid.size,
+      distances: grid.distances,
+      durations: grid.durations,
+      vehicles: [
+        {
+          id: lane.route?.id ?? lane.worker.user_id,
+          start,
+          end,
+          // From where the worker is, now: nothing is planned in the past (contract §29).
+          shiftStart: Math.max(now / 1000, shiftStart),
+          shiftEnd: clockOn(today, account.optimize_latest_end, account.timezone),
+          capacity: parseJson<number[]>(lane.worker.vehicle_capacity ?? "[]", []),
+        },
+      ],
+      jobs: all.filter((t) => !paired.has(t.id)).map(job),
+      shipments,
+      objective: "duration",
+    },
+    order: located.map((t) => t.id),
+    fixed: located.filter((t) => t.state === "active" || t.state === "transit").length,
+  };
+}
+
+const hms = (s: string) => {
+  const [h, m, x] = s.split(":").map(Number);
+  return h * 3600 + m * 60 + (x || 0);
+};
+
+/** The route order's numbers around index `at` of the located stops: a position between them. */
+function positionAt(lane: Lane, order: string[], at: number): number {
+  const pos = (id: string | undefined) => lane.stops.find((t) => t.id === id)?.position ?? null;
+  const before = at > 0 ? pos(order[at - 1]) : null;
+  const after = at < order.length ? pos(order[at]) : null;
+  if (before !== null && after !== null) return (before + after) / 2;
+  if (after !== null) return before === null && at === 0 ? after - 1 : after;
+  if (before !== null) return Math.max(before, lane.lastPosition ?? before) + 1;
+  return (lane.lastPosition ?? 0) + 1;
+}
+
+const SYSTEM: Omit<Actor, "accountId"> = {
+  userId: null,
+  role: "system",
+  allowWorkerReordering: true,
+  transitActiveLimit: null,
+  failedReasons: [],
+};
+
+/**
+ * Inserts `taskIds` in the order given (contract §29), each against the routes as the ones
+ * before it left them. A task that is not unassigned is reported as it stands (a repeated call
+ * changes nothing); one that fits nowhere keeps its state and, with `announce`, gets its
+ * `task.auto_assign_failed` event.
+ */
+export async function autoAssign(
+  env: Env,
+  accountId: string,
+  taskIds: string[],
+  baseUrl: string,
+  opts: { now?: number; announce?: boolean } = {},
+): Promise<AutoAssignResult[]> {
+  const now = opts.now ?? Date.now();
+  env = await accountEnv(env, accountId);
+  const { results: rows } = await env.DB.prepare(
+    "SELECT * FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+  )
+    .bind(accountId, JSON.stringify(taskIds))
+    .all<TaskRow>();
+  const byId = new Map(rows.map((t) => [t.id, t]));
+  const { account, today, lanes } = await readDay(env, accountId, now);
+  const waiting = taskIds.map((id) => byId.get(id)).filter((t): t is TaskRow => t?.state === "unassigned");
+  const instances = new Map<Lane, InsertionRoute>();
+  const instanceOf = async (lane: Lane) => {
+    let inst = instances.get(lane);
+    if (!inst) {
+      inst = await laneInstance(env, lane, waiting, account, today, now);
+      instances.set(lane, inst);
+    }
+    return inst;
+  };
+  const out: AutoAssignResult[] = [];
+  const failed: { id: string; reason: UnassignedReason }[] = [];
+  const done = new Map<string, AutoAssignResult>();
+  for (const id of taskIds) {
+    const task = byId.get(id);
+    const already = done.get(id);
+    if (already) {
+      out.push(already);
+      continue;
+    }
+    if (task?.state !== "unassigned") {
+      out.push({
+        taskId: id,
+        assigneeId: task?.assignee_id ?? null,
+        routeId: task?.route_id ?? null,
+        position: task?.position ?? null,
+        reason: null,
+      });
+      continue;
+    }
+    const placed = await place(task);
+    for (const r of placed) {
+      done.set(r.taskId, r);
+      if (r.reason) failed.push({ id: r.taskId, reason: r.reason });
+    }
+    out.push(placed.find((r) => r.taskId === id)!);
+  }
+  if (opts.announce && failed.length)
+    await env.DB.batch(
+      bulkEventStatements(
+        env.DB,
+        accountId,
+        failed.map((f) => ({
+          type: "task.auto_assign_failed" as const,
+          objectId: f.id,
+          data: { task: reverse(baseUrl, "tasks", f.id), reason: f.reason },
+        })),
+        { now, onlyIfExistsIn: "tasks" },
+      ),
+    );
+  return out;
+
+  /** One task (with its order's other half when both wait): its placement, written. */
+  async function place(task: TaskRow): Promise<AutoAssignResult[]> {
+    const none = (reason: UnassignedReason): AutoAssignResult => ({
+      taskId: task.id,
+      assigneeId: null,
+      routeId: null,
+      position: null,
+      reason,
+    });
+    if (!pointOf(task.address)) return [none("unreachable")];
+    // The order's other half on a route already: only that route may take it.
+    const partnerLane = task.order_id
+      ? lanes.find((l) => l.stops.some((s) => s.order_id === task.order_id && s.id !== task.id))
+      : undefined;
+    const partnerOpenElsewhere =
+      !partnerLane && task.order_id
+        ? rows.some((t) => t.order_id === task.order_id && t.id !== task.id && OPEN.includes(t.state))
+        : false;
+    if (partnerOpenElsewhere) return [none("shift")];
+    const candidates = partnerLane ? [partnerLane] : lanes;
+    const built = await Promise.all(candidates.map(instanceOf));
+    const best = cheapestInsertion(built, task.id);
+    if ("reason" in best) return [none(best.reason)];
+    const lane = candidates[best.route];
+    const inst = built[best.route];
+    const partner =
+      best.pickupPosition !== undefined
+        ? waiting.find((t) => t.order_id === task.order_id && t.id !== task.id && t.state === "unassigned")
+        : undefined;
+    const route = lane.route ?? (await newRoute(lane));
+    const placements: [TaskRow, number][] = [];
+    if (partner && best.pickupPosition !== undefined) {
+      // The pick-up at its place, then the drop-off at its place in the order as it then is.
+      const [up, down] = task.category === "pick_up" ? [task, partner] : [partner, task];
+      const p = best.pickupPosition;
+      placements.push([up, p], [down, best.position]);
+    } else placements.push([task, best.position]);
+    const results: AutoAssignResult[] = [];
+    for (const [t, at] of placements) {
+      const position = positionAt(lane, inst.order, at);
+      const ok = await assign(t, lane.worker.user_id, route.id, position);
+      if (ok) {
+        // The lane as it now is: the next task is placed against it.
+        inst.order.splice(at, 0, t.id);
+        const row = {
+          ...t,
+          state: "assigned" as const,
+          assignee_id: lane.worker.user_id,
+          route_id: route.id,
+          position,
+        };
+        lane.stops.splice(lane.stops.length, 0, row);
+        lane.stops.sort((a, b) => inst.order.indexOf(a.id) - inst.order.indexOf(b.id));
+        t.state = "assigned";
+      }
+      results.push(
+        ok
+          ? { taskId: t.id, assigneeId: lane.worker.user_id, routeId: route.id, position, reason: null }
+          : { taskId: t.id, assigneeId: null, routeId: null, position: null, reason: null },
+      );
+    }
+    return results;
+  }
+
+  async function newRoute(lane: Lane): Promise<RouteRow> {
+    const row: RouteRow = {
+      id: uuidv7(now),
+      account_id: accountId,
+      name: `${lane.worker.name} ${today}`,
+      assignee_id: lane.worker.user_id,
+      date: today,
+      state: "active",
+      objective: "duration",
+      start_address: null,
+      end_address: null,
+      metafields: "{}",
+      distance_m: null,
+      duration_s: null,
+      created_at: now,
+      updated_at: now,
+    };
+    const keys = Object.keys(row) as (keyof RouteRow)[];
+    await env.DB.prepare(`INSERT INTO routes (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`)
+      .bind(...keys.map((k) => row[k]))
+      .run();
+    lane.route = row;
+    return row;
+  }
+
+  /** The system's `assign` with the route and position (contract §29); false when the task moved meanwhile. */
+  async function assign(t: TaskRow, worker: string, routeId: string, position: number): Promise<boolean> {
+    const r = await taskWriter(env, t.id).applyOne({
+      actor: { ...SYSTEM, accountId },
+      taskId: t.id,
+      command: {
+        id: uuidv7(now),
+        // One per task and version: a retried insertion applies nothing twice (contract §6).
+        externalId: `system:auto_assign:${t.id}:${t.version}`,
+        taskId: t.id,
+        action: "assign",
+        time: now,
+        assigneeId: worker,
+        taskData: { route: reverse(baseUrl, "routes", routeId), position },
+        routeId,
+        notes: "auto_assign",
+        location: null,
+        places: true,
+      },
+      baseUrl,
+    });
+    return !r.error && r.outcome?.row.state === "accepted";
+  }
+}
