@@ -3282,7 +3282,7 @@ export interface components {
             /** @description Admins, managers, and the role's own user (the only field it may set). */
             on_duty?: boolean;
         };
-        AutoAssignResult: {
+        TaskAutoAssignResult: {
             /** Format: uri */
             task: string;
             /**
@@ -3299,12 +3299,16 @@ export interface components {
              */
             reason: "unreachable" | "capacity" | "time_window" | "shift" | null;
         };
-        AutoAssign: {
+        /** @description Either `tasks` (a list, in order) or `day` (that day's unassigned tasks). */
+        TaskAutoAssign: components["schemas"]["TaskAutoAssignList"] | components["schemas"]["TaskAutoAssignDay"];
+        TaskAutoAssignList: {
             /** @description Tasks to place, in this order (at most 500). */
-            tasks?: string[];
-            /** @description Instead of `tasks`: that day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start. */
-            day?: string;
-        } & (unknown | unknown);
+            tasks: string[];
+        };
+        TaskAutoAssignDay: {
+            /** @description That day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start. */
+            day: string;
+        };
         Task: {
             /** Format: uuid */
             id: string;
@@ -8988,7 +8992,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AutoAssign"];
+                "application/json": components["schemas"]["TaskAutoAssign"];
             };
         };
         responses: {
@@ -9006,7 +9010,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AutoAssignResult"][];
+                    "application/json": components["schemas"]["TaskAutoAssignResult"][];
                 };
             };
             400: components["responses"]["ValidationFailed"];

@@ -13,10 +13,12 @@ const HHMMSS = "T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d$";
  * A local date-time as domain/recurrence.ts `parseLocal` takes it: `YYYY-MM-DDTHH:MM:SS`, a day
  * that exists (29 February in leap years only), from 1970 to 2099 (the API's instants).
  */
-export const LOCAL_DATE_TIME_PATTERN =
+const LOCAL_DATE =
   "^(?:(?:19[7-9]\\d|20\\d\\d)-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))" +
-  "|(?:19(?:7[26]|8[048]|9[26])|20(?:[02468][048]|[13579][26]))-02-29)" +
-  HHMMSS;
+  "|(?:19(?:7[26]|8[048]|9[26])|20(?:[02468][048]|[13579][26]))-02-29)";
+export const LOCAL_DATE_TIME_PATTERN = LOCAL_DATE + HHMMSS;
+/** A calendar day, `YYYY-MM-DD`, that exists, from 1970 to 2099 (as above). */
+export const LOCAL_DATE_PATTERN = `${LOCAL_DATE}$`;
 
 const DAYS = "(?:MO|TU|WE|TH|FR|SA|SU)";
 const BYDAY = `(?:;BYDAY=${DAYS}(?:,${DAYS}){0,6})?`;

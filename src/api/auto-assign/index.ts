@@ -5,39 +5,46 @@ import {
   errorResponses,
   jsonBody,
   jsonResponse,
-  jsonSchemaRules,
   type Router,
   security,
 } from "../../http/openapi";
 import { link, renderCtx } from "../../http/serialize";
+import { LOCAL_DATE_PATTERN } from "../../schemas/recurrences";
 import { autoAssignRequest } from "../../services/auto-assign/request";
 
 const REASONS = ["unreachable", "capacity", "time_window", "shift"] as const;
 export const MAX_AUTO_ASSIGN = 500;
 
 const AutoAssignSchema = z
-  .object({
-    tasks: z
-      .array(z.string().openapi({ description: "A task URL." }))
-      .min(1)
-      .max(MAX_AUTO_ASSIGN)
-      .optional()
-      .openapi({ description: `Tasks to place, in this order (at most ${MAX_AUTO_ASSIGN}).` }),
-    day: z
-      .string()
-      .regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, "Date has wrong format. Use YYYY-MM-DD.")
-      .optional()
-      .openapi({
-        description:
-          "Instead of `tasks`: that day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start.",
-      }),
-  })
-  .strict()
-  .superRefine((b, ctx) => {
-    if ((b.tasks === undefined) === (b.day === undefined))
-      ctx.addIssue({ code: "custom", path: [], message: "Send either `tasks` or `day`." });
-  })
-  .openapi("AutoAssign", jsonSchemaRules({ oneOf: [{ required: ["tasks"] }, { required: ["day"] }] }));
+  .union([
+    z
+      .object({
+        tasks: z
+          .array(z.string().openapi({ description: "A task URL." }))
+          .min(1)
+          .max(MAX_AUTO_ASSIGN)
+          .openapi({ description: `Tasks to place, in this order (at most ${MAX_AUTO_ASSIGN}).` }),
+      })
+      .strict()
+      .openapi("TaskAutoAssignList"),
+    z
+      .object({
+        day: z
+          .string()
+          .regex(new RegExp(LOCAL_DATE_PATTERN), "Enter a valid date (YYYY-MM-DD), from 1970 to 2099.")
+          .openapi({
+            description:
+              "That day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start.",
+          }),
+      })
+      .strict()
+      .openapi("TaskAutoAssignDay"),
+  ])
+  .openapi(
+    "TaskAutoAssign",
+    { description: "Either `tasks` (a list, in order) or `day` (that day's unassigned tasks)." },
+    { unionPreferredType: "oneOf" },
+  );
 
 const AutoAssignResultSchema = z
   .object({
@@ -53,7 +60,7 @@ const AutoAssignResultSchema = z
       description: "Why it fits no on-duty worker's route (contract §16's reasons); null when placed.",
     }),
   })
-  .openapi("AutoAssignResult");
+  .openapi("TaskAutoAssignResult");
 
 export const autoAssignRoute = createRoute({
   method: "post",

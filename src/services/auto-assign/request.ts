@@ -19,12 +19,12 @@ const DAY_LIMIT = 500;
 export async function autoAssignRequest(
   env: Env,
   p: Principal,
-  body: { tasks?: string[]; day?: string },
+  body: { tasks: string[] } | { day: string },
   baseUrl: string,
 ): Promise<AutoAssignResult[]> {
   const db = (await accountEnv(env, p.accountId)).DB;
   let ids: string[];
-  if (body.tasks) {
+  if ("tasks" in body) {
     const parsed = body.tasks.map((t) => parseHyperlink(t, "tasks"));
     const known = new Set(
       (
@@ -46,7 +46,7 @@ export async function autoAssignRequest(
       .prepare("SELECT timezone FROM accounts WHERE id = ?")
       .bind(p.accountId)
       .first<{ timezone: string }>();
-    const day = dayBounds(body.day!, account?.timezone ?? "UTC");
+    const day = dayBounds(body.day, account?.timezone ?? "UTC");
     if (!day) throw new ValidationError({ day: ["Enter a valid date (YYYY-MM-DD)."] });
     const { results } = await db
       .prepare(
