@@ -23,6 +23,7 @@ import {
 import { createReport } from "./lib/report.mjs";
 import { freshSecrets } from "./lib/secrets.mjs";
 import { appSection } from "./sections/app.mjs";
+import { autoAssignSection } from "./sections/autoassign.mjs";
 import { batch, read, single } from "./sections/commands.mjs";
 import { consoleSection } from "./sections/console.mjs";
 import { exportsImports } from "./sections/exports.mjs";
@@ -56,6 +57,7 @@ const SECTIONS = [
   consoleSection,
   appSection,
   positionsSection,
+  autoAssignSection,
 ];
 
 // BENCH_QUICK=1: a short form of every section (CI); any BENCH_* setting still wins.

@@ -19,11 +19,54 @@ import { uuidv7 } from "../../lib/ids";
 import { cheapestInsertion, type InsertionRoute } from "../../solver/insert";
 import type { Job, Shipment, UnassignedReason } from "../../solver/types";
 import { bulkEventStatements } from "../events/outbox";
-import { type AccountShift, clockOn, dayIn, demandOf } from "../route-optimizations/build";
+import { type AccountShift, clockOn, dayIn } from "../route-optimizations/build";
 import type { RouteRow } from "../routes";
 import { matrixFromEnv, type Point } from "../routing";
 import type { Actor } from "../task-commands/types";
 import { parseJson, type TaskRow } from "../tasks/types";
+
+/**
+ * What the insertion reads of a task: no whole rows (a day of 50 routes is 2,000 of them, and
+ * their JSON columns cost more to read than the insertion costs to run); the location and the
+ * demand are taken out of their JSON by SQLite.
+ */
+type StopRow = Pick<
+  TaskRow,
+  | "id"
+  | "state"
+  | "route_id"
+  | "position"
+  | "created_at"
+  | "version"
+  | "order_id"
+  | "category"
+  | "duration_seconds"
+  | "complete_after"
+  | "complete_before"
+  | "assignee_id"
+> & { lon: number | null; lat: number | null; demand: number | string | null };
+const STOP_COLUMNS = `t.id, t.state, t.route_id, t.position, t.created_at, t.version, t.order_id, t.category,
+  t.duration_seconds, t.complete_after, t.complete_before, t.assignee_id,
+  json_extract(t.address, '$.location.coordinates[0]') AS lon, json_extract(t.address, '$.location.coordinates[1]') AS lat,
+  json_extract(t.metafields, '$.demand') AS demand`;
+
+const pt = (t: { lon: number | null; lat: number | null } | undefined): Point | null =>
+  t &&
+  typeof t.lon === "number" &&
+  typeof t.lat === "number" &&
+  Number.isFinite(t.lon) &&
+  Number.isFinite(t.lat)
+    ? [t.lon, t.lat]
+    : null;
+
+/** The metafield `demand` (contract §16): an integer or a list of up to 3, default none. */
+function demandOf(t: StopRow): number[] {
+  const d = typeof t.demand === "string" ? parseJson<unknown>(t.demand, null) : t.demand;
+  if (typeof d === "number" && Number.isFinite(d)) return [Math.max(0, d)];
+  if (Array.isArray(d))
+    return d.map((x) => (typeof x === "number" && Number.isFinite(x) ? Math.max(0, x) : 0)).slice(0, 3);
+  return [];
+}
 
 export type AutoAssignResult = {
   taskId: string;
@@ -53,7 +96,7 @@ type Lane = {
   route: RouteRow | null;
   worker: Worker;
   /** Its unfinished tasks in route order. */
-  stops: TaskRow[];
+  stops: StopRow[];
   start: Point | null;
   /** How many stops stay first: the task being done, then the one driven to. */
   fixed: number;
@@ -89,7 +132,7 @@ async function readDay(env: Env, accountId: string, now: number) {
       .bind(accountId, today, ids),
     db
       .prepare(
-        `SELECT t.* FROM tasks t WHERE t.account_id = ? AND t.route_id IN (SELECT id FROM routes
+        `SELECT ${STOP_COLUMNS} FROM tasks t WHERE t.account_id = ? AND t.route_id IN (SELECT id FROM routes
            WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (SELECT value FROM json_each(?)))
          ORDER BY t.position IS NULL, t.position, t.created_at, t.id`,
       )
@@ -107,8 +150,8 @@ async function readDay(env: Env, accountId: string, now: number) {
       [r.lon, r.lat] as Point,
     ]),
   );
-  const byRoute = new Map<string, TaskRow[]>();
-  for (const t of tasksRes.results as TaskRow[])
+  const byRoute = new Map<string, StopRow[]>();
+  for (const t of tasksRes.results as StopRow[])
     byRoute.get(t.route_id!)?.push(t) ?? byRoute.set(t.route_id!, [t]);
   const lanes: Lane[] = [];
   const routes = routesRes.results as RouteRow[];
@@ -123,10 +166,7 @@ async function readDay(env: Env, accountId: string, now: number) {
       // active first, then transit, then the rest in route order (contract §29's from-now rule).
       stops.sort((a, b) => rank(a) - rank(b));
       const fixed = stops.filter((t) => t.state === "active" || t.state === "transit").length;
-      const start =
-        fixes.get(worker.user_id) ??
-        pointOf(done.at(-1)?.address ?? null) ??
-        pointOf(route?.start_address ?? null);
+      const start = fixes.get(worker.user_id) ?? pt(done.at(-1)) ?? pointOf(route?.start_address ?? null);
       const positions = all.map((t) => t.position).filter((x): x is number => x !== null);
       lanes.push({
         route,
@@ -141,13 +181,13 @@ async function readDay(env: Env, accountId: string, now: number) {
   return { account, today, lanes };
 }
 
-const rank = (t: TaskRow) => (t.state === "active" ? 0 : t.state === "transit" ? 1 : 2);
+const rank = (t: StopRow) => (t.state === "active" ? 0 : t.state === "transit" ? 1 : 2);
 
 /** The solver's instance of one lane with the candidate tasks; its travel table is that lane's points only. */
 async function laneInstance(
   env: Env,
   lane: Lane,
-  candidates: TaskRow[],
+  candidates: StopRow[],
   account: AccountShift,
   today: string,
   now: number,
@@ -164,15 +204,15 @@ async function laneInstance(
   };
   const start = add(lane.start);
   const end = add(pointOf(lane.route?.end_address ?? null));
-  const located = lane.stops.filter((t) => add(pointOf(t.address)) !== undefined);
-  for (const t of candidates) add(pointOf(t.address));
+  const located = lane.stops.filter((t) => add(pt(t)) !== undefined);
+  for (const t of candidates) add(pt(t));
   const grid = points.length
     ? await matrixFromEnv(env).grid(points)
     : { size: 0, distances: new Float32Array(0), durations: new Float32Array(0) };
   const margin = hms(account.optimize_visit_duration_margin || "00:00:00");
-  const job = (t: TaskRow): Job => ({
+  const job = (t: StopRow): Job => ({
     id: t.id,
-    location: index.get(key(pointOf(t.address)!))!,
+    location: index.get(key(pt(t)!))!,
     service: (t.duration_seconds ?? 0) + margin,
     timeWindow:
       t.complete_after === null && t.complete_before === null
@@ -184,8 +224,8 @@ async function laneInstance(
     demand: demandOf(t),
   });
   // An order's pick-up and drop-off both here (on the route or new): a shipment.
-  const all = [...located, ...candidates.filter((t) => pointOf(t.address))];
-  const byOrder = new Map<string, TaskRow[]>();
+  const all = [...located, ...candidates.filter((t) => pt(t))];
+  const byOrder = new Map<string, StopRow[]>();
   for (const t of all) if (t.order_id) byOrder.set(t.order_id, [...(byOrder.get(t.order_id) ?? []), t]);
   const shipments: Shipment[] = [];
   const paired = new Set<string>();
@@ -268,13 +308,13 @@ export async function autoAssign(
   const now = opts.now ?? Date.now();
   env = await accountEnv(env, accountId);
   const { results: rows } = await env.DB.prepare(
-    "SELECT * FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+    `SELECT ${STOP_COLUMNS} FROM tasks t WHERE t.account_id = ? AND t.id IN (SELECT value FROM json_each(?))`,
   )
     .bind(accountId, JSON.stringify(taskIds))
-    .all<TaskRow>();
+    .all<StopRow>();
   const byId = new Map(rows.map((t) => [t.id, t]));
   const { account, today, lanes } = await readDay(env, accountId, now);
-  const waiting = taskIds.map((id) => byId.get(id)).filter((t): t is TaskRow => t?.state === "unassigned");
+  const waiting = taskIds.map((id) => byId.get(id)).filter((t): t is StopRow => t?.state === "unassigned");
   const instances = new Map<Lane, InsertionRoute>();
   const instanceOf = async (lane: Lane) => {
     let inst = instances.get(lane);
@@ -327,7 +367,7 @@ export async function autoAssign(
   return out;
 
   /** One task (with its order's other half when both wait): its placement, written. */
-  async function place(task: TaskRow): Promise<AutoAssignResult[]> {
+  async function place(task: StopRow): Promise<AutoAssignResult[]> {
     const none = (reason: UnassignedReason): AutoAssignResult => ({
       taskId: task.id,
       assigneeId: null,
@@ -335,7 +375,7 @@ export async function autoAssign(
       position: null,
       reason,
     });
-    if (!pointOf(task.address)) return [none("unreachable")];
+    if (!pt(task)) return [none("unreachable")];
     // The order's other half on a route already: only that route may take it.
     const partnerLane = task.order_id
       ? lanes.find((l) => l.stops.some((s) => s.order_id === task.order_id && s.id !== task.id))
@@ -356,7 +396,7 @@ export async function autoAssign(
         ? waiting.find((t) => t.order_id === task.order_id && t.id !== task.id && t.state === "unassigned")
         : undefined;
     const route = lane.route ?? (await newRoute(lane));
-    const placements: [TaskRow, number][] = [];
+    const placements: [StopRow, number][] = [];
     if (partner && best.pickupPosition !== undefined) {
       // The pick-up at its place, then the drop-off at its place in the order as it then is.
       const [up, down] = task.category === "pick_up" ? [task, partner] : [partner, task];
@@ -416,7 +456,7 @@ export async function autoAssign(
   }
 
   /** The system's `assign` with the route and position (contract §29); false when the task moved meanwhile. */
-  async function assign(t: TaskRow, worker: string, routeId: string, position: number): Promise<boolean> {
+  async function assign(t: StopRow, worker: string, routeId: string, position: number): Promise<boolean> {
     const r = await taskWriter(env, t.id).applyOne({
       actor: { ...SYSTEM, accountId },
       taskId: t.id,

@@ -1,0 +1,137 @@
+// Section 19: auto-assign (contract §29). An account of its own whose local time is about midday
+// (a fixed UTC offset chosen from the hour, a shift of the whole day, so "today" never ends in
+// the middle of the run), 50 workers on duty, each with a route today of 40 stops around
+// Helsinki (windows open all day). Then one new task at a time is placed by
+// `POST /tasks/auto_assign/`: the runtime's CPU of each request (its workerd processes, /proc:
+// the insertion against 50 routes of 40 stops, with the day's reads and the system's `assign`
+// command) and its wall time. /proc counts CPU in ticks of 10 ms: the p99 of the samples is
+// given, and the mean over all of them beside it.
+
+import { cpuMs, log, makeAccount, percentile } from "../lib/harness.mjs";
+
+const WORKERS = 50;
+const STOPS = 40;
+
+export const autoAssignSection = {
+  n: 19,
+  name: "auto-assign",
+  ids: [
+    "autoassign.insert_ms.p99",
+    "autoassign.insert_ms.mean",
+    "autoassign.wall_ms.p99",
+    "autoassign.placed",
+  ],
+  async run({ api, svc, report, settings }) {
+    const acc = await makeAccount(api, "autoassign");
+    const admin = acc.token;
+    const offset = 12 - new Date().getUTCHours();
+    const zone = offset === 0 ? "Etc/UTC" : `Etc/GMT${offset > 0 ? "-" : "+"}${Math.abs(offset)}`;
+    const patch = await api(`/accounts/${acc.account.id}/`, {
+      method: "PATCH",
+      token: admin,
+      body: { timezone: zone, optimize_earliest_start: "00:00:00", optimize_latest_end: "23:59:00" },
+    });
+    if (patch.status !== 200) throw new Error(`PATCH account: ${patch.status} ${patch.text.slice(0, 300)}`);
+    const today = new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(Date.now());
+    const now = Date.now();
+    const window = {
+      complete_after: new Date(now).toISOString(),
+      complete_before: new Date(now + 10 * 3600_000).toISOString(),
+    };
+    const users = [];
+    for (let w = 0; w < WORKERS; w++) {
+      const u = await api("/users/", {
+        token: admin,
+        body: {
+          email: `aa-${w}-${acc.user.email}`,
+          name: `Driver ${w}`,
+          password: "bench-password-123",
+          role: "worker",
+        },
+      });
+      if (u.status !== 201) throw new Error(`POST /users/: ${u.status} ${u.text.slice(0, 300)}`);
+      users.push(u.body);
+    }
+    const roles = await api("/account_roles/?page_size=500&role=worker", { token: admin });
+    await Promise.all(
+      roles.body.results.map((r) =>
+        api(`/account_roles/${r.id}/`, { method: "PATCH", token: admin, body: { on_duty: true } }),
+      ),
+    );
+    // Each worker's route: a loop of 40 stops in its own part of the city, 2 minutes each.
+    const at = (w, k) => [
+      24.75 + (w % 10) * 0.05 + 0.01 * Math.cos(k / 6),
+      60.15 + Math.floor(w / 10) * 0.03 + 0.01 * Math.sin(k / 6),
+    ];
+    for (const [w, u] of users.entries()) {
+      const route = await api("/routes/", {
+        token: admin,
+        body: { name: `Route ${w}`, assignee: u.url, date: today },
+      });
+      if (route.status !== 201) throw new Error(`POST /routes/: ${route.status} ${route.text.slice(0, 300)}`);
+      const stops = Array.from({ length: STOPS }, (_, k) => ({
+        category: "drop_off",
+        address: { raw_address: `Stop ${w}-${k}`, location: { type: "Point", coordinates: at(w, k) } },
+        duration: "00:02:00",
+        ...window,
+        assignee: u.url,
+        route: route.body.url,
+        position: k + 1,
+      }));
+      const order = await api("/orders/", {
+        token: admin,
+        body: { account: acc.account.url, tasks_data: stops },
+      });
+      if (order.status !== 201) throw new Error(`POST /orders/: ${order.status} ${order.text.slice(0, 300)}`);
+    }
+    const samples = settings.quick ? 15 : 40;
+    const pids = svc.pids();
+    const cpu = [];
+    const wall = [];
+    let placed = 0;
+    for (let i = 0; i < samples + 2; i++) {
+      const w = i % WORKERS;
+      const t = await api("/tasks/", {
+        token: admin,
+        body: {
+          account: acc.account.url,
+          category: "drop_off",
+          address: { raw_address: `New ${i}`, location: { type: "Point", coordinates: at(w, i * 7 + 3) } },
+          duration: "00:02:00",
+          ...window,
+        },
+      });
+      if (t.status !== 201) throw new Error(`POST /tasks/: ${t.status} ${t.text.slice(0, 300)}`);
+      const c0 = cpuMs(pids);
+      const t0 = performance.now();
+      const r = await api("/tasks/auto_assign/", { token: admin, body: { tasks: [t.body.url] } });
+      const ms = performance.now() - t0;
+      const c = cpuMs(pids) - c0;
+      if (r.status !== 200) throw new Error(`POST /tasks/auto_assign/: ${r.status} ${r.text.slice(0, 300)}`);
+      // The first two warm the isolate up.
+      if (i < 2) continue;
+      if (r.body[0].assignee) placed++;
+      cpu.push(c);
+      wall.push(ms);
+    }
+    if (!cpu.every(Number.isFinite)) throw new Error("auto-assign: the runtime's CPU could not be read");
+    const mean = cpu.reduce((a, b) => a + b, 0) / cpu.length;
+    log(
+      `auto-assign: ${samples} insertions into ${WORKERS} routes of ${STOPS}, CPU p99 ${percentile(cpu, 99)} ms, mean ${mean.toFixed(1)} ms`,
+    );
+    report.figure("autoassign.insert_ms.p99", percentile(cpu, 99), {
+      label: `CPU of one insertion into ${WORKERS} routes of ${STOPS} stops (POST /tasks/auto_assign/, whole request, /proc ticks of 10 ms), p99`,
+      unit: "ms",
+      target: "<= 50",
+    });
+    report.diagnostic("autoassign.insert_ms.mean", Number(mean.toFixed(2)), {
+      label: "the same CPU, mean over the samples",
+      unit: "ms",
+    });
+    report.diagnostic("autoassign.wall_ms.p99", Number(percentile(wall, 99).toFixed(1)), {
+      label: "wall time of the same requests, p99",
+      unit: "ms",
+    });
+    report.diagnostic("autoassign.placed", placed, { label: `of ${samples} new tasks placed on a route` });
+  },
+};
