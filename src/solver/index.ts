@@ -5,7 +5,9 @@
  */
 import { compile, leg, type Model, NONE } from "./model";
 import { Random } from "./random";
-import { penalty, Recreate, recreate, removeRoute, ruin, State, totalCost } from "./search";
+import { removeRoute, ruin } from "./ruin";
+import { Recreate, recreate } from "./search";
+import { penalty, State, totalCost } from "./state";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
 
 export type * from "./types";
