@@ -31,10 +31,12 @@ export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number
   const touched = new Set<number>();
   let used = 0;
   let stops = 0;
+  // Counted and cut among the movable stops: a route's fixed prefix is never removed.
   for (const r of s.routes) {
-    if (r.seq.length) {
+    const movable = r.seq.length - m.fixedCount[r.v];
+    if (movable > 0) {
       used++;
-      stops += r.seq.length;
+      stops += movable;
     }
   }
   if (!stops) return { removed, touched };
@@ -42,24 +44,27 @@ export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number
   const ksMax = (4 * cBar) / (1 + lsMax) - 1;
   const ks = Math.floor(rnd.next() * ksMax) + 1;
   let seed = rnd.int(m.J);
-  for (let tries = 0; s.routeOf[seed] < 0 && tries < m.J; tries++) seed = (seed + 1) % m.J;
+  for (let tries = 0; (s.routeOf[seed] < 0 || m.locked[seed]) && tries < m.J; tries++)
+    seed = (seed + 1) % m.J;
   const around = m.neighbours[seed];
   for (let k = -1; k < around.length && touched.size < ks; k++) {
     const c = k < 0 ? seed : around[k];
     const r = s.routeOf[c];
-    if (r < 0 || touched.has(r)) continue;
+    if (r < 0 || touched.has(r) || m.locked[c]) continue;
     const route = s.writable(r);
-    const n = route.seq.length;
+    // Positions from the end of the fixed prefix (f: 0 but while re-planning from now).
+    const f = m.fixedCount[route.v];
+    const n = route.seq.length - f;
     const lMaxT = Math.min(n, lsMax);
     const l = Math.floor(rnd.next() * lMaxT) + 1;
-    const pos = route.seq.indexOf(c);
+    const pos = route.seq.indexOf(c) - f;
     let take: number[];
     if (l === n || rnd.next() < 0.5) {
       // String: l stops containing c.
       const lo = Math.max(0, pos - l + 1);
       const hi = Math.min(pos, n - l);
       const start = lo + rnd.int(hi - lo + 1);
-      take = route.seq.slice(start, start + l);
+      take = route.seq.slice(f + start, f + start + l);
     } else {
       // Split string: l + m stops containing c, of which m consecutive ones stay.
       let keep = 1;
@@ -70,7 +75,7 @@ export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number
       const start = lo + rnd.int(hi - lo + 1);
       const kept = start + rnd.int(span - keep + 1);
       take = route.seq
-        .slice(start, start + span)
+        .slice(f + start, f + start + span)
         .filter((_, i) => i + start < kept || i + start >= kept + keep);
     }
     touched.add(r);
@@ -88,16 +93,19 @@ export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number
  */
 export function removeRoute(m: Model, s: State, rnd: Random, out: number[]): void {
   const used: number[] = [];
-  for (let r = 0; r < s.routes.length; r++) if (s.routes[r].seq.length) used.push(r);
+  const movable = (r: number) => s.routes[r].seq.length - m.fixedCount[r];
+  for (let r = 0; r < s.routes.length; r++) if (movable(r) > 0) used.push(r);
   if (used.length < 2) return;
   const a = used[rnd.int(used.length)];
   const b = used[rnd.int(used.length)];
-  const r = s.routes[b].seq.length < s.routes[a].seq.length ? b : a;
+  const r = movable(b) < movable(a) ? b : a;
   const route = s.writable(r);
-  for (const j of route.seq) {
+  // Its fixed prefix stays.
+  const f = m.fixedCount[r];
+  for (const j of route.seq.slice(f)) {
     s.place(j, -1);
     out.push(j);
   }
-  route.seq = [];
+  route.seq = route.seq.slice(0, f);
   route.update(m);
 }

@@ -117,10 +117,12 @@ export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recre
   // The latest starts only grow along a route (each is at most the next one's, less the leg and
   // the service): the positions before the first whose next stop can start after u's earliest
   // departure are all too late, so the scan begins there (found by bisection).
-  let first = 0;
-  if (m.timeNonNegative && n > 0 && route.ls[0] < twA + svc) {
+  // Nothing goes before the fixed prefix (stops under way).
+  const fixed = m.fixedCount[v];
+  let first = fixed;
+  if (m.timeNonNegative && n > fixed && route.ls[fixed] < twA + svc) {
     const need = twA + svc;
-    let lo = 1;
+    let lo = fixed + 1;
     let hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
@@ -197,7 +199,10 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
       continue;
     }
     const tick = g.reset();
-    if (g.near > 0) {
+    const only = m.only[j];
+    // A pinned job has one route to go in (where it goes on it is free).
+    if (only !== NONE) scanRoute(m, s.routes[only], only, j, g);
+    else if (g.near > 0) {
       const around = m.neighbours[j];
       const k = Math.min(g.near, around.length);
       for (let i = 0; i < k; i++) {
@@ -208,7 +213,7 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
       }
       scanEmpty(m, s, j, g, tick);
     }
-    if (g.route < 0) {
+    if (g.route < 0 && only === NONE) {
       for (let r = 0; r < s.routes.length; r++) {
         if (g.mark[r] === tick || !s.routes[r].seq.length) continue;
         g.mark[r] = tick;
@@ -272,7 +277,7 @@ export function scanPair(m: Model, route: Route, r: number, p: number, q: number
   }
   const pq = cost[pl * L + ql];
   const tpq = time[pl * L + ql];
-  for (let a = 0; a <= n; a++) {
+  for (let a = m.fixedCount[v]; a <= n; a++) {
     const prevLoc = a === 0 ? start : m.loc[seq[a - 1]];
     const prevDep = a === 0 ? m.vShiftA[v] : route.es[a - 1] + m.svc[seq[a - 1]];
     if (prevDep > pB) return;
@@ -359,7 +364,9 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
       if (i < m.classes[c].length && g.mark[m.classes[c][i]] !== tick) tryRoute(m.classes[c][i]);
     }
   };
-  if (g.near > 0) {
+  const only = m.only[p];
+  if (only !== NONE) tryRoute(only);
+  else if (g.near > 0) {
     for (const j of [p, q]) {
       const around = m.neighbours[j];
       for (let i = 0; i < Math.min(g.near, around.length); i++) {
@@ -369,7 +376,7 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
     }
     tryEmpty();
   }
-  if (g.route < 0) {
+  if (g.route < 0 && only === NONE) {
     for (let r = 0; r < s.routes.length; r++) if (g.mark[r] !== tick && s.routes[r].seq.length) tryRoute(r);
     tryEmpty();
   }
