@@ -125,7 +125,10 @@ describe("the checker, re-planning from now (fixed stops, pinned jobs)", () => {
   const fixedInst = (): CheckedInstance => ({
     ...inst,
     vehicles: [{ ...inst.vehicles[0], fixed: ["b"] }, inst.vehicles[1]],
-    jobs: [{ ...inst.jobs[0], vehicle: "v2" }, { ...inst.jobs[1], timeWindow: [0, 5] }],
+    jobs: [
+      { ...inst.jobs[0], vehicle: "v2" },
+      { ...inst.jobs[1], timeWindow: [0, 5] },
+    ],
   });
   const valid = (): CheckedSolution => ({
     routes: [

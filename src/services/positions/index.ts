@@ -41,6 +41,16 @@ export function minIntervalMs(env: Env): number {
   return raw !== undefined && raw !== "" && Number.isFinite(n) && n >= 0 ? n * 1000 : 5000;
 }
 
+/**
+ * `POSITION_FRESH_MINUTES` (default 15): a worker's latest position younger than this is where a
+ * re-plan from now starts its route (contract §29); an older one says little of where it is now.
+ */
+export function positionFreshMs(env: Env): number {
+  const raw = (env as unknown as Record<string, string | undefined>).POSITION_FRESH_MINUTES;
+  const n = Number(raw);
+  return raw !== undefined && raw !== "" && Number.isFinite(n) && n >= 0 ? n * 60_000 : 15 * 60_000;
+}
+
 /** The latest positions of some users, from the account's stream object (exact, unlike the D1 copy). */
 async function latestPositions(env: Env, accountId: string, users: string[]): Promise<Map<string, Fix>> {
   return users.length ? await streamOf(env, accountId).latestPositions(users) : new Map<string, Fix>();
