@@ -80,6 +80,16 @@ describe("re-planning from now: the rules (services/route-optimizations/from-now
     expect(currentOrders([route("r", "w")], tasks, new Map([["r", ["a", "t1", "t2"]]]))).toEqual([
       { vehicle: "r", jobs: ["a", "t1", "t2", "x"] },
     ]);
+    // The worker's tasks on no route count on its first route, in position order; others' do not.
+    const loose = [
+      task("y", { assignee_id: "w", position: 1 }),
+      task("z", { assignee_id: "v", position: 0 }),
+      task("u", {}),
+    ];
+    expect(currentOrders([route("r", "w"), route("s", "w")], [...tasks, ...loose], new Map())).toEqual([
+      { vehicle: "r", jobs: ["x", "t1", "y", "t2", "a"] },
+      { vehicle: "s", jobs: [] },
+    ]);
   });
 
   it("pins an assigned task to a route of its assignee, its own first; none: null (left out, reason shift)", () => {

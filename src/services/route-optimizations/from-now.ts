@@ -96,19 +96,23 @@ export function pinnedRoutes(routes: RouteRow[], tasks: TaskRow[]): Map<string, 
 }
 
 /**
- * Each route's current order, the "before" of a proposal: its stops under way first (when
- * planning from now: the worker does them first whatever their positions), then its other tasks
- * of the problem in `position` order.
+ * Each route's current order, the "before" of a proposal: the route's tasks of the problem and
+ * its assignee's that are on no route (the worker's day as it stands, as a dispatcher sees it;
+ * on the first given route of that assignee), its stops under way first (when planning from
+ * now: the worker does them first whatever their positions), the others in `position` order.
  */
 export function currentOrders(
   routes: RouteRow[],
   tasks: TaskRow[],
   fixed: Map<string, string[]>,
 ): { vehicle: string; jobs: string[] }[] {
+  const firstOf = new Map<string, string>();
+  for (const r of routes) if (r.assignee_id && !firstOf.has(r.assignee_id)) firstOf.set(r.assignee_id, r.id);
+  const home = (t: TaskRow) => t.route_id ?? (t.assignee_id ? firstOf.get(t.assignee_id) : undefined);
   return routes.map((r) => {
     const first = fixed.get(r.id) ?? [];
     const rest = tasks
-      .filter((t) => t.route_id === r.id && !first.includes(t.id))
+      .filter((t) => home(t) === r.id && !first.includes(t.id))
       .sort(byPosition)
       .map((t) => t.id);
     return { vehicle: r.id, jobs: [...first, ...rest] };
