@@ -33,6 +33,7 @@ import { optimize } from "./sections/optimize.mjs";
 import { pod } from "./sections/pod.mjs";
 import { positionsSection } from "./sections/positions.mjs";
 import { recurrences } from "./sections/recurrences.mjs";
+import { replan } from "./sections/replan.mjs";
 import { roundTrips } from "./sections/round-trips.mjs";
 import { storage } from "./sections/storage.mjs";
 import { upload } from "./sections/upload.mjs";
@@ -57,6 +58,7 @@ const SECTIONS = [
   consoleSection,
   appSection,
   positionsSection,
+  replan,
   autoAssignSection,
 ];
 

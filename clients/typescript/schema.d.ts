@@ -1543,7 +1543,7 @@ export interface paths {
         put?: never;
         /**
          * Optimize routes (solved from a queue)
-         * @description 202 with `state` `queued`; poll the optimization for `running`, `completed` (`result`) or `failed` (`error_message`). 400 before anything is queued when the solve would not fit in memory: its estimate (32 MB reserved, 8 bytes per pair of distinct locations, 8 KB per visit) above `OPTIMIZATION_MEMORY_MB` (at most the Worker's 128 MB) is refused as `{"tasks": ["Too many locations for one optimization: … (at most N locations with V visits)."]}`.
+         * @description 202 with `state` `queued`; poll the optimization for `running`, `completed` (`result`) or `failed` (`error_message`). 400 before anything is queued when the solve would not fit in memory: its estimate (32 MB reserved, 8 bytes per pair of distinct locations, 8 KB per visit) above `OPTIMIZATION_MEMORY_MB` (at most the Worker's 128 MB) is refused as `{"tasks": ["Too many locations for one optimization: … (at most N locations with V visits)."]}`. With `from_now`, a listed task in `transit` or `active` on none of the given routes is 400; with `reassign: false`, so is a listed assigned task whose assignee has none of the given routes (docs/api.md, "Re-planning from now").
          */
         post: operations["createRouteOptimization"];
         delete?: never;
@@ -4664,9 +4664,13 @@ export interface components {
             /** @enum {string|null} */
             objective: "distance" | "duration" | "balance" | null;
             apply: boolean;
+            /** @description Re-planned from now (contract §29). */
+            from_now: boolean;
+            /** @description False: assigned tasks kept their assignee. */
+            reassign: boolean;
             /** @enum {string} */
             state: "queued" | "running" | "completed" | "failed";
-            /** @description `{"routes": [{"route", "stops": [{"task", "arrival", "start", "departure", "distance_m", "duration_s"}], "distance_m", "duration_s"}], "unassigned": [{"task", "reason"}], "distance_m", "duration_s"}`; null until completed. */
+            /** @description `{"routes": [{"route", "stops": [{"task", "arrival", "start", "departure", "distance_m", "duration_s"}], "distance_m", "duration_s"}], "unassigned": [{"task", "reason"}], "distance_m", "duration_s", "before": {"routes": [{"route", "tasks", "distance_m", "duration_s"}], "distance_m", "duration_s"}}`; null until completed. `before`: every given route in its current order (its task URLs; from now: the stops under way first), through the same travel model, to compare the plan with. */
             result?: unknown;
             error_message: string;
             /** Format: uri */
@@ -4689,6 +4693,10 @@ export interface components {
             objective?: "distance" | "duration" | "balance" | null;
             /** @description Default true: write `route`, `position` and the assignee when completed. */
             apply?: boolean;
+            /** @description Default false. Re-plan from now (contract §29): finished tasks leave the problem and keep their places at the front; a task in `active` stays its route's first stop, one in `transit` the next; each route starts at its assignee's latest position (younger than `POSITION_FRESH_MINUTES`), else its last finished stop, else its start address, at the later of now and the shift's start. */
+            from_now?: boolean;
+            /** @description Default true. False: assigned tasks keep their assignee; only their order (and route of that assignee) changes. */
+            reassign?: boolean;
         };
         Tracker: {
             /** Format: uuid */

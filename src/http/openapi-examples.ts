@@ -324,6 +324,8 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
     ignore_time_windows: false,
     objective: null,
     apply: true,
+    from_now: false,
+    reassign: true,
   },
   // Trackers, SMS, notifications
   createTracker: {

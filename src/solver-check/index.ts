@@ -2,7 +2,9 @@
  * An independent check of a route-optimization solution: it shares no code with the solver
  * (its own types and arithmetic), so a bug in one does not hide in the other. It re-simulates
  * every route from the instance and reports each broken rule: every job exactly once, capacity
- * at every point, windows, shifts, pick-up before drop-off on one route, and the totals.
+ * at every point, windows, shifts, pick-up before drop-off on one route, and the totals; when
+ * re-planning from now, each vehicle's fixed stops first in their order (their windows' ends
+ * and the shift's end not held against them: they are under way) and pinned jobs on their vehicle.
  */
 
 export type CheckedInstance = {
@@ -16,8 +18,16 @@ export type CheckedInstance = {
     shiftStart: number;
     shiftEnd: number;
     capacity: number[];
+    fixed?: string[];
   }[];
-  jobs: { id: string; location: number; service: number; timeWindow?: [number, number]; demand: number[] }[];
+  jobs: {
+    id: string;
+    location: number;
+    service: number;
+    timeWindow?: [number, number];
+    demand: number[];
+    vehicle?: string;
+  }[];
   shipments?: {
     pickup: CheckedInstance["jobs"][number];
     delivery: CheckedInstance["jobs"][number];
@@ -46,6 +56,7 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
     load: number[];
     role: "visit" | "pickup" | "delivery";
     pair?: string;
+    vehicle?: string;
   };
   const info = new Map<string, Info>();
   for (const j of inst.jobs)
@@ -55,6 +66,7 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
       window: j.timeWindow,
       load: j.demand,
       role: "visit",
+      vehicle: j.vehicle,
     });
   for (const s of inst.shipments ?? []) {
     info.set(s.pickup.id, {
@@ -64,6 +76,7 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
       load: s.demand,
       role: "pickup",
       pair: s.delivery.id,
+      vehicle: s.pickup.vehicle,
     });
     info.set(s.delivery.id, {
       location: s.delivery.location,
@@ -72,6 +85,7 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
       load: s.demand,
       role: "delivery",
       pair: s.pickup.id,
+      vehicle: s.delivery.vehicle,
     });
   }
   const seen = new Map<string, number>();
@@ -80,6 +94,8 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
     a === undefined || b === undefined ? 0 : m[a * inst.locations + b];
   const vehicles = new Map(inst.vehicles.map((v) => [v.id, v]));
   const usedVehicles = new Set<string>();
+  const fixedOn = new Map<string, string>();
+  for (const v of inst.vehicles) for (const id of v.fixed ?? []) fixedOn.set(id, v.id);
   let total = 0;
   for (const route of sol.routes) {
     const v = vehicles.get(route.vehicle);
@@ -89,6 +105,9 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
     }
     if (usedVehicles.has(v.id)) problems.push(`vehicle ${v.id} has two routes`);
     usedVehicles.add(v.id);
+    const fixed = v.fixed ?? [];
+    if (fixed.some((id, i) => route.stops[i]?.job !== id))
+      problems.push(`vehicle ${v.id}: does not start with its fixed stops ${fixed.join(", ")}`);
     let time = -Infinity;
     let place = v.start;
     let distance = 0;
@@ -123,7 +142,12 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
       if (i === 0 && s.arrival - legTime + EPS < v.shiftStart)
         problems.push(`vehicle ${v.id}: leaves before its shift starts`);
       if (s.start + EPS < s.arrival) problems.push(`job ${s.job}: starts before arriving`);
-      if (j.window && (s.start + EPS < j.window[0] || s.start > j.window[1] + EPS))
+      if (j.vehicle !== undefined && j.vehicle !== v.id)
+        problems.push(`job ${s.job}: on vehicle ${v.id}, pinned to ${j.vehicle}`);
+      if (fixedOn.has(s.job) && fixedOn.get(s.job) !== v.id)
+        problems.push(`job ${s.job}: on vehicle ${v.id}, fixed on ${fixedOn.get(s.job)}`);
+      const late = !fixedOn.has(s.job) && j.window && s.start > j.window[1] + EPS;
+      if (j.window && (s.start + EPS < j.window[0] || late))
         problems.push(`job ${s.job}: starts at ${s.start}, outside [${j.window[0]}, ${j.window[1]}]`);
       if (Math.abs(s.departure - (s.start + j.service)) > EPS)
         problems.push(`job ${s.job}: departure is not start + service`);
@@ -150,7 +174,7 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
     });
     const back = at(inst.durations, place, v.end);
     distance += at(inst.distances, place, v.end);
-    if (route.stops.length && time + back > v.shiftEnd + EPS)
+    if (route.stops.length > fixed.length && time + back > v.shiftEnd + EPS)
       problems.push(`vehicle ${v.id}: back at ${time + back}, after its shift ends (${v.shiftEnd})`);
     for (const s of route.stops) {
       const j = info.get(s.job);
@@ -161,7 +185,13 @@ export function checkSolution(inst: CheckedInstance, sol: CheckedSolution): stri
       problems.push(`vehicle ${v.id}: distance ${route.distance}, recomputed ${distance}`);
     total += distance;
   }
-  for (const u of sol.unassigned) count(u.job);
+  for (const u of sol.unassigned) {
+    count(u.job);
+    if (fixedOn.has(u.job)) problems.push(`job ${u.job}: fixed, yet unassigned`);
+  }
+  for (const v of inst.vehicles)
+    if ((v.fixed ?? []).length && !usedVehicles.has(v.id))
+      problems.push(`vehicle ${v.id}: its fixed stops are missing`);
   for (const id of info.keys()) {
     const n = seen.get(id) ?? 0;
     if (n !== 1) problems.push(`job ${id}: appears ${n} times`);

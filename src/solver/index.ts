@@ -5,7 +5,10 @@
  */
 import { compile, leg, type Model, NONE } from "./model";
 import { Random } from "./random";
-import { penalty, Recreate, recreate, removeRoute, ruin, State, totalCost } from "./search";
+import { Route } from "./route";
+import { removeRoute, ruin } from "./ruin";
+import { Recreate, recreate } from "./search";
+import { penalty, State, totalCost } from "./state";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
 
 export type * from "./types";
@@ -51,7 +54,12 @@ export function solve(
 
   // Initial construction: every job by cheapest insertion, the ones far from the depot first.
   const current = new State(m);
-  for (const r of current.routes) r.update(m);
+  // Fixed prefixes first (stops under way): the routes start with them and keep them.
+  for (const r of current.routes) {
+    r.seq = Array.from(m.prefix[r.v]);
+    for (const j of r.seq) current.routeOf[j] = r.v;
+    r.update(m);
+  }
   const order = Array.from({ length: m.J }, (_, j) => j);
   const start0 = m.vStart[0];
   if (start0 !== NONE)
@@ -116,36 +124,67 @@ function legScale(m: Model): number {
   return count ? Math.max(sum / count / 10, 1e-6) : 1;
 }
 
+/**
+ * Given routes timed as the solver times its own (`Solution.routes`, in the order given): each
+ * `{vehicle, jobs}` driven in that order from the vehicle's start and start time, waiting for
+ * windows to open, whether or not every window and the shift are kept. What a plan costs as it
+ * stands, to compare with a solution through the same travel model. Unknown ids are an error.
+ */
+export function evaluate(instance: Instance, routes: { vehicle: string; jobs: string[] }[]): RouteSolution[] {
+  const m = compile(instance, { neighbours: false });
+  const jobs = new Map(m.ids.map((id, j) => [id, j]));
+  const vehicles = new Map(m.vIds.map((id, v) => [id, v]));
+  return routes.map(({ vehicle, jobs: ids }) => {
+    const v = vehicles.get(vehicle);
+    if (v === undefined) throw new Error(`Unknown vehicle ${vehicle}.`);
+    const r = new Route(v);
+    r.seq = ids.map((id) => {
+      const j = jobs.get(id);
+      if (j === undefined) throw new Error(`Unknown job ${id}.`);
+      return j;
+    });
+    r.update(m);
+    return routeSolution(m, r);
+  });
+}
+
+/** One route's stops, times and figures (an empty route: none, 0). */
+function routeSolution(m: Model, r: Route): RouteSolution {
+  const v = r.v;
+  if (!r.seq.length) return { vehicle: m.vIds[v], stops: [], distance: 0, duration: 0 };
+  // Leave as late as the first stop allows: no waiting at it (its start stays the earliest).
+  const first = r.seq[0];
+  const leave = Math.max(m.vShiftA[v], r.es[0] - leg(m, m.time, m.vStart[v], m.loc[first]));
+  let prev = m.vStart[v];
+  let t = leave;
+  let dist = 0;
+  const stops = r.seq.map((j) => {
+    const l = m.loc[j];
+    const legDistance = leg(m, m.dist, prev, l);
+    const legDuration = leg(m, m.time, prev, l);
+    const arrival = t + legDuration;
+    const start = Math.max(arrival, m.twA[j]);
+    const departure = start + m.svc[j];
+    dist += legDistance;
+    t = departure;
+    prev = l;
+    return { job: m.ids[j], arrival, start, departure, distance: legDistance, duration: legDuration };
+  });
+  dist += leg(m, m.dist, prev, m.vEnd[v]);
+  const end = t + leg(m, m.time, prev, m.vEnd[v]);
+  return { vehicle: m.vIds[v], stops, distance: dist, duration: end - leave };
+}
+
 function output(m: Model, s: State, stats: Solution["stats"]): Solution {
   const routes: RouteSolution[] = [];
   let distance = 0;
   let duration = 0;
   for (const r of s.routes) {
     if (!r.seq.length) continue;
-    const v = r.v;
-    // Leave as late as the first stop allows: no waiting at it (its start stays the earliest).
-    const first = r.seq[0];
-    const leave = Math.max(m.vShiftA[v], r.es[0] - leg(m, m.time, m.vStart[v], m.loc[first]));
-    let prev = m.vStart[v];
-    let t = leave;
-    let dist = 0;
-    const stops = r.seq.map((j) => {
-      const l = m.loc[j];
-      const legDistance = leg(m, m.dist, prev, l);
-      const legDuration = leg(m, m.time, prev, l);
-      const arrival = t + legDuration;
-      const start = Math.max(arrival, m.twA[j]);
-      const departure = start + m.svc[j];
-      dist += legDistance;
-      t = departure;
-      prev = l;
-      return { job: m.ids[j], arrival, start, departure, distance: legDistance, duration: legDuration };
-    });
-    dist += leg(m, m.dist, prev, m.vEnd[v]);
-    const end = t + leg(m, m.time, prev, m.vEnd[v]);
-    routes.push({ vehicle: m.vIds[v], stops, distance: dist, duration: end - leave });
-    distance += dist;
-    duration += end - leave;
+    const solved = routeSolution(m, r);
+    routes.push(solved);
+    distance += solved.distance;
+    duration += solved.duration;
   }
   const unassigned = s.unassigned
     .slice()
@@ -157,36 +196,47 @@ function output(m: Model, s: State, stats: Solution["stats"]): Solution {
 /**
  * Why a job is left out, the first that holds (contract §16): no path; a demand above every
  * vehicle's capacity; alone on any vehicle it cannot start in its window; else the shifts.
+ * "Any vehicle" is the one it is pinned to, if any; "alone" is after the vehicle's fixed prefix.
  */
 export function reasonFor(m: Model, j: number): UnassignedReason {
   const jobs = m.partner[j] === NONE ? [j] : [Math.min(j, m.partner[j]), Math.max(j, m.partner[j])];
-  const reachable = Array.from({ length: m.V }, (_, v) =>
+  const candidates = m.only[j] === NONE ? Array.from({ length: m.V }, (_, v) => v) : [m.only[j]];
+  const reachable = candidates.filter((v) =>
     jobs.every((x) => {
       const l = m.loc[x];
       return (
         l !== NONE &&
-        Number.isFinite(leg(m, m.time, m.vStart[v], l)) &&
+        Number.isFinite(leg(m, m.time, afterPrefix(m, v).at, l)) &&
         Number.isFinite(leg(m, m.time, l, m.vEnd[v]))
       );
     }),
   );
-  if (!reachable.some(Boolean)) return "unreachable";
+  if (!reachable.length) return "unreachable";
   const fits = (v: number) =>
     Array.from({ length: m.D }, (_, d) => m.dem[jobs[0] * m.D + d]).every(
       (x, d) => Math.abs(x) <= m.vCap[v * m.D + d] + 1e-9,
     );
-  if (!Array.from({ length: m.V }, (_, v) => reachable[v] && fits(v)).some(Boolean)) return "capacity";
-  // Alone on a vehicle: can each job start inside its window, counting travel from the start?
-  const inWindow = (v: number) => startsInWindow(m, v, jobs);
-  const windowOk = Array.from({ length: m.V }, (_, v) => reachable[v] && fits(v) && inWindow(v));
-  if (!windowOk.some(Boolean)) return "time_window";
+  const fitting = reachable.filter(fits);
+  if (!fitting.length) return "capacity";
+  // Alone on a vehicle (after its fixed stops): can each job start inside its window?
+  if (!fitting.some((v) => startsInWindow(m, v, jobs))) return "time_window";
   return "shift";
 }
 
-/** Alone on vehicle `v` from its shift start, each job (a pair: pick-up first) starts in its window. */
-function startsInWindow(m: Model, v: number, jobs: number[]): boolean {
+/** Where and when vehicle `v` is after its fixed prefix (its start, at its start time, when none). */
+function afterPrefix(m: Model, v: number): { at: number; t: number } {
   let t = m.vShiftA[v];
-  let prev = m.vStart[v];
+  let at = m.vStart[v];
+  for (const j of m.prefix[v]) {
+    t = Math.max(t + leg(m, m.time, at, m.loc[j]), m.twA[j]) + m.svc[j];
+    at = m.loc[j];
+  }
+  return { at, t };
+}
+
+/** Alone on vehicle `v` after its fixed prefix, each job (a pair: pick-up first) starts in its window. */
+function startsInWindow(m: Model, v: number, jobs: number[]): boolean {
+  let { t, at: prev } = afterPrefix(m, v);
   for (const j of jobs) {
     const start = Math.max(t + leg(m, m.time, prev, m.loc[j]), m.twA[j]);
     if (start > m.twB[j]) return false;

@@ -33,6 +33,13 @@ export type Model = {
   dem: Float64Array;
   kind: Uint8Array;
   partner: Int32Array;
+  /** Per job: the only vehicle it may go on (Job.vehicle, or the vehicle it is fixed on), else NONE. */
+  only: Int32Array;
+  /** Per job: 1 when it is in a vehicle's fixed prefix (never removed, never moved). */
+  locked: Uint8Array;
+  /** Per vehicle: its fixed prefix (Vehicle.fixed) as job indexes; insertions go after it. */
+  prefix: Int32Array[];
+  fixedCount: Int32Array;
   vStart: Int32Array;
   vEnd: Int32Array;
   vShiftA: Float64Array;
@@ -76,7 +83,11 @@ function matrixOf(values: ArrayLike<number>): Matrix {
   return Float64Array.from(values, (x) => (Number.isFinite(x) ? x : Number.POSITIVE_INFINITY));
 }
 
-export function compile(inst: Instance): Model {
+/**
+ * `neighbours: false` skips the nearest-neighbour lists (O(J²)): what only times given routes
+ * (`evaluate`) never reads them.
+ */
+export function compile(inst: Instance, options: { neighbours?: boolean } = {}): Model {
   const shipments = inst.shipments ?? [];
   const J = inst.jobs.length + 2 * shipments.length;
   const D = Math.max(
@@ -99,6 +110,10 @@ export function compile(inst: Instance): Model {
     dem: new Float64Array(J * D),
     kind: new Uint8Array(J),
     partner: new Int32Array(J).fill(NONE),
+    only: new Int32Array(J).fill(NONE),
+    locked: new Uint8Array(J),
+    prefix: [],
+    fixedCount: new Int32Array(inst.vehicles.length),
     vStart: new Int32Array(inst.vehicles.length),
     vEnd: new Int32Array(inst.vehicles.length),
     vShiftA: new Float64Array(inst.vehicles.length),
@@ -148,6 +163,7 @@ export function compile(inst: Instance): Model {
       m.vCap[i * D + d] = c;
     });
   });
+  pin(m, inst);
   const byKind = new Map<string, number[]>();
   for (let v = 0; v < m.V; v++) {
     const key = `${m.vStart[v]}|${m.vEnd[v]}|${m.vShiftA[v]}|${m.vShiftB[v]}|${Array.from(m.vCap.subarray(v * D, v * D + D)).join(",")}`;
@@ -164,10 +180,51 @@ export function compile(inst: Instance): Model {
     for (let d = 0; d < D; d++) m.size[j] += Math.abs(m.dem[j * D + d]);
     m.depotDistance[j] = m.V && m.vStart[0] !== NONE ? m.dist[m.vStart[0] * L + m.loc[j]] : 0;
   }
-  m.neighbours = nearest(m, Math.min(NEIGHBOURS, J - 1));
+  m.neighbours = options.neighbours === false ? [] : nearest(m, Math.min(NEIGHBOURS, J - 1));
   m.symmetric = isSymmetric(m.cost, L);
   m.timeNonNegative = !m.time.some((x) => x < 0);
   return m;
+}
+
+/**
+ * Fixed prefixes and pinned jobs (Vehicle.fixed, Job.vehicle) as indexes. A fixed job is served
+ * where it stands: the end of its window does not rule it out (a task under way past its window
+ * is still under way); its opening still makes the route wait. Errors name the job or vehicle.
+ */
+function pin(m: Model, inst: Instance): void {
+  const index = new Map(m.ids.map((id, j) => [id, j]));
+  const vehicles = new Map(inst.vehicles.map((v, i) => [v.id, i]));
+  const job = (id: string) => {
+    const j = index.get(id);
+    if (j === undefined) throw new Error(`Unknown job ${id}.`);
+    return j;
+  };
+  inst.vehicles.forEach((v, i) => {
+    const seq = (v.fixed ?? []).map(job);
+    for (const j of seq) {
+      if (m.kind[j] !== VISIT) throw new Error(`Job ${m.ids[j]} is part of a shipment and cannot be fixed.`);
+      if (m.locked[j]) throw new Error(`Job ${m.ids[j]} is fixed twice.`);
+      m.locked[j] = 1;
+      m.only[j] = i;
+      m.twB[j] = Number.POSITIVE_INFINITY;
+    }
+    m.prefix.push(Int32Array.from(seq));
+    m.fixedCount[i] = seq.length;
+  });
+  const jobs = [...inst.jobs, ...(inst.shipments ?? []).flatMap((s) => [s.pickup, s.delivery])];
+  for (const x of jobs) {
+    if (x.vehicle === undefined) continue;
+    const v = vehicles.get(x.vehicle);
+    if (v === undefined) throw new Error(`Job ${x.id} names an unknown vehicle ${x.vehicle}.`);
+    const j = job(x.id);
+    if (m.locked[j] && m.only[j] !== v) throw new Error(`Job ${x.id} is fixed on another vehicle.`);
+    m.only[j] = v;
+  }
+  for (let j = 0; j < m.J; j++) {
+    const q = m.partner[j];
+    if (q !== NONE && m.only[j] !== m.only[q])
+      throw new Error(`The pick-up and drop-off ${m.ids[j]}, ${m.ids[q]} are pinned to different vehicles.`);
+  }
 }
 
 function isSymmetric(x: Matrix, n: number): boolean {

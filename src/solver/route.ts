@@ -105,12 +105,14 @@ export class Route {
 
   /**
    * The added cost of visit `u` before position `p` (0..n), or Infinity when the visit does not
-   * fit there (window, shift or capacity): O(D).
+   * fit there (window, shift, capacity, or inside the fixed prefix): O(D).
    */
   insertionCost(m: Model, u: number, p: number): number {
     const v = this.v;
     const n = this.seq.length;
     const D = m.D;
+    // Nothing goes before a fixed prefix (stops under way).
+    if (p < m.fixedCount[v]) return Number.POSITIVE_INFINITY;
     for (let d = 0; d < D; d++) {
       if (this.pm[p * D + d] + m.dem[u * D + d] > m.vCap[v * D + d] + 1e-9) return Number.POSITIVE_INFINITY;
     }

@@ -8,202 +8,11 @@
  */
 import { leg, type Model, NONE, PICKUP, VISIT } from "./model";
 import type { Random } from "./random";
-import { isPaired, Route } from "./route";
+import type { Route } from "./route";
+import type { State } from "./state";
 
-/** SISR's defaults (§6): c̄ = 10, L_max = 10, split-string β = 0.01 (as "keep going" 1 − β), blinks 0.01. */
+/** SISR's blink rate (§6): 0.01. */
 const BLINK = 0.01;
-const SPLIT_KEEP = 0.99;
-
-/**
- * The current solution, changed in place by each iteration's ruin and recreate and put back
- * when the result is rejected (incremental: nothing is copied but the routes a move changes).
- * A route is never changed in place once a move has ended: the first change in a move copies
- * it and keeps the original for the way back, so a snapshot (the best solution) can share them.
- */
-export class State {
-  routes: Route[];
-  routeOf: Int32Array;
-  unassigned: number[];
-  cost = 0;
-  private move = 1;
-  private readonly copiedIn: Int32Array;
-  private readonly replaced: number[] = [];
-  private readonly originals: Route[] = [];
-  private readonly moved: number[] = [];
-  private before: number[] = [];
-  private costBefore = 0;
-
-  constructor(m: Model, routes?: Route[], routeOf?: Int32Array, unassigned?: number[]) {
-    this.routes = routes ?? Array.from({ length: m.V }, (_, v) => new Route(v));
-    this.routeOf = routeOf ?? new Int32Array(m.J).fill(-1);
-    this.unassigned = unassigned ?? [];
-    // A new state's own routes may be changed in place until its first move begins.
-    this.copiedIn = new Int32Array(this.routes.length).fill(routes ? 0 : 1);
-  }
-
-  /** A copy that shares the routes (they are never changed in place after a move). */
-  snapshot(m: Model): State {
-    const s = new State(m, this.routes.slice(), this.routeOf.slice(), this.unassigned.slice());
-    s.cost = this.cost;
-    return s;
-  }
-
-  /** Starts a move; returns the jobs unassigned before it (the state's list starts empty). */
-  begin(): number[] {
-    this.move++;
-    this.replaced.length = 0;
-    this.originals.length = 0;
-    this.moved.length = 0;
-    this.before = this.unassigned;
-    this.unassigned = [];
-    this.costBefore = this.cost;
-    return this.before;
-  }
-
-  /** The change in the routes' cost since `begin`. */
-  routesDelta(): number {
-    let d = 0;
-    for (let i = 0; i < this.replaced.length; i++)
-      d += this.routes[this.replaced[i]].cost - this.originals[i].cost;
-    return d;
-  }
-
-  /** Puts the state back as it was at `begin`. */
-  undo(): void {
-    for (let i = this.moved.length - 2; i >= 0; i -= 2) this.routeOf[this.moved[i]] = this.moved[i + 1];
-    for (let i = 0; i < this.replaced.length; i++) this.routes[this.replaced[i]] = this.originals[i];
-    this.unassigned = this.before;
-    this.cost = this.costBefore;
-  }
-
-  /** Job `j` now on route `r` (-1: on none). */
-  place(j: number, r: number): void {
-    this.moved.push(j, this.routeOf[j]);
-    this.routeOf[j] = r;
-  }
-
-  /** The route to modify, copied first in this move (the original is kept for `undo`). */
-  writable(r: number): Route {
-    if (this.copiedIn[r] !== this.move) {
-      this.replaced.push(r);
-      this.originals.push(this.routes[r]);
-      this.routes[r] = this.routes[r].clone();
-      this.copiedIn[r] = this.move;
-    }
-    return this.routes[r];
-  }
-}
-
-/** Unassigned jobs cost more than any set of routes: assigning comes first, the objective second. */
-export function penalty(m: Model): number {
-  let max = 0;
-  for (const x of m.cost) if (Number.isFinite(x) && x > max) max = x;
-  return (max + 1) * 4 * (m.J + 2) + 1e6;
-}
-
-export function totalCost(m: Model, s: State, unassignedPenalty: number): number {
-  let c = 0;
-  let longest = 0;
-  for (const r of s.routes) {
-    c += r.cost;
-    if (r.duration > longest) longest = r.duration;
-  }
-  // Balance: the longest route counts once more than the others (contract §16's `balance`).
-  if (m.balance) c += longest * s.routes.length;
-  return c + s.unassigned.length * unassignedPenalty;
-}
-
-/** Removes job `j` (and its shipment partner) from its route; returns what was removed. */
-function removeJob(m: Model, s: State, j: number, out: number[]): void {
-  const r = s.routeOf[j];
-  if (r < 0) return;
-  const route = s.writable(r);
-  const drop = isPaired(m, j) ? [j, m.partner[j]] : [j];
-  route.seq = route.seq.filter((x) => !drop.includes(x));
-  for (const x of drop) {
-    s.place(x, -1);
-    out.push(x);
-  }
-}
-
-type Ruin = { removed: number[]; touched: Set<number> };
-
-/** §4.1: strings of consecutive stops from routes near a seed stop. */
-export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number): Ruin {
-  const removed: number[] = [];
-  const touched = new Set<number>();
-  let used = 0;
-  let stops = 0;
-  for (const r of s.routes) {
-    if (r.seq.length) {
-      used++;
-      stops += r.seq.length;
-    }
-  }
-  if (!stops) return { removed, touched };
-  const lsMax = Math.min(lMax, stops / used);
-  const ksMax = (4 * cBar) / (1 + lsMax) - 1;
-  const ks = Math.floor(rnd.next() * ksMax) + 1;
-  let seed = rnd.int(m.J);
-  for (let tries = 0; s.routeOf[seed] < 0 && tries < m.J; tries++) seed = (seed + 1) % m.J;
-  const around = m.neighbours[seed];
-  for (let k = -1; k < around.length && touched.size < ks; k++) {
-    const c = k < 0 ? seed : around[k];
-    const r = s.routeOf[c];
-    if (r < 0 || touched.has(r)) continue;
-    const route = s.writable(r);
-    const n = route.seq.length;
-    const lMaxT = Math.min(n, lsMax);
-    const l = Math.floor(rnd.next() * lMaxT) + 1;
-    const pos = route.seq.indexOf(c);
-    let take: number[];
-    if (l === n || rnd.next() < 0.5) {
-      // String: l stops containing c.
-      const lo = Math.max(0, pos - l + 1);
-      const hi = Math.min(pos, n - l);
-      const start = lo + rnd.int(hi - lo + 1);
-      take = route.seq.slice(start, start + l);
-    } else {
-      // Split string: l + m stops containing c, of which m consecutive ones stay.
-      let keep = 1;
-      while (l + keep < n && rnd.next() < SPLIT_KEEP * 0.5) keep++;
-      const span = Math.min(n, l + keep);
-      const lo = Math.max(0, pos - span + 1);
-      const hi = Math.min(pos, n - span);
-      const start = lo + rnd.int(hi - lo + 1);
-      const kept = start + rnd.int(span - keep + 1);
-      take = route.seq
-        .slice(start, start + span)
-        .filter((_, i) => i + start < kept || i + start >= kept + keep);
-    }
-    touched.add(r);
-    for (const j of take) if (s.routeOf[j] === r) removeJob(m, s, j, removed);
-  }
-  for (const r of touched) s.routes[r].update(m);
-  return { removed, touched };
-}
-
-/**
- * Route removal (fleet minimisation): every stop of one route, the shorter of two drawn at
- * random, is taken out; the recreate then may not open a vehicle, so the iteration can only be
- * accepted if the stops found room in the other routes (else they stay unassigned, which costs
- * more than any route set).
- */
-export function removeRoute(m: Model, s: State, rnd: Random, out: number[]): void {
-  const used: number[] = [];
-  for (let r = 0; r < s.routes.length; r++) if (s.routes[r].seq.length) used.push(r);
-  if (used.length < 2) return;
-  const a = used[rnd.int(used.length)];
-  const b = used[rnd.int(used.length)];
-  const r = s.routes[b].seq.length < s.routes[a].seq.length ? b : a;
-  const route = s.writable(r);
-  for (const j of route.seq) {
-    s.place(j, -1);
-    out.push(j);
-  }
-  route.seq = [];
-  route.update(m);
-}
 
 /** §4.2's orders of reinsertion: random (weight 4), demand (4), far (2), close (1). */
 function sortForInsertion(m: Model, jobs: number[], rnd: Random): number[] {
@@ -308,10 +117,12 @@ export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recre
   // The latest starts only grow along a route (each is at most the next one's, less the leg and
   // the service): the positions before the first whose next stop can start after u's earliest
   // departure are all too late, so the scan begins there (found by bisection).
-  let first = 0;
-  if (m.timeNonNegative && n > 0 && route.ls[0] < twA + svc) {
+  // Nothing goes before the fixed prefix (stops under way).
+  const fixed = m.fixedCount[v];
+  let first = fixed;
+  if (m.timeNonNegative && n > fixed && route.ls[fixed] < twA + svc) {
     const need = twA + svc;
-    let lo = 1;
+    let lo = fixed + 1;
     let hi = n;
     while (lo < hi) {
       const mid = (lo + hi) >> 1;
@@ -388,7 +199,10 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
       continue;
     }
     const tick = g.reset();
-    if (g.near > 0) {
+    const only = m.only[j];
+    // A pinned job has one route to go in (where it goes on it is free).
+    if (only !== NONE) scanRoute(m, s.routes[only], only, j, g);
+    else if (g.near > 0) {
       const around = m.neighbours[j];
       const k = Math.min(g.near, around.length);
       for (let i = 0; i < k; i++) {
@@ -399,7 +213,7 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
       }
       scanEmpty(m, s, j, g, tick);
     }
-    if (g.route < 0) {
+    if (g.route < 0 && only === NONE) {
       for (let r = 0; r < s.routes.length; r++) {
         if (g.mark[r] === tick || !s.routes[r].seq.length) continue;
         g.mark[r] = tick;
@@ -463,7 +277,7 @@ export function scanPair(m: Model, route: Route, r: number, p: number, q: number
   }
   const pq = cost[pl * L + ql];
   const tpq = time[pl * L + ql];
-  for (let a = 0; a <= n; a++) {
+  for (let a = m.fixedCount[v]; a <= n; a++) {
     const prevLoc = a === 0 ? start : m.loc[seq[a - 1]];
     const prevDep = a === 0 ? m.vShiftA[v] : route.es[a - 1] + m.svc[seq[a - 1]];
     if (prevDep > pB) return;
@@ -550,7 +364,9 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
       if (i < m.classes[c].length && g.mark[m.classes[c][i]] !== tick) tryRoute(m.classes[c][i]);
     }
   };
-  if (g.near > 0) {
+  const only = m.only[p];
+  if (only !== NONE) tryRoute(only);
+  else if (g.near > 0) {
     for (const j of [p, q]) {
       const around = m.neighbours[j];
       for (let i = 0; i < Math.min(g.near, around.length); i++) {
@@ -560,7 +376,7 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
     }
     tryEmpty();
   }
-  if (g.route < 0) {
+  if (g.route < 0 && only === NONE) {
     for (let r = 0; r < s.routes.length; r++) if (g.mark[r] !== tick && s.routes[r].seq.length) tryRoute(r);
     tryEmpty();
   }

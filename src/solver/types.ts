@@ -12,10 +12,18 @@ export type Vehicle = {
   start?: number;
   /** Location index where the route ends; undefined: at its last stop. */
   end?: number;
+  /** When the route may leave its start (re-planning from now: the later of now and the shift's start). */
   shiftStart: number;
   shiftEnd: number;
   /** Up to 3 dimensions; empty = unlimited. */
   capacity: number[];
+  /**
+   * Ids of jobs (standalone visits, not shipments) this route starts with, in this order: stops
+   * under way when re-planning from now. The search never removes, moves or puts anything
+   * before them; their windows' ends and the shift's end do not rule them out (they are served
+   * where they stand), what comes after them must fit.
+   */
+  fixed?: string[];
 };
 
 export type Job = {
@@ -27,6 +35,11 @@ export type Job = {
   timeWindow?: [number, number];
   /** Per capacity dimension; missing dimensions are 0. */
   demand: number[];
+  /**
+   * The only vehicle (its id) this job may go on; its place on that route may change (a task
+   * that keeps its assignee). A shipment's pick-up and drop-off name the same vehicle or none.
+   */
+  vehicle?: string;
 };
 
 /** A pick-up and its drop-off: same vehicle, pick-up first; the demand rides between them. */

@@ -406,12 +406,59 @@ async function main() {
     assert.deepEqual([edited.contact.name, edited.category], ["Renamed Customer", "pick_up"]);
     log("edit task: saved");
 
-    // Optimize → apply: positions written.
+    // Optimize on today's date → from now (contract §30), each worker's route before and after,
+    // then apply: positions written. The day's shift and the open tasks' windows are widened to
+    // the whole day first, so that something is left to plan from now at any hour of the run.
+    const accountPath = new URL(s.me.account).pathname;
+    ok(
+      await api(accountPath, {
+        method: "PATCH",
+        token: s.admin,
+        body: { optimize_earliest_start: "00:00:00", optimize_latest_end: "23:59:59" },
+      }),
+    );
+    for (const x of ok(await api("/tasks/?page_size=100", { token: s.admin })).results) {
+      if (["completed", "failed", "cancelled"].includes(x.state)) continue;
+      ok(
+        await api(`/tasks/${x.id}/`, {
+          method: "PATCH",
+          token: s.admin,
+          body: { complete_after: `${s.today}T00:00:00`, complete_before: `${s.today}T23:59:00` },
+          headers: { "Accept-Timezone": "Europe/Helsinki" },
+        }),
+      );
+    }
     await page.getByRole("button", { name: "Optimize" }).click();
     const od = page.getByRole("dialog", { name: "Optimize the day" });
     await od.getByRole("button", { name: "Apply" }).waitFor({ timeout: 60_000 });
     await axe(page, "optimize dialog");
     await page.screenshot({ path: `${OUT}/console-optimize-en.png` });
+    const proposed = ok(await api("/route_optimizations/?page_size=1", { token: s.admin })).results[0];
+    assert.equal(proposed.from_now, true, "today's optimization plans from now");
+    const dayRoutes = ok(await api(`/routes/?date=${s.today}&page_size=100`, { token: s.admin })).results;
+    let rows = 0;
+    for (const w of [s.aino, s.bertil]) {
+      const route = dayRoutes.find((r) => r.assignee === w.url && proposed.routes.includes(r.url));
+      if (!route) continue;
+      const before = proposed.result.before.routes.find((r) => r.route === route.url);
+      const after = proposed.result.routes.find((r) => r.route === route.url);
+      const cells = await od
+        .getByRole("row", { name: new RegExp(`^${w.name}\\b`) })
+        .getByRole("cell")
+        .allTextContents();
+      assert.equal(cells.length, 6, JSON.stringify(cells));
+      // Stops, distance and time, before and after: the service's figures, never "–".
+      assert.deepEqual(cells.slice(0, 2), [String(before.tasks.length), String(after?.stops.length ?? 0)]);
+      for (const c of cells.slice(2, 4)) assert.match(c, /^[\d.,\s]+ km$/);
+      for (const c of cells.slice(4)) assert.match(c, /^\d+ h \d\d min$/);
+      rows++;
+    }
+    assert.ok(rows > 0, "a row per worker of the proposal");
+    const total = await od
+      .getByRole("row", { name: /^All workers/ })
+      .getByRole("cell")
+      .allTextContents();
+    assert.ok(total.length === 6 && !total.join(" ").includes("–"), JSON.stringify(total));
     await od.getByRole("button", { name: "Apply" }).click();
     await page.getByRole("status").filter({ hasText: "applied" }).waitFor({ timeout: 30_000 });
     const routed = ok(
@@ -421,7 +468,9 @@ async function main() {
       routed.length > 0 && routed.every((t) => t.route && Number.isInteger(t.position)),
       JSON.stringify(routed.map((t) => [t.route, t.position])),
     );
-    log("optimize: applied, routes and positions written");
+    log(
+      `optimize: from now, ${rows} workers' routes before and after, applied, routes and positions written`,
+    );
 
     // Finnish: the same board in another language.
     const fi = await browser.newContext({ viewport, locale: "fi-FI" });

@@ -120,3 +120,39 @@ describe("the feasibility checker (shares no code with the solver)", () => {
     });
   }
 });
+
+describe("the checker, re-planning from now (fixed stops, pinned jobs)", () => {
+  const fixedInst = (): CheckedInstance => ({
+    ...inst,
+    vehicles: [{ ...inst.vehicles[0], fixed: ["b"] }, inst.vehicles[1]],
+    jobs: [
+      { ...inst.jobs[0], vehicle: "v2" },
+      { ...inst.jobs[1], timeWindow: [0, 5] },
+    ],
+  });
+  const valid = (): CheckedSolution => ({
+    routes: [
+      { vehicle: "v1", stops: [stop("b", 20)], distance: 40 },
+      { vehicle: "v2", stops: [stop("p", 30), stop("a", 50), stop("d", 50)], distance: 60 },
+    ],
+    unassigned: [],
+    distance: 100,
+  });
+
+  it("accepts a fixed stop served after its window closed (it is under way)", () => {
+    expect(checkSolution(fixedInst(), valid())).toEqual([]);
+  });
+
+  it("catches a fixed stop not first, one left unassigned, and a pinned job on another vehicle", () => {
+    const notFirst = valid();
+    notFirst.routes[0].stops.unshift(stop("a", 10));
+    notFirst.routes[1].stops.splice(1, 1);
+    expect(checkSolution(fixedInst(), notFirst).join("\n")).toMatch(/does not start with its fixed stops b/);
+    expect(checkSolution(fixedInst(), notFirst).join("\n")).toMatch(/job a: on vehicle v1, pinned to v2/);
+    const dropped = valid();
+    dropped.routes.shift();
+    dropped.unassigned.push({ job: "b" });
+    dropped.distance = 60;
+    expect(checkSolution(fixedInst(), dropped).join("\n")).toMatch(/job b: fixed, yet unassigned/);
+  });
+});

@@ -8,8 +8,9 @@ import { lang, type MessageKey, t, tn } from "../shared/i18n";
 import { LanguagePicker } from "./app";
 import { AutoAssignDialog } from "./auto-assign";
 import { UNASSIGNED } from "./board";
-import { AssignDialog, OptimizeDialog, TaskDialog } from "./dialogs";
+import { AssignDialog, TaskDialog } from "./dialogs";
 import { MapRegion } from "./map-region";
+import { OptimizeDialog } from "./optimize";
 import {
   board,
   date,

@@ -36,10 +36,12 @@ export const RouteOptimizationSchema = z
     ignore_time_windows: z.boolean(),
     objective: z.enum(["distance", "duration", "balance"]).nullable(),
     apply: z.boolean(),
+    from_now: z.boolean().openapi({ description: "Re-planned from now (contract §29)." }),
+    reassign: z.boolean().openapi({ description: "False: assigned tasks kept their assignee." }),
     state: z.enum(["queued", "running", "completed", "failed"]),
     result: z.any().nullable().openapi({
       description:
-        '`{"routes": [{"route", "stops": [{"task", "arrival", "start", "departure", "distance_m", "duration_s"}], "distance_m", "duration_s"}], "unassigned": [{"task", "reason"}], "distance_m", "duration_s"}`; null until completed.',
+        '`{"routes": [{"route", "stops": [{"task", "arrival", "start", "departure", "distance_m", "duration_s"}], "distance_m", "duration_s"}], "unassigned": [{"task", "reason"}], "distance_m", "duration_s", "before": {"routes": [{"route", "tasks", "distance_m", "duration_s"}], "distance_m", "duration_s"}}`; null until completed. `before`: every given route in its current order (its task URLs; from now: the stops under way first), through the same travel model, to compare the plan with.',
     }),
     error_message: z.string(),
     created_by: z.string().url().nullable(),
@@ -63,6 +65,14 @@ const RouteOptimizationWriteSchema = z
       .boolean()
       .optional()
       .openapi({ description: "Default true: write `route`, `position` and the assignee when completed." }),
+    from_now: z.boolean().optional().openapi({
+      description:
+        "Default false. Re-plan from now (contract §29): finished tasks leave the problem and keep their places at the front; a task in `active` stays its route's first stop, one in `transit` the next; each route starts at its assignee's latest position (younger than `POSITION_FRESH_MINUTES`), else its last finished stop, else its start address, at the later of now and the shift's start.",
+    }),
+    reassign: z.boolean().optional().openapi({
+      description:
+        "Default true. False: assigned tasks keep their assignee; only their order (and route of that assignee) changes.",
+    }),
   })
   .openapi("RouteOptimizationCreate");
 
@@ -73,7 +83,7 @@ export const createRouteOptimizationRoute = createRoute({
   security,
   summary: "Optimize routes (solved from a queue)",
   description:
-    '202 with `state` `queued`; poll the optimization for `running`, `completed` (`result`) or `failed` (`error_message`). 400 before anything is queued when the solve would not fit in memory: its estimate (32 MB reserved, 8 bytes per pair of distinct locations, 8 KB per visit) above `OPTIMIZATION_MEMORY_MB` (at most the Worker\'s 128 MB) is refused as `{"tasks": ["Too many locations for one optimization: … (at most N locations with V visits)."]}`.',
+    '202 with `state` `queued`; poll the optimization for `running`, `completed` (`result`) or `failed` (`error_message`). 400 before anything is queued when the solve would not fit in memory: its estimate (32 MB reserved, 8 bytes per pair of distinct locations, 8 KB per visit) above `OPTIMIZATION_MEMORY_MB` (at most the Worker\'s 128 MB) is refused as `{"tasks": ["Too many locations for one optimization: … (at most N locations with V visits)."]}`. With `from_now`, a listed task in `transit` or `active` on none of the given routes is 400; with `reassign: false`, so is a listed assigned task whose assignee has none of the given routes (docs/api.md, "Re-planning from now").',
   request: jsonBody(RouteOptimizationWriteSchema),
   responses: { 202: jsonResponse(RouteOptimizationSchema, "Queued."), ...errorResponses },
 });

@@ -267,6 +267,10 @@ export const routeOptimizations = sqliteTable(
     ignoreTimeWindows: integer("ignore_time_windows", { mode: "boolean" }).notNull().default(false),
     objective: text("objective"),
     apply: integer("apply", { mode: "boolean" }).notNull().default(true),
+    /** Re-planning from now (contract §29): finished stops stay, stops under way stay first. */
+    fromNow: integer("from_now", { mode: "boolean" }).notNull().default(false),
+    /** False: assigned tasks keep their assignee (contract §29). */
+    reassign: integer("reassign", { mode: "boolean" }).notNull().default(true),
     result: text("result", { mode: "json" }),
     errorMessage: text("error_message").notNull().default(""),
     createdBy: text("created_by"),

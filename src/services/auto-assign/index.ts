@@ -19,6 +19,7 @@ import { uuidv7 } from "../../lib/ids";
 import { cheapestInsertion, type InsertionRoute } from "../../solver/insert";
 import type { Job, Shipment, UnassignedReason } from "../../solver/types";
 import { bulkEventStatements } from "../events/outbox";
+import { positionFreshMs } from "../positions/fresh";
 import { type AccountShift, clockOn, dayIn } from "../route-optimizations/build";
 import type { RouteRow } from "../routes";
 import { matrixFromEnv, type Point } from "../routing";
@@ -77,11 +78,6 @@ export type AutoAssignResult = {
 };
 
 const OPEN = ["assigned", "accepted", "transit", "active"];
-/** `POSITION_FRESH_MINUTES` (15): an older position says little of where the worker is now. */
-export const freshMs = (env: Env) => {
-  const n = Number((env as unknown as Record<string, string | undefined>).POSITION_FRESH_MINUTES);
-  return (Number.isFinite(n) && n > 0 ? n : 15) * 60_000;
-};
 
 const pointOf = (json: string | null): Point | null => {
   const c = parseJson<{ location?: { coordinates?: [number, number] } | null } | null>(json, null)?.location
@@ -142,7 +138,7 @@ async function readDay(env: Env, accountId: string, now: number) {
         `SELECT ${uuidText("user_id")} AS user_id, lon, lat, time FROM worker_positions
          WHERE account_id = ${uuidBytes()} AND time >= ?`,
       )
-      .bind(accountId, now - freshMs(env)),
+      .bind(accountId, now - positionFreshMs(env)),
   ]);
   const fixes = new Map(
     (positionsRes.results as { user_id: string; lon: number; lat: number }[]).map((r) => [

@@ -1,4 +1,5 @@
 import { uuidBytes, uuidText } from "../../db/uuid-bytes";
+import { byPosition } from "../../domain/route-order";
 import { matrixFromEnv, type Point } from "../routing";
 import { parseJson, type TaskRow } from "../tasks/types";
 
@@ -166,14 +167,7 @@ export async function etasFrom(
   const tooMany = new Set<string>();
   for (const [worker, list] of chains) {
     if (list.length >= CHAIN_READ_CAP) tooMany.add(worker);
-    // The worker's order (contract §16): by position, those without one last, then creation.
-    list.sort(
-      (a, b) =>
-        Number(a.position === null) - Number(b.position === null) ||
-        (a.position ?? 0) - (b.position ?? 0) ||
-        a.created_at - b.created_at ||
-        (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
-    );
+    list.sort(byPosition);
     list.splice(MAX_ETA_STOPS);
   }
   const fixes = new Map(

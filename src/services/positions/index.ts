@@ -41,6 +41,8 @@ export function minIntervalMs(env: Env): number {
   return raw !== undefined && raw !== "" && Number.isFinite(n) && n >= 0 ? n * 1000 : 5000;
 }
 
+export { positionFreshMs } from "./fresh";
+
 /** The latest positions of some users, from the account's stream object (exact, unlike the D1 copy). */
 async function latestPositions(env: Env, accountId: string, users: string[]): Promise<Map<string, Fix>> {
   return users.length ? await streamOf(env, accountId).latestPositions(users) : new Map<string, Fix>();

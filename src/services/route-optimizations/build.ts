@@ -3,13 +3,17 @@
  * assignee's shift on the route's date in the account's time zone, its start/end addresses, the
  * assignee's `vehicle_capacity`); each task a visit of `duration` + the account's margin within
  * `complete_after`/`complete_before` (unless ignored), with its metafield `demand`. An order's
- * single pick-up and single drop-off travel together, pick-up first. Pure: rows in, instance out.
+ * single pick-up and single drop-off travel together, pick-up first. Re-planning from now
+ * (contract §29, from-now.ts): each route starts where its worker is, at the later of now and its
+ * shift's start, with its stops under way fixed first; with `reassign: false` each assigned task
+ * is pinned to a route of its assignee. Pure: rows in, instance out.
  */
 import { parseTimestamp } from "../../http/timezones";
 import type { Instance, Job, Shipment, Vehicle } from "../../solver/types";
 import type { RouteRow } from "../routes";
 import type { Grid, Point } from "../routing";
 import { parseJson, type TaskRow } from "../tasks/types";
+import { pointOf } from "./from-now";
 
 export type AccountShift = {
   timezone: string;
@@ -44,12 +48,6 @@ export function dayIn(ms: number, zone: string): string {
   }).format(ms);
 }
 
-const pointOf = (json: string | null): Point | null => {
-  const a = parseJson<{ location?: { coordinates?: [number, number] } | null } | null>(json, null);
-  const c = a?.location?.coordinates;
-  return c && Number.isFinite(c[0]) && Number.isFinite(c[1]) ? [c[0], c[1]] : null;
-};
-
 export function demandOf(task: TaskRow): number[] {
   const d = parseJson<Record<string, unknown>>(task.metafields, {}).demand;
   if (typeof d === "number" && Number.isFinite(d)) return [Math.max(0, d)];
@@ -70,12 +68,18 @@ export type Built = {
   points: Point[];
   /** Tasks left out before solving (no location): reason `unreachable`. */
   noLocation: TaskRow[];
+  /** Tasks left out with `reassign: false` (no given route keeps their assignee): reason `shift`. */
+  noRoute: TaskRow[];
 };
 
-/** Points of the routes' depots and the tasks, deduplicated; what the matrix is asked for. */
+/** Re-planning from now (contract §29): the time (epoch ms), each route's start place, its stops under way. */
+export type FromNow = { now: number; starts: Map<string, Point>; fixed: Map<string, string[]> };
+
+/** Points of the routes' depots and the tasks (and where routes start from now), deduplicated; what the matrix is asked for. */
 export function collectPoints(
   routes: { start_address: string | null; end_address: string | null }[],
   tasks: { address: string | null }[],
+  starts: Iterable<Point> = [],
 ): { points: Point[]; index: Map<string, number> } {
   const points: Point[] = [];
   const index = new Map<string, number>();
@@ -92,6 +96,7 @@ export function collectPoints(
     add(pointOf(r.end_address));
   }
   for (const t of tasks) add(pointOf(t.address));
+  for (const p of starts) add(p);
   return { points, index };
 }
 
@@ -105,32 +110,46 @@ export function buildInstance(args: {
   ignoreTimeWindows: boolean;
   objective: Instance["objective"];
   today: string;
+  fromNow?: FromNow | null;
+  /** With `reassign: false`: the route each assigned task is pinned to (null: none keeps its assignee). */
+  pins?: Map<string, string | null> | null;
 }): Built {
-  const { routes, tasks, account, assignees, matrix, points } = args;
-  const locOf = (json: string | null) => {
-    const p = pointOf(json);
-    return p ? points.index.get(`${p[0]},${p[1]}`) : undefined;
-  };
+  const { routes, tasks, account, assignees, matrix, points, fromNow } = args;
+  const locAt = (p: Point | null | undefined) => (p ? points.index.get(`${p[0]},${p[1]}`) : undefined);
+  const locOf = (json: string | null) => locAt(pointOf(json));
   const margin = seconds(account.optimize_visit_duration_margin || "00:00:00");
   const vehicles: Vehicle[] = routes.map((r) => {
     const date = r.date ?? args.today;
     const capacity = r.assignee_id
       ? parseJson<number[]>(assignees.get(r.assignee_id)?.vehicle_capacity ?? "[]", [])
       : [];
+    const shiftStart = at(date, account.optimize_earliest_start, account.timezone);
     return {
       id: r.id,
-      start: locOf(r.start_address),
+      start: locAt(fromNow?.starts.get(r.id)) ?? locOf(r.start_address),
       end: locOf(r.end_address),
-      shiftStart: at(date, account.optimize_earliest_start, account.timezone),
+      // From now: no arrival is planned before now.
+      shiftStart: fromNow ? Math.max(fromNow.now / 1000, shiftStart) : shiftStart,
       shiftEnd: at(date, account.optimize_latest_end, account.timezone),
       capacity,
     };
   });
   const noLocation: TaskRow[] = [];
+  const noRoute: TaskRow[] = [];
   const located = tasks.filter((t) => {
     if (locOf(t.address) === undefined) noLocation.push(t);
-    return locOf(t.address) !== undefined;
+    else if (args.pins?.get(t.id) === null) noRoute.push(t);
+    else return true;
+    return false;
   });
+  const ids = new Set(located.map((t) => t.id));
+  // The stops under way stay first on their route; a task without a location is not among them.
+  const fixedOn = new Map<string, string>();
+  for (const v of vehicles) {
+    const fixed = (fromNow?.fixed.get(v.id) ?? []).filter((id) => ids.has(id));
+    if (fixed.length) v.fixed = fixed;
+    for (const id of fixed) fixedOn.set(id, v.id);
+  }
   const job = (t: TaskRow): Job => ({
     id: t.id,
     location: locOf(t.address)!,
@@ -143,16 +162,26 @@ export function buildInstance(args: {
             t.complete_before === null ? Number.POSITIVE_INFINITY : t.complete_before / 1000,
           ],
     demand: demandOf(t),
+    vehicle: fixedOn.get(t.id) ?? args.pins?.get(t.id) ?? undefined,
   });
   // An order with exactly one pick-up and one drop-off here: a shipment (same route, pick-up first).
   const byOrder = new Map<string, TaskRow[]>();
   for (const t of located) if (t.order_id) byOrder.set(t.order_id, [...(byOrder.get(t.order_id) ?? []), t]);
   const shipments: Shipment[] = [];
   const paired = new Set<string>();
+  const pinnedTo = new Map<string, string>();
   for (const group of byOrder.values()) {
     const ups = group.filter((t) => t.category === "pick_up");
     const downs = group.filter((t) => t.category === "drop_off");
-    if (ups.length === 1 && downs.length === 1) {
+    if (ups.length !== 1 || downs.length !== 1) continue;
+    // A pick-up under way rides first on its route: its drop-off is pinned there, after it.
+    const under = fixedOn.get(ups[0].id);
+    if (under) {
+      if (!fixedOn.has(downs[0].id)) pinnedTo.set(downs[0].id, under);
+      continue;
+    }
+    if (fixedOn.has(downs[0].id)) continue;
+    if (job(ups[0]).vehicle === job(downs[0]).vehicle) {
       const demand = demandOf(downs[0]).length ? demandOf(downs[0]) : demandOf(ups[0]);
       shipments.push({
         pickup: { ...job(ups[0]), demand: [] },
@@ -169,12 +198,18 @@ export function buildInstance(args: {
       distances: matrix.distances,
       durations: matrix.durations,
       vehicles,
-      jobs: located.filter((t) => !paired.has(t.id)).map(job),
+      jobs: located
+        .filter((t) => !paired.has(t.id))
+        .map((t) => {
+          const j = job(t);
+          return pinnedTo.has(t.id) ? { ...j, vehicle: pinnedTo.get(t.id) } : j;
+        }),
       shipments,
       objective: args.objective,
     },
     points: points.points,
     noLocation,
+    noRoute,
   };
 }
 

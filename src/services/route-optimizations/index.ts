@@ -27,6 +27,8 @@ export type OptimizationRow = {
   ignore_time_windows: number;
   objective: string | null;
   apply: number;
+  from_now: number;
+  reassign: number;
   result: string | null;
   error_message: string;
   created_by: string | null;
@@ -43,6 +45,8 @@ export type OptimizationInput = {
   ignore_time_windows?: boolean;
   objective?: "distance" | "duration" | "balance" | null;
   apply?: boolean;
+  from_now?: boolean;
+  reassign?: boolean;
 };
 
 const limit = (value: string | undefined, fallback: number) => {
@@ -60,6 +64,8 @@ export function serializeOptimization(r: RenderCtx, row: OptimizationRow) {
     ignore_time_windows: Boolean(row.ignore_time_windows),
     objective: row.objective,
     apply: Boolean(row.apply),
+    from_now: Boolean(row.from_now),
+    reassign: Boolean(row.reassign),
     state: row.state,
     result: parseJson<unknown>(row.result, null),
     error_message: row.error_message,
@@ -101,19 +107,20 @@ export async function createOptimization(env: Env, p: Principal, input: Optimiza
   const ids = routeIds as string[];
   const [routes, onRoutes, extra] = await env.DB.batch([
     env.DB.prepare(
-      "SELECT id, state, start_address, end_address FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+      "SELECT id, state, assignee_id, start_address, end_address FROM routes WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
     ).bind(p.accountId, JSON.stringify(ids)),
     env.DB.prepare(
       "SELECT id, state, address FROM tasks WHERE account_id = ? AND route_id IN (SELECT value FROM json_each(?))",
     ).bind(p.accountId, JSON.stringify(ids)),
     env.DB.prepare(
-      "SELECT id, state, route_id, address FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
+      "SELECT id, state, route_id, assignee_id, address FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))",
     ).bind(p.accountId, JSON.stringify(listed)),
   ]);
   type Located = { id: string; state: string; address: string | null };
   const routeRows = routes.results as {
     id: string;
     state: string;
+    assignee_id: string | null;
     start_address: string | null;
     end_address: string | null;
   }[];
@@ -122,7 +129,7 @@ export async function createOptimization(env: Env, p: Principal, input: Optimiza
   if (missing.length) errors.routes = ["Invalid hyperlink - Object does not exist."];
   else if (ids.some((id) => found.get(id) === "archived"))
     errors.routes = ["An archived route cannot be optimized."];
-  const extraRows = extra.results as (Located & { route_id: string | null })[];
+  const extraRows = extra.results as (Located & { route_id: string | null; assignee_id: string | null })[];
   const taskErrors: string[] = [];
   if (extraRows.length !== listed.length) taskErrors.push("Invalid hyperlink - Object does not exist.");
   if (extraRows.some((t) => t.route_id && !ids.includes(t.route_id))) {
@@ -131,6 +138,15 @@ export async function createOptimization(env: Env, p: Principal, input: Optimiza
   if (extraRows.some((t) => FINAL_TASK_STATES.includes(t.state))) {
     taskErrors.push("A listed task is completed, failed or cancelled.");
   }
+  // Contract §29: a task under way stays on its route; one that keeps its assignee needs a route of theirs.
+  const offRoute = extraRows.filter((t) => !t.route_id || !ids.includes(t.route_id));
+  if (input.from_now && offRoute.some((t) => t.state === "active" || t.state === "transit"))
+    taskErrors.push("With from_now, a listed task in transit or active must be on one of the given routes.");
+  const assignees = new Set(routeRows.map((r) => r.assignee_id).filter(Boolean));
+  if (input.reassign === false && offRoute.some((t) => t.assignee_id && !assignees.has(t.assignee_id)))
+    taskErrors.push(
+      "With reassign false, a listed assigned task needs a route of its assignee among the given routes.",
+    );
   if (taskErrors.length) errors.tasks = taskErrors;
   // The routes' own tasks take part unless they are finished.
   const taking = new Set<string>();
@@ -158,6 +174,8 @@ export async function createOptimization(env: Env, p: Principal, input: Optimiza
     ignore_time_windows: input.ignore_time_windows ? 1 : 0,
     objective: input.objective ?? null,
     apply: input.apply === false ? 0 : 1,
+    from_now: input.from_now ? 1 : 0,
+    reassign: input.reassign === false ? 0 : 1,
     result: null,
     error_message: "",
     created_by: p.userId,

@@ -75,6 +75,11 @@ export const en = {
   "autoAssign.to": "Assigned to {worker}",
   "autoAssign.none": "No unassigned task on this day.",
   "autoAssign.failed": "Auto-assign failed: {reason}",
+  "optimize.worker": "Worker",
+  "optimize.stops": "Stops",
+  "optimize.total": "All workers",
+  "optimize.fromNow":
+    "From now: finished stops stay, the stop under way comes first, from where each worker is.",
   "reason.unreachable": "No location or no path",
   "reason.capacity": "Exceeds every vehicle's capacity",
   "reason.time_window": "Its time window cannot be met",
