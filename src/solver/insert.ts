@@ -50,7 +50,8 @@ export function cheapestInsertion(
   let best: Placement | null = null;
   let stage = -1;
   routes.forEach((r, i) => {
-    const m = compile(r.instance);
+    // No neighbour lists: nothing here searches (they cost more than the insertion itself).
+    const m = compile(r.instance, { neighbours: false });
     const route = new Route(0);
     const index = new Map(m.ids.map((id, j) => [id, j]));
     route.seq = r.order.map((id) => index.get(id)!).filter((j) => j !== undefined);

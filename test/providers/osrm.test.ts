@@ -93,6 +93,22 @@ describe("OSRM provider against a server speaking OSRM's table API", () => {
     expect(await provider.legs([points[0]])).toEqual([]);
   });
 
+  it("a star: one point to every other and back, in runs of max-table-size, as the table says", async () => {
+    const { provider, stats } = osrm(40);
+    const points = around(95, 11);
+    const center: Point = [24.8, 59.42];
+    const { to, from } = await provider.star(center, points);
+    expect(to).toHaveLength(95);
+    expect(from).toHaveLength(95);
+    // Runs of 40 destinations: 3 runs, each one request out and one back.
+    expect((await stats()).requests).toBe(6);
+    const { durations } = await osrm(100).provider.table([center, ...points]);
+    for (let i = 0; i < 95; i++) {
+      expect(to[i]).toBeCloseTo(durations[0][i + 1], 6);
+      expect(from[i]).toBeCloseTo(durations[i + 1][0], 6);
+    }
+  });
+
   it("an unreachable server is a temporary failure", async () => {
     const down = matrixFromEnv({ ROUTING_URL: "http://127.0.0.1:9" });
     await expect(

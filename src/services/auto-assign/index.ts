@@ -180,14 +180,56 @@ async function readDay(env: Env, accountId: string, now: number) {
 const rank = (t: StopRow) => (t.state === "active" ? 0 : t.state === "transit" ? 1 : 2);
 
 /** The solver's instance of one lane with the candidate tasks; its travel table is that lane's points only. */
-async function laneInstance(
-  env: Env,
+/**
+ * The travel an insertion reads, asked for once per call (contract §16's travel model): each
+ * lane's consecutive legs (start, stops, end: one `legs` call over all lanes), and each waiting
+ * task to and from every point (`star`). Nothing else of an n × n table is ever read: a stop
+ * goes between two neighbours, so only legs that exist and legs to or from a new stop count.
+ */
+type Travel = { chains: Map<Lane, number[]>; stars: Map<string, Map<string, { to: number; from: number }>> };
+
+const chainOf = (lane: Lane): Point[] =>
+  [lane.start, ...lane.stops.map(pt), pointOf(lane.route?.end_address ?? null)].filter(
+    (p): p is Point => !!p,
+  );
+
+async function travelOf(env: Env, lanes: Lane[], candidates: StopRow[]): Promise<Travel> {
+  const provider = matrixFromEnv(env);
+  const chains = lanes.map(chainOf);
+  const flat = chains.flat();
+  const legs = flat.length > 1 ? await provider.legs(flat) : [];
+  const byLane = new Map<Lane, number[]>();
+  let at = 0;
+  lanes.forEach((lane, i) => {
+    byLane.set(lane, legs.slice(at, at + Math.max(0, chains[i].length - 1)));
+    at += chains[i].length;
+  });
+  const all = new Map<string, Point>();
+  for (const p of flat) all.set(key(p), p);
+  for (const t of candidates) {
+    const p = pt(t);
+    if (p) all.set(key(p), p);
+  }
+  const points = [...all.values()];
+  const stars = new Map<string, Map<string, { to: number; from: number }>>();
+  for (const t of candidates) {
+    const c = pt(t);
+    if (!c || stars.has(key(c))) continue;
+    const { to, from } = await provider.star(c, points);
+    stars.set(key(c), new Map(points.map((p, i) => [key(p), { to: to[i], from: from[i] }])));
+  }
+  return { chains: byLane, stars };
+}
+
+/** The solver's instance of one lane with the candidate tasks, its travel read from `travel`. */
+function laneInstance(
   lane: Lane,
   candidates: StopRow[],
+  travel: Travel,
   account: AccountShift,
   today: string,
   now: number,
-): Promise<InsertionRoute> {
+): InsertionRoute {
   const points: Point[] = [];
   const index = new Map<string, number>();
   const add = (p: Point | null) => {
@@ -202,9 +244,26 @@ async function laneInstance(
   const end = add(pointOf(lane.route?.end_address ?? null));
   const located = lane.stops.filter((t) => add(pt(t)) !== undefined);
   for (const t of candidates) add(pt(t));
-  const grid = points.length
-    ? await matrixFromEnv(env).grid(points)
-    : { size: 0, distances: new Float32Array(0), durations: new Float32Array(0) };
+  // Seconds, Infinity where never read; the objective is time, so one matrix serves as both.
+  const L = points.length;
+  const durations = new Float32Array(L * L).fill(Number.POSITIVE_INFINITY);
+  for (let i = 0; i < L; i++) durations[i * L + i] = 0;
+  const chain = chainOf(lane);
+  (travel.chains.get(lane) ?? []).forEach((seconds, i) => {
+    durations[index.get(key(chain[i]))! * L + index.get(key(chain[i + 1]))!] = seconds;
+  });
+  for (const t of candidates) {
+    const c = pt(t);
+    const star = c && travel.stars.get(key(c));
+    if (!c || !star) continue;
+    const u = index.get(key(c))!;
+    for (const [k, j] of index) {
+      const s = star.get(k);
+      if (!s || j === u) continue;
+      durations[u * L + j] = s.to;
+      durations[j * L + u] = s.from;
+    }
+  }
   const margin = hms(account.optimize_visit_duration_margin || "00:00:00");
   const job = (t: StopRow): Job => ({
     id: t.id,
@@ -241,9 +300,9 @@ async function laneInstance(
   const shiftStart = clockOn(today, account.optimize_earliest_start, account.timezone);
   return {
     instance: {
-      locations: grid.size,
-      distances: grid.distances,
-      durations: grid.durations,
+      locations: L,
+      distances: durations,
+      durations,
       vehicles: [
         {
           id: lane.route?.id ?? lane.worker.user_id,
@@ -312,10 +371,12 @@ export async function autoAssign(
   const { account, today, lanes } = await readDay(env, accountId, now);
   const waiting = taskIds.map((id) => byId.get(id)).filter((t): t is StopRow => t?.state === "unassigned");
   const instances = new Map<Lane, InsertionRoute>();
+  let travel: Promise<Travel> | null = null;
   const instanceOf = async (lane: Lane) => {
     let inst = instances.get(lane);
     if (!inst) {
-      inst = await laneInstance(env, lane, waiting, account, today, now);
+      travel ??= travelOf(env, lanes, waiting);
+      inst = laneInstance(lane, waiting, await travel, account, today, now);
       instances.set(lane, inst);
     }
     return inst;

@@ -24,6 +24,12 @@ export interface MatrixProvider {
    * what an ETA along a worker's stops needs, without the n × n table (n − 1 figures, not n²).
    */
   legs(points: Point[]): Promise<number[]>;
+  /**
+   * Seconds from `center` to each point and from each point back (`to[i]`, `from[i]`): what an
+   * insertion of one stop into fixed routes needs (auto-assign, contract §29), 2n figures
+   * instead of an n × n table.
+   */
+  star(center: Point, points: Point[]): Promise<{ to: number[]; from: number[] }>;
 }
 
 export class RoutingUnavailableError extends Error {}
@@ -74,6 +80,13 @@ export class OfflineMatrix implements MatrixProvider {
   async legs(points: Point[]): Promise<number[]> {
     const metresPerSecond = (this.speedKmh * 1000) / 3600;
     return points.slice(1).map((b, i) => (greatCircleMetres(points[i], b) * DETOUR) / metresPerSecond);
+  }
+
+  async star(center: Point, points: Point[]): Promise<{ to: number[]; from: number[] }> {
+    const metresPerSecond = (this.speedKmh * 1000) / 3600;
+    // The great circle is symmetric: one figure serves both ways.
+    const to = points.map((p) => (greatCircleMetres(center, p) * DETOUR) / metresPerSecond);
+    return { to, from: to.slice() };
   }
 }
 
@@ -165,6 +178,28 @@ export class OsrmMatrix implements MatrixProvider {
       for (let i = 0; i < run.length - 1; i++) out[start + i] = m.durations[i][i + 1];
     });
     return out;
+  }
+
+  /** One source to runs of at most `maxTableSize` destinations, and those back: a request each. */
+  async star(center: Point, points: Point[]): Promise<{ to: number[]; from: number[] }> {
+    const k = Math.max(1, this.maxTableSize);
+    const to = new Array<number>(points.length);
+    const from = new Array<number>(points.length);
+    const runs: number[] = [];
+    for (let i = 0; i < points.length; i += k) runs.push(i);
+    await pool(runs, 6, async (start) => {
+      const run = points.slice(start, start + k);
+      const ids = run.map((_, i) => i + 1);
+      const [out, back] = await Promise.all([
+        this.block([center, ...run], [0], ids),
+        this.block([center, ...run], ids, [0]),
+      ]);
+      run.forEach((_, i) => {
+        to[start + i] = out.durations[0][i];
+        from[start + i] = back.durations[i][0];
+      });
+    });
+    return { to, from };
   }
 
   private async block(points: Point[], sources: number[] | null, destinations: number[] | null) {
