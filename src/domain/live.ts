@@ -61,6 +61,27 @@ export function eventForViewer(
   return null;
 }
 
+/**
+ * What a worker's stream carries of an event (contract §25, §30): `eventForViewer`'s, and one
+ * more. A dispatcher's accepted command on the worker's own task (a re-plan's new position, a
+ * move in the console) is not the worker's to read (its GET is 404), but the change is: it
+ * arrives as `task.updated`, the task as the worker reads it, under the command's event id, so a
+ * phone's day follows the dispatcher live.
+ */
+export function workerView(
+  viewer: LiveViewer,
+  type: string,
+  data: Data,
+  hidden: HiddenFields,
+): { type: string; data: Data } | null {
+  const shown = eventForViewer(viewer, type, data, hidden);
+  if (shown) return { type, data: shown };
+  const task = data.task;
+  if (type === "task_command.accepted" && isTask(task) && userIdOf(task.assignee) === viewer.userId)
+    return { type: "task.updated", data: taskForWorker(task, hidden) };
+  return null;
+}
+
 /** The task ids an event concerns (for trackers, which follow tasks). */
 export function taskIdsOf(type: string, data: Data): string[] {
   if (type.startsWith("task.")) return typeof data.id === "string" ? [data.id] : [];

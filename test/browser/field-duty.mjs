@@ -33,26 +33,29 @@ async function main() {
     }),
   );
   const today = new Date().toISOString().slice(0, 10);
+  const made = [];
   for (const [i, [street, lon, lat]] of [
     ["Aleksanterinkatu 1", 24.95, 60.17],
     ["Hämeentie 5", 24.96, 60.185],
   ].entries()) {
-    ok(
-      await api("/tasks/", {
-        token: admin,
-        body: {
-          account: me.account,
-          category: "drop_off",
-          address: {
-            raw_address: `${street}, Helsinki`,
-            location: { type: "Point", coordinates: [lon, lat] },
+    made.push(
+      ok(
+        await api("/tasks/", {
+          token: admin,
+          body: {
+            account: me.account,
+            category: "drop_off",
+            address: {
+              raw_address: `${street}, Helsinki`,
+              location: { type: "Point", coordinates: [lon, lat] },
+            },
+            complete_after: `${today}T00:00:00Z`,
+            complete_before: `${today}T23:59:00Z`,
+            assignee: worker.url,
+            position: i + 1,
           },
-          complete_after: `${today}T00:00:00Z`,
-          complete_before: `${today}T23:59:00Z`,
-          assignee: worker.url,
-          position: i + 1,
-        },
-      }),
+        }),
+      ),
     );
   }
   const browser = await launch();
@@ -125,6 +128,29 @@ async function main() {
       const after = ok(await api(`/positions/?user=${worker.id}`, { token: admin })).results.length;
       assert.equal(after, before, "no position sent off duty");
       log("on duty: the position reached the API, ETA shown; off duty: none sent");
+      // The dispatcher re-plans (the first stop goes last): Today follows through the stream,
+      // without a reload, and says the order changed.
+      assert.match(await page.locator("ul.today li").first().textContent(), /Aleksanterinkatu/);
+      ok(
+        await api("/task_commands/", {
+          token: admin,
+          body: {
+            task: made[0].url,
+            external_id: `replan-${stamp}`,
+            time: new Date().toISOString(),
+            action: "update",
+            task_data: { position: 3 },
+          },
+        }),
+      );
+      const moved = Date.now();
+      await page
+        .getByRole("status")
+        .filter({ hasText: "Your day was re-planned" })
+        .waitFor({ timeout: 10_000 });
+      assert.match(await page.locator("ul.today li").first().textContent(), /Hämeentie/);
+      log(`re-planned: Today's new order shown and told ${Date.now() - moved} ms after the change`);
+      await page.screenshot({ path: `${OUT}/field-duty-replanned-en.png` });
       await context.close();
     }
     assert.deepEqual(problems, []);

@@ -114,8 +114,12 @@ describe("a worker's stream carries what that worker's GET answers (issue 45, it
     const adminCommand = await command(acc.admin.token, task.url, "transit");
     expectStatus(adminCommand, 201);
     expect(await get(`/task_commands/${adminCommand.body.id}/`)).toBeNull();
-    got = await next(s, seen, ["task.state_changed"]);
+    got = await next(s, seen, ["task.state_changed", "task.updated"]);
     expect(got.some((m) => m.data.id === adminCommand.body.id)).toBe(false);
+    // The command itself reaches the worker as its task's change (contract §30: a phone's day
+    // follows the dispatcher), the task as the worker reads it.
+    expect(got.find((m) => m.type === "task.updated")!.data).toEqual(await get(`/tasks/${task.id}/`));
+    expect(got.some((m) => m.type.startsWith("task_command."))).toBe(false);
 
     // form_response.completed: without the hidden field's value nor its snapshot entry.
     const response = await call("/form_responses/", {

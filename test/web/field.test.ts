@@ -257,3 +257,17 @@ describe("the field app's languages", () => {
     }
   });
 });
+
+describe("Today's order told when the dispatcher changes it (contract §30)", () => {
+  const t = (id: string, state = "assigned") => ({ id, state }) as never;
+  it("a new order of the open stops, or a stop added, is a change; a stop done or gone is not", async () => {
+    const { orderChanged } = await import("../../web/app/order");
+    expect(orderChanged([t("a"), t("b")], [t("b"), t("a")])).toBe(true);
+    expect(orderChanged([t("a"), t("b")], [t("a"), t("b"), t("c")])).toBe(true);
+    expect(orderChanged([t("a"), t("b")], [t("a", "completed"), t("b")])).toBe(false);
+    expect(orderChanged([t("a"), t("b"), t("c")], [t("a"), t("c")])).toBe(false);
+    expect(orderChanged([t("a"), t("b")], [t("a"), t("b")])).toBe(false);
+    // The first read of the day tells nothing.
+    expect(orderChanged([], [t("a")])).toBe(false);
+  });
+});

@@ -23,6 +23,7 @@ import {
   onDuty,
   online,
   openTaskId,
+  orderNotice,
   refusedOf,
   requiredMetafields,
   type Session,
@@ -139,6 +140,11 @@ function Today({ session: s }: { session: Session }) {
       {notice.value && (
         <p class="info" role="status">
           {notice.value}
+        </p>
+      )}
+      {orderNotice.value && (
+        <p class="info" role="status">
+          {orderNotice.value}
         </p>
       )}
       {list.length === 0 ? (

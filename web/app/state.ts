@@ -3,7 +3,9 @@ import { ALLOWED, type TaskAction, type TaskState } from "../../src/domain/task-
 import { apiClient, type DispatchClient, errorMessage, idOf, type Task } from "../shared/api";
 import { firstLine, todayIn } from "../shared/format";
 import type { FormDef, FormField, PendingForm } from "./forms";
+import { follow, unfollow } from "./live";
 import { tf } from "./locales";
+import { orderChanged } from "./order";
 import {
   countByUser,
   type FormFill,
@@ -71,6 +73,8 @@ export const onDuty = signal(false);
 export const dutyError = signal("");
 /** Told once after sign-in: this user's actions discarded unsent after KEEP_DAYS. */
 export const notice = signal("");
+/** Said when the dispatcher's changes moved the order of the day's stops (contract §30). */
+export const orderNotice = signal("");
 /** When the day's list was first shown (the bench reads it). */
 export const timings = { listAt: 0 };
 
@@ -127,6 +131,7 @@ function expired() {
  */
 async function forget(reason: string) {
   epoch++;
+  unfollow();
   client = null;
   stopWatch();
   batch(() => {
@@ -141,6 +146,7 @@ async function forget(reason: string) {
     onDuty.value = false;
     dutyError.value = "";
     notice.value = "";
+    orderNotice.value = "";
     signInReason.value = reason;
   });
   if (location.hash) history.replaceState(null, "", location.pathname + location.search);
@@ -155,6 +161,12 @@ function connect(s: Session) {
     onUnauthorized: () => {
       if (mine === epoch) expired();
     },
+  });
+  follow(client, async () => {
+    if (mine !== epoch) return;
+    const before = tasks.value;
+    await refresh();
+    if (mine === epoch && orderChanged(before, tasks.value)) orderNotice.value = tf("order.changed");
   });
 }
 

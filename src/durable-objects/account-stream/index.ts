@@ -1,7 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import { accountDatabase } from "../../db/shards";
 import { uuidBytes, uuidText } from "../../db/uuid-bytes";
-import { clientFrame, eventForViewer, taskIdsOf } from "../../domain/live";
+import { clientFrame, taskIdsOf, workerView } from "../../domain/live";
 import type { Quantized } from "../../domain/positions-codec";
 import type { HiddenFields } from "../../domain/worker-view";
 import { reverse } from "../../http/urls";
@@ -538,15 +538,15 @@ export class AccountStreamDO extends DurableObject<Env> {
     d.forWorker ??= new Map();
     let m = d.forWorker.get(userId);
     if (m === undefined) {
-      const data = eventForViewer({ userId, role: "worker" }, d.type, d.data, pass.hidden);
+      const shown = workerView({ userId, role: "worker" }, d.type, d.data, pass.hidden);
       m =
-        data === null
+        shown === null
           ? null
           : JSON.stringify({
               id: d.id,
-              type: d.type,
+              type: shown.type,
               created_at: new Date(d.created_at).toISOString(),
-              data,
+              data: shown.data,
             });
       d.forWorker.set(userId, m);
     }
