@@ -1,10 +1,11 @@
 import { z } from "@hono/zod-openapi";
 import { dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { hyperlinkSchema } from "../http/urls";
 import { AddressInputSchema, AddressSchema, ContactSchema } from "./tasks";
 
 export const ContactAddressWriteSchema = z.object({
-  account: z.string().nullable().optional().openapi({ description: "The caller's account (optional)." }),
+  account: hyperlinkSchema("accounts", "The caller's account (optional).").nullable().optional(),
   external_id: z
     .string()
     .max(255)

@@ -3,6 +3,7 @@ import { ROLES } from "../../db/schema";
 import type { Fix } from "../../durable-objects/account-stream/positions";
 import { dateTime, jsonSchemaRules } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
+import { hyperlinkSchema } from "../../http/urls";
 import { AddressInputSchema, AddressSchema, refineDepots } from "../../schemas/tasks";
 import type { AccountRoleRow, UserRow } from "../../services/accounts";
 import { serializeAddressWithOutcome } from "../../services/addresses/stored";
@@ -152,7 +153,7 @@ export const AccountRoleSchema = z
 
 export const AccountRoleCreateSchema = z
   .object({
-    user: z.string().optional().openapi({ description: "URL of a user of this account." }),
+    user: hyperlinkSchema("users", "URL of a user of this account.", { blank: true }).optional(),
     email: z.string().email().optional().openapi({
       description: "Any e-mail: a registered user is invited, a new one gets an activation e-mail.",
     }),
