@@ -253,9 +253,21 @@ export const TaskCreateSchema = TaskWriteSchema.extend({
 export const ORDER_TASK_RULES = { required: ["category"], ...TASK_CREATE_RULES };
 export const orderTaskState = createState;
 
-/** PATCH accepts any `state` value so that it can answer with the pointer to task commands. */
+/**
+ * PATCH accepts any `state` value so that it can answer with the pointer to task commands; the
+ * document says no value is taken (`not: {}`, JSON Schema 2020-12 §10.2.1.4: the member may not
+ * be sent). `address` may not be null (services/tasks/input.ts `readTaskBody`, DRF's "This field
+ * may not be null."): zod takes null so that the service answers it beside the other fields'
+ * errors; `not` makes the finishing pass write the component itself (issue 56).
+ */
 export const TaskPatchSchema = TaskWriteSchema.extend({
-  state: z.any().optional().openapi({ description: "Not writable: 400 pointing to POST /task_commands/." }),
+  state: z
+    .any()
+    .optional()
+    .openapi({ description: "Not writable: 400 pointing to POST /task_commands/.", not: {} }),
+  address: AddressInputSchema.nullable()
+    .openapi({ description: "Replaces the address; may not be null.", not: { type: "null" } })
+    .optional(),
 }).openapi("TaskPatch");
 
 export const TaskSchema = z
