@@ -3306,7 +3306,10 @@ export interface components {
             tasks: string[];
         };
         TaskAutoAssignDay: {
-            /** @description That day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start. */
+            /**
+             * Format: date
+             * @description That day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start.
+             */
             day: string;
         };
         Task: {
@@ -3459,20 +3462,7 @@ export interface components {
              * @enum {string}
              */
             category?: "pick_up" | "drop_off" | "service";
-            /** @description Required on create unless `contact_address` / `contact_address_external_id` supplies it. */
-            address?: (({
-                /** @description Free-text address. */
-                raw_address?: string;
-                location?: components["schemas"]["GeoPoint"] | null;
-            } | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            }) | null) | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            };
+            address?: components["schemas"]["AddressInput"] & unknown;
             contact?: components["schemas"]["Contact"] | null;
             /**
              * Format: date-time
@@ -3669,20 +3659,7 @@ export interface components {
             account?: string | null;
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
-            /** @description Required on create; geocoded like a task's. */
-            address?: (({
-                /** @description Free-text address. */
-                raw_address?: string;
-                location?: components["schemas"]["GeoPoint"] | null;
-            } | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            }) | null) | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            };
+            address?: components["schemas"]["AddressInput"] & unknown;
             contact?: components["schemas"]["Contact"] | null;
             metafields?: {
                 [key: string]: unknown;
@@ -3693,20 +3670,7 @@ export interface components {
             account?: string | null;
             /** @description Unique in the account; tasks refer to it with contact_address_external_id. */
             external_id?: string | null;
-            /** @description Required on create; geocoded like a task's. */
-            address?: (({
-                /** @description Free-text address. */
-                raw_address?: string;
-                location?: components["schemas"]["GeoPoint"] | null;
-            } | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            }) | null) | {
-                raw_address: string;
-            } | {
-                location: components["schemas"]["GeoPoint"];
-            };
+            address: components["schemas"]["AddressInput"] & unknown;
             contact?: components["schemas"]["Contact"] | null;
             metafields?: {
                 [key: string]: unknown;
@@ -3797,6 +3761,7 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+            /** @description Route URL, or null. */
             route?: string | null;
         };
         PositionsAccepted: {
@@ -4413,7 +4378,7 @@ export interface components {
              * @enum {string}
              */
             source?: "manual" | "contact_address";
-        };
+        } & (unknown & unknown);
         MetafieldUpdate: {
             key: string;
             label?: string;
@@ -4893,7 +4858,7 @@ export interface components {
             pod_show_reference?: boolean | null;
             /** @description The POD option `pod_show_description` for `task_completed` e-mails; null: the account's at sending. */
             pod_show_description?: boolean | null;
-        };
+        } & (unknown & unknown);
         NotificationTemplateUpdate: {
             /**
              * @description Required. One of task_assigned, task_transit, task_completed, task_failed.
@@ -4927,7 +4892,7 @@ export interface components {
             pod_show_reference?: boolean | null;
             /** @description The POD option `pod_show_description` for `task_completed` e-mails; null: the account's at sending. */
             pod_show_description?: boolean | null;
-        };
+        } & (unknown & unknown);
         Form: {
             /** Format: uuid */
             id: string;
@@ -5496,7 +5461,7 @@ export interface components {
         /** @description The API version to use: `application/json; version=X.Y.Z`. Without it: your account's pinned version, else the newest. An unknown version is 400 `not_acceptable_version`. */
         Accept: string;
         /** @description An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`. */
-        "Accept-Timezone": string;
+        "Accept-Timezone": components["schemas"]["TimeZone"];
         /** @description The latest `X-D1-Bookmark` you received: this request then reads at least what that answer had written, on each database it names that this request uses (D1 read replication). Without it, a read may come from a replica a moment behind. Any value is accepted: an entry of another database (another shard, an account since moved), an untagged or malformed one is ignored, never refused and never echoed. */
         "X-D1-Bookmark": string;
         /** @description Your id for this request, echoed back if it is 8–128 characters of `[A-Za-z0-9_.-]`; any other value is accepted and replaced by one the service makes. */
@@ -9335,6 +9300,7 @@ export interface operations {
                 action?: "update" | "assign" | "reassign" | "unassign" | "accept" | "unaccept" | "reject" | "transit" | "activate" | "complete" | "fail" | "cancel" | "restart";
                 /** @description User URL or id. */
                 user?: string;
+                /** @description Commands made at or after this time. */
                 created_at__gte?: string;
                 /** @description Opaque cursor from `next` or `previous`. */
                 cursor?: string;
@@ -10123,7 +10089,7 @@ export interface operations {
                     success_action_status?: "200" | "201" | "204";
                     success_action_redirect?: string;
                     /** @description The file (`application/octet-stream` or its own type): the last part, exactly one. */
-                    file?: unknown;
+                    file: unknown;
                 };
             };
         };

@@ -172,7 +172,10 @@ const PARAMETERS = {
     required: false,
     description:
       "An IANA time zone: timestamps are rendered with its offset, and local times without an offset are read in it. An unknown zone is 400 `invalid_timezone`.",
-    schema: { type: "string", examples: ["Europe/Helsinki"] },
+    // The names the service takes, as accounts and recurrences state them (issue 56): a tool
+    // that generates this header from `{type: string}` sends zones that are 400.
+    schema: ref("schemas", "TimeZone"),
+    example: "Europe/Helsinki",
   },
   "X-D1-Bookmark": {
     name: "X-D1-Bookmark",

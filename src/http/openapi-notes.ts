@@ -15,7 +15,8 @@ them, files and signatures attached to them, and webhooks that tell your systems
 - **JSON in and out**, UTF-8. A JSON body of another media type is 415; a body over 10 MiB is 413;
   malformed JSON is 400.
 - **Hyperlinks.** Related objects are written and read as URLs, \`{base_url}/<collection>/<uuid>/\`.
-  A bare UUID is accepted on input; the host is not compared. A link to an object that does not
+  A bare UUID is accepted on input; the host is not compared. Each link's \`pattern\` is the syntax
+  the service takes (else \`Invalid hyperlink - No URL match.\`). A link to an object that does not
   exist, or belongs to another account, is the field error \`Invalid hyperlink - Object does not exist.\`
 - **Request ids.** Every response carries \`X-Request-Id\` (yours, if you sent a well-formed one).
   Quote it when you report a problem; a 500 answer repeats it in its body.
@@ -65,7 +66,8 @@ ends) carrying an opaque \`cursor\`: follow them rather than building cursors. \
 Timestamps are RFC 3339 with milliseconds, in UTC (\`2026-01-02T03:04:05.000Z\`). Send
 \`Accept-Timezone: <IANA zone>\` (e.g. \`Europe/Helsinki\`) to have them rendered with that zone's offset,
 and to write local times without an offset, which are then read in that zone. An unknown zone is 400
-with code \`invalid_timezone\`.
+with code \`invalid_timezone\`. Dates as written are taken from 1970-01-01 to 2099-12-31 (each input
+timestamp's \`pattern\`).
 
 ## Rate limits
 Requests are counted per token (anonymous requests: per client address) in one-second windows. Every

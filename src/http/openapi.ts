@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { AppEnv } from "./context";
 import { ERROR_CODES, type FieldErrors, ValidationError } from "./errors";
 import { type FirstBatchMode, markFirstBatch } from "./first-batch";
+import { DAY_PATTERN, timestampPattern } from "./timezones";
 
 type Issue = z.core.$ZodIssue;
 
@@ -186,6 +187,32 @@ export const jsonResponse = <T extends z.ZodTypeAny>(schema: T, description: str
  */
 export const dateTime = () =>
   z.string().openapi({ format: "date-time", example: "2026-01-02T03:04:05.000Z" });
+
+/**
+ * A timestamp a request gives (a body member, a list filter): `format: date-time` and the
+ * service's syntax with the years it takes as a `pattern` (http/timezones.ts `timestampPattern`:
+ * generators honour a pattern, and JSON Schema 2020-12 makes `format` an annotation only). zod
+ * takes any string; `parseTimestamp` checks it with the service's own message, in the caller's
+ * zone. `blank`: `""` too, for a field that takes it as null.
+ */
+export const dateTimeInput = (opts: { blank?: boolean } = {}) =>
+  z.string().openapi({
+    format: "date-time",
+    pattern: timestampPattern(opts),
+    example: "2026-01-02T03:04:05.000Z",
+  });
+
+/**
+ * An e-mail address a request gives: zod's `email()` check (its "practical" rule: dot-separated
+ * local part, a domain of labels and a top-level label of letters, so `0@com` is refused), which
+ * `format: email` (RFC 5321's mailbox, far looser) does not state, written out as the `pattern`
+ * from the same regex zod checks with (issue 56).
+ */
+export const emailAddress = () => z.string().email().openapi({ pattern: z.regexes.email.source });
+
+/** A calendar day a request gives, `YYYY-MM-DD` (`format: date`, the API's days as a `pattern`). */
+export const dayInput = () =>
+  z.string().openapi({ format: "date", pattern: DAY_PATTERN, example: "2026-01-02" });
 
 const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 

@@ -1,4 +1,4 @@
-import { isUuid } from "../lib/ids";
+import { z } from "@hono/zod-openapi";
 
 /**
  * The one place where resource URLs are built and parsed back, as DRF's hyperlinked
@@ -54,24 +54,64 @@ export function reverse(
 export const collectionUrl = (baseUrl: string, collection: Collection) => `${baseUrl}/${collection}/`;
 
 /**
- * Reads the id out of a hyperlink to `collection`. The host is not compared (a client may
- * reach the API through another name), the path must be exactly `/<collection>/<uuid>/`.
- * A bare UUID is accepted too, for clients that hold ids. Returns null when it is neither.
+ * What ECMAScript's `String.prototype.trim` removes (ECMA-262 WhiteSpace and LineTerminator),
+ * spelled out: a hyperlink is read with the spaces around it, as before. Not `\s`, which means
+ * another set in other regex dialects (Python's also takes U+001C–U+001F), so a tool that reads
+ * the document's `pattern` in one of those generates what the service takes.
+ */
+const SPACES = "[\\t\\n\\v\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]*";
+/** RFC 9562's text form of a UUID, in either letter case (`[0-9]`: `\d` is Unicode's digits in some dialects). */
+const UUID = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
+/**
+ * An http(s) URL (RFC 3986, ASCII; the scheme in either case, §3.1) whose path ends with
+ * `/<collection>/<uuid>` and an optional slash: any authority (the host is not compared, a
+ * client may reach the API through another name), any path before it (an API behind a path
+ * prefix), any query and fragment. Character classes of printable ASCII without the delimiters
+ * that end each part (`/`, `?`, `#`).
+ */
+const linkUrl = (collection: Collection) =>
+  `[Hh][Tt][Tt][Pp][Ss]?://[!"$-.0->@-~]+(?:/[!"$->@-~]*)?/${collection}/(${UUID})/?(?:\\?[!"$-~]*)?(?:#[!-~]*)?`;
+
+/**
+ * The syntax of a hyperlink to `collection` as the service reads it (`parseHyperlink`): a URL of
+ * the collection, or a bare UUID for clients that hold ids, with spaces around it. As a JSON
+ * Schema 2020-12 `pattern` (ECMA-262; it also reads the same in Python's `re`), so the document
+ * states it and a generated request is one the service takes (issue 56). `blank`: the empty
+ * string too, where the field takes `""` for null (DRF's related fields do).
+ */
+export function hyperlinkPattern(collection: Collection, opts: { blank?: boolean } = {}): string {
+  const link = `${SPACES}(?:(${UUID})|${linkUrl(collection)})${SPACES}`;
+  return opts.blank ? `^(?:${link})?$` : `^${link}$`;
+}
+
+const linkRegExps = new Map<Collection, RegExp>();
+
+/**
+ * Reads the id out of a hyperlink to `collection` (`hyperlinkPattern`), or returns null when the
+ * value is none. Only the syntax: whether the object exists is the caller's question.
  */
 export function parseHyperlink(value: unknown, collection: Collection): string | null {
   if (typeof value !== "string") return null;
-  const v = value.trim();
-  if (isUuid(v)) return v.toLowerCase();
-  let path: string;
-  try {
-    path = new URL(v).pathname;
-  } catch {
-    return null;
+  let re = linkRegExps.get(collection);
+  if (!re) {
+    re = new RegExp(hyperlinkPattern(collection), "u");
+    linkRegExps.set(collection, re);
   }
-  const m = /^(?:.*)\/([a-z_]+)\/([0-9a-fA-F-]{36})\/?$/.exec(path);
-  if (!m || m[1] !== collection || !isUuid(m[2])) return null;
-  return m[2].toLowerCase();
+  const m = re.exec(value);
+  return m ? (m[1] ?? m[2]).toLowerCase() : null;
 }
+
+/**
+ * The schema of a hyperlink input (a body member, an array's item, an id filter): a string with
+ * the syntax's `pattern`. The service checks it (`parseHyperlink`, DRF's "Invalid hyperlink - No
+ * URL match.", beside the other fields' errors and aligned in batches), so zod takes any string;
+ * "Object does not exist." is the one answer no schema can give.
+ */
+export const hyperlinkSchema = (
+  collection: Collection,
+  description: string,
+  opts: { blank?: boolean } = {},
+) => z.string().openapi({ description, pattern: hyperlinkPattern(collection, opts) });
 
 /** Paths served outside the versioned JSON API (no trailing-slash rule, no JSON envelope). */
 export const STORAGE_PREFIX = "/storage";

@@ -1,19 +1,18 @@
 import { z } from "@hono/zod-openapi";
 import { dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { hyperlinkSchema } from "../http/urls";
 import { AddressInputSchema, AddressSchema, ContactSchema } from "./tasks";
 
 export const ContactAddressWriteSchema = z.object({
-  account: z.string().nullable().optional().openapi({ description: "The caller's account (optional)." }),
+  account: hyperlinkSchema("accounts", "The caller's account (optional).").nullable().optional(),
   external_id: z
     .string()
     .max(255)
     .nullable()
     .optional()
     .openapi({ description: "Unique in the account; tasks refer to it with contact_address_external_id." }),
-  address: AddressInputSchema.nullable()
-    .optional()
-    .openapi({ description: "Required on create; geocoded like a task's." }),
+  address: AddressInputSchema.nullable().optional().openapi({ description: "Geocoded like a task's." }),
   contact: ContactSchema.nullable().optional(),
   metafields: z.record(z.string(), z.any()).nullable().optional(),
 });
@@ -21,17 +20,30 @@ export const ContactAddressWriteSchema = z.object({
 export type ContactAddressWriteBody = z.infer<typeof ContactAddressWriteSchema>;
 
 /**
- * POST /contact_addresses/: `address` is required and may not be null (services/contact-addresses
- * `parseBody`, with DRF's "This field is required." / "This field may not be null."), where PATCH
- * and PUT take null. zod takes null here too, so that the service answers it with the other
- * fields' errors as before; the document says not null (`not`), which finishDocument writes as
- * the component itself (issue 46).
+ * `address` as every write takes it (services/contact-addresses `parseBody`): not null (DRF's
+ * "This field may not be null."), required by POST and PUT ("This field is required."). zod takes
+ * null here, so that the service answers it beside the other fields' errors; the document says
+ * not null (`not`), which finishDocument writes as the component itself (issues 46, 56).
  */
+const addressNotNull = (description: string) =>
+  AddressInputSchema.nullable()
+    .openapi({ description, not: { type: "null" } })
+    .optional();
+
+/** POST /contact_addresses/: `address` required. */
 export const ContactAddressCreateSchema = ContactAddressWriteSchema.extend({
-  address: AddressInputSchema.nullable()
-    .openapi({ description: "Required; geocoded like a task's.", not: { type: "null" } })
-    .optional(),
+  address: addressNotNull("Required; geocoded like a task's."),
 }).openapi("ContactAddressCreate", { required: ["address"] });
+
+/** PUT /contact_addresses/{id}/: a whole contact address, so its `address` too. */
+export const ContactAddressUpdateSchema = ContactAddressWriteSchema.extend({
+  address: addressNotNull("Required; geocoded like a task's."),
+}).openapi("ContactAddressUpdate", { required: ["address"] });
+
+/** PATCH /contact_addresses/{id}/: the fields sent; `address`, when sent, not null. */
+export const ContactAddressPatchSchema = ContactAddressWriteSchema.extend({
+  address: addressNotNull("Geocoded like a task's; may not be null."),
+}).openapi("ContactAddressPatch");
 
 export const ContactAddressSchema = z
   .object({

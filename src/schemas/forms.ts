@@ -2,12 +2,13 @@ import { z } from "@hono/zod-openapi";
 import { FORM_FIELD_KEY_RE, FORM_FIELD_TYPES, FORM_LAYOUTS } from "../domain/forms";
 import { dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { type Collection, hyperlinkSchema } from "../http/urls";
 
 // Forms, their fields and their responses (contract §15). Shapes only: references, defaults of
 // the field's type and response data are checked by services/forms against the account.
 
-const link = (what: string) =>
-  z.string().openapi({ description: `URL of a ${what} (a bare UUID is accepted too).` });
+const link = (collection: Collection, what: string) =>
+  hyperlinkSchema(collection, `URL of a ${what} (a bare UUID is accepted too).`);
 
 export const FormSchema = z
   .object({
@@ -50,7 +51,7 @@ export const FormFieldSchema = z
 
 export const FormFieldWriteSchema = z
   .object({
-    form: link("form of the account"),
+    form: link("forms", "form of the account"),
     key: z
       .string()
       .regex(
@@ -110,8 +111,8 @@ export const FormResponseSchema = z
 
 export const FormResponseWriteSchema = z
   .object({
-    form: link("form of the account"),
-    task: link("task of the account").nullable().optional(),
+    form: link("forms", "form of the account"),
+    task: link("tasks", "task of the account").nullable().optional(),
     data: z.record(z.string(), z.any()).optional().openapi({
       description:
         "Values by field key, validated by the field's type. On create they override the form's defaults and the task's `form_default_values`; PATCH and PUT replace the data (a worker's write keeps the keys hidden from workers).",
@@ -128,13 +129,13 @@ export const FormListQuery = z
   .object({ ...paginationQuery, is_active: z.enum(["true", "false"]).optional() })
   .strict();
 export const FormFieldListQuery = z
-  .object({ ...paginationQuery, form: z.string().optional().openapi({ description: "Form URL or id." }) })
+  .object({ ...paginationQuery, form: hyperlinkSchema("forms", "Form URL or id.").optional() })
   .strict();
 export const FormResponseListQuery = z
   .object({
     ...paginationQuery,
-    form: z.string().optional().openapi({ description: "Form URL or id." }),
-    task: z.string().optional().openapi({ description: "Task URL or id." }),
+    form: hyperlinkSchema("forms", "Form URL or id.").optional(),
+    task: hyperlinkSchema("tasks", "Task URL or id.").optional(),
     state: z.enum(["draft", "completed"]).optional(),
   })
   .strict();

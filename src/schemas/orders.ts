@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { commaList, dateTime, jsonSchemaRules, when } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { hyperlinkSchema } from "../http/urls";
 import { RecurrenceShortcutSchema } from "./recurrences";
 import { ORDER_TASK_RULES, orderTaskState, TaskWriteSchema } from "./tasks";
 
@@ -18,11 +19,9 @@ export const OrderTaskDataSchema = TaskWriteSchema.omit({ account: true, order: 
   );
 
 export const OrderWriteSchema = z.object({
-  account: z
-    .string()
+  account: hyperlinkSchema("accounts", "The caller's account; required on create.", { blank: true })
     .nullable()
-    .optional()
-    .openapi({ description: "The caller's account; required on create." }),
+    .optional(),
   external_id: z
     .string()
     .max(255)
@@ -35,9 +34,9 @@ export const OrderWriteSchema = z.object({
     }),
   reference: z.string().max(255).optional(),
   description: z.string().max(10_000).optional(),
-  client: z.string().nullable().optional().openapi({
-    description: "Client URL (contract §13), or null.",
-  }),
+  client: hyperlinkSchema("clients", "Client URL (contract §13), or null.", { blank: true })
+    .nullable()
+    .optional(),
   metafields: z
     .record(z.string(), z.any())
     .nullable()
@@ -47,9 +46,11 @@ export const OrderWriteSchema = z.object({
     .object({ name: z.string().max(255) })
     .nullable()
     .optional(),
-  assignee: z.string().nullable().optional().openapi({
-    description: "User URL: the order's new tasks start assigned to this user.",
-  }),
+  assignee: hyperlinkSchema("users", "User URL: the order's new tasks start assigned to this user.", {
+    blank: true,
+  })
+    .nullable()
+    .optional(),
   auto_assign: z.boolean().optional().openapi({
     description: "New tasks go to the active worker with the fewest open tasks (ties: earliest role).",
   }),
@@ -64,7 +65,10 @@ export type OrderWriteBody = z.infer<typeof OrderWriteSchema>;
 /** One order of POST /orders/: optionally the recurrence it starts (contract §20; not in arrays). */
 export const OrderCreateSchema = OrderWriteSchema.extend({
   // Required and not null on POST (services/orders/input.ts, DRF's "This field is required.").
-  account: z.string().nullable().optional().openapi({ type: "string", description: "The caller's account." }),
+  account: hyperlinkSchema("accounts", "The caller's account.", { blank: true })
+    .nullable()
+    .optional()
+    .openapi({ type: "string" }),
   recurrence: RecurrenceShortcutSchema.nullable()
     .openapi({
       description:
@@ -146,7 +150,7 @@ export const OrderListQuery = z
   .object({
     ...paginationQuery,
     external_id: z.string().optional().openapi({ description: "Exact external id." }),
-    client: z.string().optional().openapi({ description: "Client URL or UUID." }),
+    client: hyperlinkSchema("clients", "Client URL or UUID.").optional(),
     expand: z
       .string()
       .optional()

@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { dateTime, jsonSchemaRules, schemaRef, when } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { DAY } from "../http/timezones";
+import { hyperlinkSchema } from "../http/urls";
 import { TimeZoneSchema } from "./time-zones";
 
 // Recurrences (contract §20). Shapes only; the rule, the local times, the zone, the assignee
@@ -8,17 +10,12 @@ import { TimeZoneSchema } from "./time-zones";
 // service's business, answered in the same DRF error shape. The document states them as JSON
 // Schema (issue 46): the patterns and rules below are those checks written out.
 
-const HHMMSS = "T(?:[01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d$";
+const HHMMSS = "T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$";
 /**
  * A local date-time as domain/recurrence.ts `parseLocal` takes it: `YYYY-MM-DDTHH:MM:SS`, a day
- * that exists (29 February in leap years only), from 1970 to 2099 (the API's instants).
+ * of the API's (`DAY`: one that exists, from 1970 to 2099).
  */
-const LOCAL_DATE =
-  "^(?:(?:19[7-9]\\d|20\\d\\d)-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12]\\d|3[01])|(?:0[469]|11)-(?:0[1-9]|[12]\\d|30)|02-(?:0[1-9]|1\\d|2[0-8]))" +
-  "|(?:19(?:7[26]|8[048]|9[26])|20(?:[02468][048]|[13579][26]))-02-29)";
-export const LOCAL_DATE_TIME_PATTERN = LOCAL_DATE + HHMMSS;
-/** A calendar day, `YYYY-MM-DD`, that exists, from 1970 to 2099 (as above). */
-export const LOCAL_DATE_PATTERN = `${LOCAL_DATE}$`;
+export const LOCAL_DATE_TIME_PATTERN = `^${DAY}${HHMMSS}`;
 
 const DAYS = "(?:MO|TU|WE|TH|FR|SA|SU)";
 const BYDAY = `(?:;BYDAY=${DAYS}(?:,${DAYS}){0,6})?`;
@@ -68,9 +65,13 @@ export const RecurrenceShortcutSchema = z
     start: localDateTime("First occurrence (DTSTART)."),
     end: localDateTime("No occurrence after it; not before `start`.").nullable().optional(),
     timezone: recurrenceZone,
-    assignee: z.string().nullable().optional().openapi({
-      description: "User URL: every occurrence is assigned to this user (overrides the body's `assignee`).",
-    }),
+    assignee: hyperlinkSchema(
+      "users",
+      "User URL: every occurrence is assigned to this user (overrides the body's `assignee`).",
+      { blank: true },
+    )
+      .nullable()
+      .optional(),
   })
   .openapi("RecurrenceShortcut", {
     description:
@@ -86,9 +87,11 @@ export const RecurrenceWriteSchema = z.object({
   start: localDateTime("First occurrence (DTSTART)."),
   end: localDateTime("No occurrence after it, not before `start`; null: no end.").nullable().optional(),
   timezone: recurrenceZone,
-  assignee: z.string().nullable().optional().openapi({
-    description: "User URL or null. Overrides the template's `assignee`.",
-  }),
+  assignee: hyperlinkSchema("users", "User URL or null. Overrides the template's `assignee`.", {
+    blank: true,
+  })
+    .nullable()
+    .optional(),
   kind: z.enum(RECURRENCE_KINDS).openapi({ description: "What each occurrence makes." }),
   template: z.record(z.string(), z.any()).openapi({
     description:

@@ -1,8 +1,18 @@
 import { z } from "@hono/zod-openapi";
 import { CONTACT_PHONE, CONTACT_PHONE_MESSAGE } from "../domain/phones";
 import { TASK_STATES } from "../domain/task-state-machine";
-import { BOOLEAN_TEXT, commaList, dateTime, jsonSchemaRules, schemaRef, when } from "../http/openapi";
+import {
+  BOOLEAN_TEXT,
+  commaList,
+  dateTime,
+  dateTimeInput,
+  dayInput,
+  jsonSchemaRules,
+  schemaRef,
+  when,
+} from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
+import { type Collection, hyperlinkSchema } from "../http/urls";
 import { CONTROL_CHARACTERS } from "../services/messaging/email/address";
 import { EXPANDS, ORDERINGS, TASK_CATEGORIES } from "../services/tasks/types";
 import { RecurrenceShortcutSchema } from "./recurrences";
@@ -14,14 +24,16 @@ import { RecurrenceShortcutSchema } from "./recurrences";
 export const TaskCategory = z.enum(TASK_CATEGORIES);
 export const TaskStateEnum = z.enum(TASK_STATES);
 
-const hyperlink = (collection: string) =>
-  z
-    .string()
+/**
+ * A task body's hyperlink (services/tasks/input.ts `readLink`): null, or `""` as DRF's related
+ * fields take it, for none.
+ */
+const hyperlink = (collection: Collection, what: string) =>
+  hyperlinkSchema(collection, `URL of a ${what} (a bare UUID is accepted too).`, { blank: true })
     .nullable()
-    .optional()
-    .openapi({ description: `URL of a ${collection} (a bare UUID is accepted too).` });
+    .optional();
 const timestamp = (description: string) =>
-  dateTime()
+  dateTimeInput({ blank: true })
     .nullable()
     .optional()
     .openapi({
@@ -122,7 +134,7 @@ export const ContactSchema = z
 
 /** Every writable task field; which are required is the service's business (create vs PATCH). */
 export const TaskWriteSchema = z.object({
-  account: hyperlink("account (the caller's own; required on create)"),
+  account: hyperlink("accounts", "account (the caller's own; required on create)"),
   state: TaskStateEnum.optional().openapi({
     description:
       "On create only: `draft` or `scheduled` (needs a future `scheduled_time`). Otherwise the task starts `assigned` with an assignee, else `unassigned`. Ignored by PUT; 400 in PATCH (use task commands).",
@@ -136,12 +148,12 @@ export const TaskWriteSchema = z.object({
   complete_before: timestamp("End of the completion window (not before complete_after)"),
   scheduled_time: timestamp("When the task should be executed"),
   description: z.string().max(10_000).optional(),
-  assignee: hyperlink("user with a role in the account").openapi({
+  assignee: hyperlink("users", "user with a role in the account").openapi({
     description:
       "On create only: the task starts `assigned`. Afterwards assignment changes are task commands.",
   }),
-  order: hyperlink("order"),
-  client: hyperlink("client of the account").openapi({
+  order: hyperlink("orders", "order"),
+  client: hyperlink("clients", "client of the account").openapi({
     description: "Client URL (contract §13), or null.",
   }),
   position: z.number().nullable().optional().openapi({ description: "Lower values come first." }),
@@ -152,7 +164,7 @@ export const TaskWriteSchema = z.object({
     .optional()
     .openapi({ description: "Expected duration, `HH:MM:SS`." }),
   metafields: z.record(z.string(), z.any()).nullable().optional(),
-  route: hyperlink("route"),
+  route: hyperlink("routes", "route"),
   signers: z
     .array(z.object({ name: z.string().trim().min(1).max(200) }).strict())
     .max(100)
@@ -163,7 +175,7 @@ export const TaskWriteSchema = z.object({
         'Who may sign, `[{"name": "..."}]`. With the account\'s `feature_signer_name`, a signature\'s `signer_name` must be one of them.',
     }),
   form_default_values: z.record(z.string(), z.any()).nullable().optional(),
-  contact_address: hyperlink("contact address").openapi({
+  contact_address: hyperlink("contact_addresses", "contact address").openapi({
     description: "Write-only. Supplies `address` and/or `contact` when they are not sent.",
   }),
   contact_address_external_id: z.string().max(255).nullable().optional().openapi({
@@ -206,7 +218,7 @@ const TASK_CREATE_RULES = {
     when(stateIs("unassigned"), { properties: { assignee: { enum: [null, ""] } } }),
     when(stateIs("scheduled"), {
       required: ["scheduled_time"],
-      properties: { scheduled_time: { type: "string", format: "date-time" } },
+      properties: { scheduled_time: { type: "string", format: "date-time", minLength: 1 } },
     }),
   ],
 };
@@ -223,7 +235,7 @@ const createState = TaskStateEnum.optional().openapi({
  * `category` and a place are required as on create (`bindRefs`); `state` is ignored.
  */
 export const TaskUpdateSchema = TaskWriteSchema.extend({
-  account: hyperlink("account (the caller's own)").openapi({ type: "string" }),
+  account: hyperlink("accounts", "account (the caller's own)").openapi({ type: "string" }),
 }).openapi("TaskUpdate", jsonSchemaRules({ required: ["account", "category"], ...PLACE_GIVEN }));
 
 export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
@@ -232,7 +244,7 @@ export type TaskWriteBody = z.infer<typeof TaskWriteSchema>;
 export const TaskCreateSchema = TaskWriteSchema.extend({
   // The service requires `account` and `category` on create (services/tasks, with DRF's
   // "This field is required."); the document says so (issue 46): non-null and `required`.
-  account: hyperlink("account (the caller's own)").openapi({ type: "string" }),
+  account: hyperlink("accounts", "account (the caller's own)").openapi({ type: "string" }),
   state: createState,
   recurrence: RecurrenceShortcutSchema.optional(),
 }).openapi("TaskCreate", jsonSchemaRules({ required: ["account", "category"], ...TASK_CREATE_RULES }));
@@ -241,9 +253,21 @@ export const TaskCreateSchema = TaskWriteSchema.extend({
 export const ORDER_TASK_RULES = { required: ["category"], ...TASK_CREATE_RULES };
 export const orderTaskState = createState;
 
-/** PATCH accepts any `state` value so that it can answer with the pointer to task commands. */
+/**
+ * PATCH accepts any `state` value so that it can answer with the pointer to task commands; the
+ * document says no value is taken (`not: {}`, JSON Schema 2020-12 §10.2.1.4: the member may not
+ * be sent). `address` may not be null (services/tasks/input.ts `readTaskBody`, DRF's "This field
+ * may not be null."): zod takes null so that the service answers it beside the other fields'
+ * errors; `not` makes the finishing pass write the component itself (issue 56).
+ */
 export const TaskPatchSchema = TaskWriteSchema.extend({
-  state: z.any().optional().openapi({ description: "Not writable: 400 pointing to POST /task_commands/." }),
+  state: z
+    .any()
+    .optional()
+    .openapi({ description: "Not writable: 400 pointing to POST /task_commands/.", not: {} }),
+  address: AddressInputSchema.nullable()
+    .openapi({ description: "Replaces the address; may not be null.", not: { type: "null" } })
+    .optional(),
 }).openapi("TaskPatch");
 
 export const TaskSchema = z
@@ -299,11 +323,14 @@ const filter = (description: string, rules: Record<string, unknown> = {}) =>
     .optional()
     .openapi({ description, ...rules });
 const timeFilter = (description: string) =>
-  filter(`${description} ISO 8601, with \`Z\` or an offset (without one: in \`Accept-Timezone\`).`, {
-    format: "date-time",
-  });
-/** An object's URL or bare UUID: documented as the UUID (the URL is accepted too). */
-const idFilter = (description: string) => filter(description, { format: "uuid" });
+  dateTimeInput()
+    .optional()
+    .openapi({
+      description: `${description} ISO 8601, with \`Z\` or an offset (without one: in \`Accept-Timezone\`).`,
+    });
+/** An object's URL or bare UUID (`hyperlinkPattern`); empty is malformed, as any other filter. */
+const idFilter = (collection: Collection, description: string) =>
+  hyperlinkSchema(collection, description).optional();
 const boolFilter = (description: string) => filter(description, { enum: [...BOOLEAN_TEXT] });
 
 /**
@@ -325,21 +352,21 @@ export const CUSTOM_ISSUE = "custom" as const;
 const TASK_LIST_FILTERS = {
   ...paginationQuery,
   state: filter("Task state; several separated by commas.", commaList(TASK_STATES)),
-  assignee: idFilter("User URL or UUID."),
+  assignee: idFilter("users", "User URL or UUID."),
   category: filter("pick_up, drop_off or service; several separated by commas.", commaList(TASK_CATEGORIES)),
   complete_after__gte: timeFilter("complete_after at or after this time."),
   complete_before__lte: timeFilter("complete_before at or before this time."),
-  day: filter(
-    "`YYYY-MM-DD`: the tasks on that day, in the request's time zone (`Accept-Timezone`; UTC without it): those whose window (`complete_after`..`complete_before`, either end alone counting as a point) meets the day, or whose `scheduled_time` falls in it. A dispatch board's day in one filter.",
-    { format: "date" },
-  ),
+  day: dayInput().optional().openapi({
+    description:
+      "`YYYY-MM-DD`: the tasks on that day, in the request's time zone (`Accept-Timezone`; UTC without it): those whose window (`complete_after`..`complete_before`, either end alone counting as a point) meets the day, or whose `scheduled_time` falls in it. A dispatch board's day in one filter.",
+  }),
   undated: boolFilter(
     "`true`: only tasks with neither window nor `scheduled_time` (what `day` never lists); `false`: only tasks with one.",
   ),
-  order: idFilter("Order URL or UUID."),
-  contact_address: idFilter("Contact address URL or UUID."),
+  order: idFilter("orders", "Order URL or UUID."),
+  contact_address: idFilter("contact_addresses", "Contact address URL or UUID."),
   contact_address__external_id: filter("External id of the contact address the task was linked with."),
-  task_import: idFilter("Task import UUID (or URL)."),
+  task_import: idFilter("imports", "Task import UUID (or URL)."),
   address__geocoded_at: timeFilter("Exact geocoding time."),
   address__geocoded_at__gte: timeFilter("Geocoded at or after."),
   address__geocoded_at__lte: timeFilter("Geocoded at or before."),
@@ -358,8 +385,8 @@ const TASK_LIST_FILTERS = {
     { enum: ORDERINGS.flatMap((f) => [f, `-${f}`]) },
   ),
   expand: filter("`routes`: the task's routes inline.", commaList(EXPANDS)),
-  client: idFilter("Client URL or UUID."),
-  route: idFilter("Route URL or UUID."),
+  client: idFilter("clients", "Client URL or UUID."),
+  route: idFilter("routes", "Route URL or UUID."),
   // Documentation of the deepObject spelling; the values arrive as `metafields[<key>]` keys
   // (the catchall below), never under this name.
   metafields: z

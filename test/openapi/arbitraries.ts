@@ -125,44 +125,81 @@ function holds(s: Json, v: unknown): boolean {
 /** A regular expression of the document's (ECMA-262, Unicode). */
 const regExp = (pattern: string) => new RegExp(pattern, "u");
 
+const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+
+/**
+ * RFC 3339 `date-time`s over the whole range the format allows (years 0000–9999, any offset
+ * within ±23:59, 0–9 fractional digits), mostly near the present: what a generator that knows
+ * only the format sends. A schema's `pattern` narrows it (a filter), as it does for such tools.
+ */
+const rfc3339 = fc
+  .tuple(
+    fc.oneof(
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 9999 }) },
+      { weight: 4, arbitrary: fc.integer({ min: 1968, max: 2101 }) },
+    ),
+    fc.integer({ min: 0, max: 365 * 24 * 60 - 1 }),
+    fc.integer({ min: 0, max: 59 }),
+    fc.oneof(fc.constant(""), fc.stringMatching(/^\.[0-9]{1,9}$/)),
+    fc.constantFrom("T", "t"),
+    fc.oneof(
+      fc.constantFrom("Z", "z"),
+      fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }).map((offset) => {
+        const a = Math.abs(offset);
+        return `${offset < 0 ? "-" : "+"}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+      }),
+    ),
+  )
+  .map(([year, minute, second, fraction, t, zone]) => {
+    // A day and minute of a year without 29 February, so that every year has it.
+    const d = new Date(Date.UTC(2001, 0, 1) + minute * 60_000);
+    const day = `${pad(year, 4)}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+    return `${day}${t}${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(second)}${fraction}${zone}`;
+  });
+
+/** RFC 3339 `full-date`s over years 0000–9999 (29 February only in leap years: 2001 has none). */
+const fullDate = fc
+  .tuple(
+    fc.oneof(
+      { weight: 1, arbitrary: fc.integer({ min: 0, max: 9999 }) },
+      { weight: 4, arbitrary: fc.integer({ min: 1968, max: 2101 }) },
+    ),
+    fc.integer({ min: 0, max: 364 }),
+  )
+  .map(([year, day]) => `${pad(year, 4)}${new Date(Date.UTC(2001, 0, 1 + day)).toISOString().slice(4, 10)}`);
+
 function stringOf(s: Json): fc.Arbitrary<string> {
   const minLength = s.minLength ?? 0;
   const maxLength = Math.min(s.maxLength ?? 40, Math.max(minLength, 40));
-  switch (s.format) {
-    case "date-time":
-      return fc
-        .date({
-          min: new Date("2000-01-01T00:00:00Z"),
-          max: new Date("2099-12-31T23:59:59Z"),
-          noInvalidDate: true,
-        })
-        .map((d) => d.toISOString());
-    case "date":
-      return fc
-        .date({
-          min: new Date("2000-01-01T00:00:00Z"),
-          max: new Date("2099-12-31T00:00:00Z"),
-          noInvalidDate: true,
-        })
-        .map((d) => d.toISOString().slice(0, 10));
-    case "uuid":
-      return fc.uuid({ version: 4 });
-    case "email":
-      return fc.stringMatching(/^[a-z]{1,10}@[a-z]{1,10}\.example$/);
-    case "uri":
-    case "url":
-      // A hyperlink to an object of the API (what every `format: uri` input of this API is), or
-      // an https URL elsewhere (webhook and image URLs): both are well-formed http(s) URLs.
-      return fc.oneof(
-        fc.uuid({ version: 4 }).map((id) => `${ORIGIN}/tasks/${id}/`),
-        fc.stringMatching(/^[a-z]{1,10}$/).map((h) => `https://${h}.example.com/in`),
-      );
-  }
   const patterns: RegExp[] = [...(s[PATTERNS] ?? []), ...(s.pattern ? [s.pattern] : [])].map(regExp);
   const fits = (v: string) =>
     v.length >= minLength &&
     v.length <= (s.maxLength ?? Number.POSITIVE_INFINITY) &&
     patterns.every((p) => p.test(v));
+  // A format's values, as a generator that knows the format makes them; the schema's `pattern`
+  // and lengths hold too (a filter: JSON Schema 2020-12 applies every keyword).
+  const formatted = (arb: fc.Arbitrary<string>) => arb.filter(fits);
+  switch (s.format) {
+    case "date-time":
+      return formatted(rfc3339);
+    case "date":
+      return formatted(fullDate);
+    case "uuid":
+      return formatted(fc.uuid({ version: 4 }));
+    case "email":
+      // RFC 5321 mailboxes (`0@com` among them), which `format: email` allows.
+      return formatted(fc.emailAddress());
+    case "uri":
+    case "url":
+      // A hyperlink to an object of the API, or an https URL elsewhere (webhook and image URLs):
+      // both are well-formed http(s) URLs.
+      return formatted(
+        fc.oneof(
+          fc.uuid({ version: 4 }).map((id) => `${ORIGIN}/tasks/${id}/`),
+          fc.stringMatching(/^[a-z]{1,10}$/).map((h) => `https://${h}.example.com/in`),
+        ),
+      );
+  }
   if (s.pattern) {
     let matching: fc.Arbitrary<string>;
     try {
@@ -232,11 +269,18 @@ export function valid(doc: Doc, schema: Json, depth = 0): fc.Arbitrary<unknown> 
   return arbitraries.length === 1 ? arbitraries[0] : fc.oneof(...arbitraries);
 }
 
+/** A schema no value meets (`false`, `not: {}`): its member may not be sent (2020-12 §10.2.1.4). */
+export const forbidden = (s: Json) =>
+  s === false || (s && typeof s.not === "object" && s.not !== null && Object.keys(s.not).length === 0);
+
 function objectOf(doc: Doc, s: Json, depth: number): fc.Arbitrary<unknown> {
   const properties: Record<string, Json> = s.properties ?? {};
   const required: string[] = s.required ?? [];
-  // Optional properties are left out past a depth, so that recursive schemas end.
-  const keys = Object.keys(properties).filter((k) => depth < 3 || required.includes(k));
+  // Optional properties are left out past a depth, so that recursive schemas end; members no
+  // value meets, always.
+  const keys = Object.keys(properties).filter(
+    (k) => (depth < 3 || required.includes(k)) && !forbidden(flat(doc, properties[k])),
+  );
   const record = Object.fromEntries(keys.map((k) => [k, valid(doc, properties[k], depth + 1)]));
   const plain = fc.record(record, { requiredKeys: required.filter((k) => k in record) });
   const conditions: Condition[] = s[CONDITIONS] ?? [];
@@ -336,9 +380,13 @@ export function broken(doc: Doc, schema: Json, value: Record<string, unknown>): 
   }
   for (const [key, raw] of Object.entries<Json>(s.properties ?? {})) {
     const p = flat(doc, raw);
-    if (!p || p.readOnly) continue;
     const set = (v: unknown, what: string) =>
       out.push({ value: { ...value, [key]: v }, what: `${key}: ${what}` });
+    if (forbidden(p)) {
+      set("x", "a member that may not be sent");
+      continue;
+    }
+    if (!p || p.readOnly) continue;
     const kinds = types(p);
     if (Array.isArray(p.enum) && !p.enum.includes("zz-not-a-choice"))
       set("zz-not-a-choice", "not in its enum");

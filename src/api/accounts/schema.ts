@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { isTimeZone } from "../../domain/time-zones";
 import { badPlaceholders, PUBLIC_TASK_FIELDS } from "../../domain/tracker";
-import { dateTime, placeholderPattern } from "../../http/openapi";
+import { dateTime, emailAddress, placeholderPattern } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { ACCOUNT_VERSION_RE } from "../../http/versions";
 import { CUSTOM_ISSUE } from "../../schemas/tasks";
@@ -82,7 +82,7 @@ export const AccountSchema = z
 export const SignUpSchema = z
   .object({
     name: z.string().min(1).max(200),
-    email: z.string().email(),
+    email: emailAddress(),
     password: z.string().min(8).max(256),
   })
   .openapi("AccountCreate");

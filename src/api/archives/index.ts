@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { requireRole } from "../../http/guards";
 import {
   dateTime,
+  dayInput,
   defineRoute,
   errorResponses,
   jsonResponse,
@@ -58,14 +59,8 @@ export const listArchivesRoute = createRoute({
       .object({
         ...paginationQuery,
         kind: z.enum(KINDS).optional(),
-        date__gte: z
-          .string()
-          .optional()
-          .openapi({ description: "Days from this one (`YYYY-MM-DD`).", format: "date" }),
-        date__lte: z
-          .string()
-          .optional()
-          .openapi({ description: "Days up to this one (`YYYY-MM-DD`).", format: "date" }),
+        date__gte: dayInput().optional().openapi({ description: "Days from this one (`YYYY-MM-DD`)." }),
+        date__lte: dayInput().optional().openapi({ description: "Days up to this one (`YYYY-MM-DD`)." }),
       })
       .strict(),
   },

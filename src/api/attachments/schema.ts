@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { dateTime } from "../../http/openapi";
 import { paginationQuery } from "../../http/pagination";
+import { hyperlinkSchema } from "../../http/urls";
 import { RESPONSE_HEADER_NAMES } from "../../services/files/response-headers";
-import type { AttachmentKind } from "../../services/files/types";
+import { type AttachmentKind, COLLECTION_OF } from "../../services/files/types";
 
 const signerName = z.string().max(200).nullable().optional().openapi({
   description:
@@ -15,17 +16,13 @@ export function attachmentSchemas(kind: AttachmentKind) {
   const Title = title(kind);
   const create = z
     .object({
-      account: z.string().openapi({ description: "The caller's account (URL)." }),
-      task: z.string().openapi({ description: "Task URL (a worker: one of its tasks)." }),
-      file_upload: z.string().openapi({
-        description:
-          "File upload URL, of this account, already uploaded, not yet attached to another document or signature.",
-      }),
-      order: z
-        .string()
-        .nullable()
-        .optional()
-        .openapi({ description: "Order URL; by default the task's order." }),
+      account: hyperlinkSchema("accounts", "The caller's account (URL)."),
+      task: hyperlinkSchema("tasks", "Task URL (a worker: one of its tasks)."),
+      file_upload: hyperlinkSchema(
+        "file_uploads",
+        "File upload URL, of this account, already uploaded, not yet attached to another document or signature.",
+      ),
+      order: hyperlinkSchema("orders", "Order URL; by default the task's order.").nullable().optional(),
       description: z.string().max(10_000).optional().openapi({ description: 'Default "".' }),
       visible_to_worker: z.boolean().optional().openapi({ description: "Default true." }),
       visible_to_client: z.boolean().optional().openapi({ description: "Default false." }),
@@ -97,8 +94,8 @@ export function attachmentSchemas(kind: AttachmentKind) {
 
   const listQuery = z
     .object({
-      task: z.string().optional().openapi({ description: "Task URL or id." }),
-      order: z.string().optional().openapi({ description: "Order URL or id." }),
+      task: hyperlinkSchema("tasks", "Task URL or id.").optional(),
+      order: hyperlinkSchema("orders", "Order URL or id.").optional(),
       ...paginationQuery,
     })
     .strict();
@@ -106,7 +103,7 @@ export function attachmentSchemas(kind: AttachmentKind) {
   const batchDelete = z
     .object({
       ids: z
-        .array(z.string())
+        .array(hyperlinkSchema(COLLECTION_OF[kind], `A ${kind}'s URL or id.`))
         .min(1, "This list may not be empty.")
         .max(500, "Too many ids: at most 500 per request.")
         .openapi({ description: `${Title} ids or URLs.` }),

@@ -13,7 +13,7 @@ import {
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { link, type RenderCtx, renderCtx, ts } from "../../http/serialize";
-import { parseHyperlink } from "../../http/urls";
+import { hyperlinkSchema, parseHyperlink } from "../../http/urls";
 import { atLeast } from "../../http/versions";
 import {
   authenticate,
@@ -114,9 +114,7 @@ export const createSessionTokenAuthorizeRoute = createRoute({
   security,
   summary: "Exchange a session for a 15-minute authorization JWT scoped to one account",
   request: jsonBody(
-    z
-      .object({ account: z.string().openapi({ description: "Account URL." }) })
-      .openapi("SessionTokenAuthorize"),
+    z.object({ account: hyperlinkSchema("accounts", "Account URL.") }).openapi("SessionTokenAuthorize"),
   ),
   responses: { 200: jsonResponse(TokenSchema, "Authorization token."), ...errorResponses },
 });

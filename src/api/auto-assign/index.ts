@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { requireRole } from "../../http/guards";
 import {
+  dayInput,
   defineRoute,
   errorResponses,
   jsonBody,
@@ -9,7 +10,7 @@ import {
   security,
 } from "../../http/openapi";
 import { link, renderCtx } from "../../http/serialize";
-import { LOCAL_DATE_PATTERN } from "../../schemas/recurrences";
+import { hyperlinkSchema } from "../../http/urls";
 import { autoAssignRequest } from "../../services/auto-assign/request";
 
 const REASONS = ["unreachable", "capacity", "time_window", "shift"] as const;
@@ -20,7 +21,7 @@ const AutoAssignSchema = z
     z
       .object({
         tasks: z
-          .array(z.string().openapi({ description: "A task URL." }))
+          .array(hyperlinkSchema("tasks", "A task's URL or id."))
           .min(1)
           .max(MAX_AUTO_ASSIGN)
           .openapi({ description: `Tasks to place, in this order (at most ${MAX_AUTO_ASSIGN}).` }),
@@ -29,13 +30,10 @@ const AutoAssignSchema = z
       .openapi("TaskAutoAssignList"),
     z
       .object({
-        day: z
-          .string()
-          .regex(new RegExp(LOCAL_DATE_PATTERN), "Enter a valid date (YYYY-MM-DD), from 1970 to 2099.")
-          .openapi({
-            description:
-              "That day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start.",
-          }),
+        day: dayInput().openapi({
+          description:
+            "That day's unassigned tasks (the account's time zone; a window meeting the day or a scheduled time in it, as `GET /tasks/?day=`), by window start.",
+        }),
       })
       .strict()
       .openapi("TaskAutoAssignDay"),

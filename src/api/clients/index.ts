@@ -3,6 +3,7 @@ import { pathId, requireRole } from "../../http/guards";
 import {
   dateTime,
   defineRoute,
+  emailAddress,
   errorResponses,
   jsonBody,
   jsonResponse,
@@ -51,7 +52,7 @@ const ClientWriteSchema = z.object({
     .nullable()
     .optional()
     .openapi({ description: "Unique in the account; a POST naming a known one updates that client." }),
-  emails: z.array(z.string().email().max(254)).max(50).optional(),
+  emails: z.array(emailAddress().max(254)).max(50).optional(),
   phones: z.array(z.string().min(1).max(64)).max(50).optional(),
   notes: z.string().max(10_000).optional(),
   metafields: z

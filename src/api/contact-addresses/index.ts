@@ -14,8 +14,9 @@ import { renderCtx } from "../../http/serialize";
 import {
   ContactAddressCreateSchema,
   ContactAddressListQuery,
+  ContactAddressPatchSchema,
   ContactAddressSchema,
-  ContactAddressWriteSchema,
+  ContactAddressUpdateSchema,
 } from "../../schemas/contact-addresses";
 import {
   createContactAddress,
@@ -85,11 +86,7 @@ function updateContactAddressRouteFor<M extends "patch" | "put">(method: M) {
     description: "Tasks that copied this contact address keep their copy.",
     request: {
       params: uuidParam,
-      ...jsonBody(
-        ContactAddressWriteSchema.openapi(
-          method === "patch" ? "ContactAddressPatch" : "ContactAddressUpdate",
-        ),
-      ),
+      ...jsonBody(method === "patch" ? ContactAddressPatchSchema : ContactAddressUpdateSchema),
     },
     responses: { 200: jsonResponse(ContactAddressSchema, "The contact address."), ...errorResponses },
   });

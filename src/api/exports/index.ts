@@ -12,6 +12,7 @@ import {
 } from "../../http/openapi";
 import { pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
+import { hyperlinkSchema } from "../../http/urls";
 import { createExport, getExport, listExports, serializeExport } from "../../services/exports";
 import { type ExportKind, fieldNames, METAFIELD_COLUMN } from "../../services/exports/fields";
 import { cancelExport, deleteExport } from "../../services/exports/lifecycle";
@@ -53,7 +54,7 @@ export const ExportSchema = z
  */
 const exportWriteSchema = (kind: ExportKind) =>
   z.object({
-    account: z.string().openapi({ description: "The account's URL (required)." }),
+    account: hyperlinkSchema("accounts", "The account's URL (required)."),
     fields: z
       .array(z.string())
       .optional()

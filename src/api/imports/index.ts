@@ -12,6 +12,7 @@ import {
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
+import { hyperlinkSchema } from "../../http/urls";
 import { createImport, getImport, listImports, serializeImport } from "../../services/imports";
 import { IMPORT_KINDS } from "../../services/imports/columns";
 import { cancelImport } from "../../services/imports/lifecycle";
@@ -58,12 +59,12 @@ export const ImportSchema = z
 const ImportWriteSchema = z
   .object({
     kind: z.enum(KINDS),
-    file: z.string().openapi({
-      description:
-        "The URL (or id) of a file upload of the account whose file is uploaded: a UTF-8 CSV file. It names the " +
+    file: hyperlinkSchema(
+      "file_uploads",
+      "The URL (or id) of a file upload of the account whose file is uploaded: a UTF-8 CSV file. It names the " +
         "same kind of object as `file_upload` of documents and signatures; the wire name `file` is fixed by the " +
         "interface (contract §21) and kept for existing clients.",
-    }),
+    ),
     dry_run: z.boolean().optional().openapi({ description: "Validate every row, apply nothing." }),
   })
   .openapi("ImportCreate");

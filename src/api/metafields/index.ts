@@ -99,6 +99,26 @@ const DEFINITION_RULES = jsonSchemaRules({
   ],
 });
 
+/**
+ * The same rules for a PATCH, as far as the body states them: a PATCH is checked merged with the
+ * stored definition, so only what the body itself names (its `value_type`, its `applies_to`)
+ * decides here; the rest is the stored definition's (issue 56).
+ */
+const PATCH_DEFINITION_RULES = jsonSchemaRules({
+  allOf: [
+    when(
+      { required: ["value_type"], properties: { value_type: { enum: ["select", "multiselect"] } } },
+      { properties: { choices: { minItems: 1 } } },
+    ),
+    when(
+      { required: ["applies_to"], properties: { applies_to: { not: { const: "tasks" } } } },
+      {
+        properties: { is_required_before_complete: { const: false }, source: { const: "manual" } },
+      },
+    ),
+  ],
+});
+
 export const createMetafieldRoute = createRoute({
   method: "post",
   path: "/metafields/",
@@ -144,7 +164,7 @@ function updateMetafieldRouteFor<M extends "patch" | "put">(method: M) {
       params: uuidParam,
       ...jsonBody(
         method === "patch"
-          ? MetafieldWriteSchema.partial().openapi("MetafieldPatch")
+          ? MetafieldWriteSchema.partial().openapi("MetafieldPatch", PATCH_DEFINITION_RULES)
           : MetafieldWriteSchema.openapi("MetafieldUpdate", DEFINITION_RULES),
       ),
     },

@@ -101,6 +101,27 @@ const NotificationTemplateWriteSchema = z.object({
   ...Object.fromEntries(POD_OPTIONS.map((o) => [o, podOption(o).optional()])),
 });
 
+/**
+ * The service's rules across fields (services/notifications/templates `check`), as JSON Schema:
+ * a whole template's, so POST's and PUT's (issue 56). A PATCH is checked merged with the stored
+ * template: the body states them only for the fields it names itself (its `channel`, and a
+ * `subject` it sends); the stored channel and subject are the stored template's business.
+ */
+const templateRules = (whole: boolean) =>
+  jsonSchemaRules({
+    allOf: [
+      when(
+        { required: ["channel"], properties: { channel: { const: "email" } } },
+        { ...(whole ? { required: ["subject"] } : {}), properties: { subject: { pattern: NOT_BLANK } } },
+      ),
+      when(
+        { required: ["channel"], properties: { channel: { const: "sms" } } },
+        { properties: { body: { maxLength: MAX_SMS_LENGTH } } },
+      ),
+    ],
+  });
+const TEMPLATE_RULES = templateRules(true);
+
 export const createNotificationTemplateRoute = createRoute({
   method: "post",
   path: "/notification_templates/",
@@ -109,24 +130,7 @@ export const createNotificationTemplateRoute = createRoute({
   summary: "Create a notification template",
   description:
     "When a task reaches `event` (assigned, transit, completed, failed), each active template of that event sends one message to each of the task's contact phones (`sms`) or e-mails (`email`): once per task, event, template and recipient. `task_completed` e-mails attach the proof of delivery as a PDF.",
-  // The service's rules across fields (services/notifications/templates `check`), as JSON Schema.
-  request: jsonBody(
-    NotificationTemplateWriteSchema.openapi(
-      "NotificationTemplateCreate",
-      jsonSchemaRules({
-        allOf: [
-          when(
-            { required: ["channel"], properties: { channel: { const: "email" } } },
-            { required: ["subject"], properties: { subject: { pattern: NOT_BLANK } } },
-          ),
-          when(
-            { required: ["channel"], properties: { channel: { const: "sms" } } },
-            { properties: { body: { maxLength: MAX_SMS_LENGTH } } },
-          ),
-        ],
-      }),
-    ),
-  ),
+  request: jsonBody(NotificationTemplateWriteSchema.openapi("NotificationTemplateCreate", TEMPLATE_RULES)),
   responses: { 201: jsonResponse(NotificationTemplateSchema, "Created."), ...errorResponses },
 });
 
@@ -174,8 +178,11 @@ function updateRouteFor<M extends "patch" | "put">(method: M) {
       params: uuidParam,
       ...jsonBody(
         method === "patch"
-          ? NotificationTemplateWriteSchema.partial().openapi("NotificationTemplatePatch")
-          : NotificationTemplateWriteSchema.openapi("NotificationTemplateUpdate"),
+          ? NotificationTemplateWriteSchema.partial().openapi(
+              "NotificationTemplatePatch",
+              templateRules(false),
+            )
+          : NotificationTemplateWriteSchema.openapi("NotificationTemplateUpdate", TEMPLATE_RULES),
       ),
     },
     responses: { 200: jsonResponse(NotificationTemplateSchema, "The template."), ...errorResponses },

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { pathId, requireUser } from "../../http/guards";
 import { defineRoute, errorResponses, type Router, security, uuidParam } from "../../http/openapi";
+import { hyperlinkSchema } from "../../http/urls";
 import { renderPodHtml } from "../../render/pod";
 import { renderPodPdf } from "../../render/pod-pdf";
 import { documentFonts } from "../../services/documents/fonts";
@@ -34,10 +35,10 @@ export const podTaskRoute = createRoute({
     query: z
       .object({
         format: z.enum(["html", "pdf"]).optional(),
-        template: z
-          .string()
-          .optional()
-          .openapi({ description: "A notification template's id (or URL): its POD options." }),
+        template: hyperlinkSchema(
+          "notification_templates",
+          "A notification template's id (or URL): its POD options.",
+        ).optional(),
         ...Object.fromEntries(POD_OPTIONS.map((o) => [o, bool])),
       })
       .strict(),

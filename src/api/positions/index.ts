@@ -4,6 +4,7 @@ import { requireUser } from "../../http/guards";
 import {
   batchValidationError,
   dateTime,
+  dateTimeInput,
   defineRoute,
   ErrorSchema,
   errorResponses,
@@ -15,7 +16,7 @@ import {
 import { DEFAULT_PAGE_SIZE, pageSchema, paginationQuery } from "../../http/pagination";
 import { link, renderCtx, ts } from "../../http/serialize";
 import { parseTimestamp } from "../../http/timezones";
-import { parseHyperlink } from "../../http/urls";
+import { hyperlinkSchema, parseHyperlink } from "../../http/urls";
 import {
   listTrail,
   readTrailCursor,
@@ -33,7 +34,7 @@ const optionalNumber = (description: string, min: number, max: number) =>
 export const PositionCreateSchema = z
   .object({
     location: PointSchema,
-    time: dateTime().openapi({
+    time: dateTimeInput().openapi({
       description:
         "When the phone took the position (device time, ISO 8601). At most 5 minutes ahead of the server's clock.",
     }),
@@ -101,18 +102,12 @@ export const createPositionRoute = createRoute({
 const TrailQuery = z
   .object({
     ...paginationQuery,
-    user: z.string().optional().openapi({
-      description: "User URL or id (default: the caller). A worker may only name itself.",
-      format: "uuid",
-    }),
-    from: z
-      .string()
-      .optional()
-      .openapi({ format: "date-time", description: "Positions at or after this time." }),
-    to: z
-      .string()
-      .optional()
-      .openapi({ format: "date-time", description: "Positions at or before this time." }),
+    user: hyperlinkSchema(
+      "users",
+      "User URL or id (default: the caller). A worker may only name itself.",
+    ).optional(),
+    from: dateTimeInput().optional().openapi({ description: "Positions at or after this time." }),
+    to: dateTimeInput().optional().openapi({ description: "Positions at or before this time." }),
   })
   .strict();
 

@@ -12,6 +12,7 @@ import {
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
+import { hyperlinkSchema } from "../../http/urls";
 import {
   createOptimization,
   getOptimization,
@@ -52,9 +53,12 @@ export const RouteOptimizationSchema = z
 
 const RouteOptimizationWriteSchema = z
   .object({
-    routes: z.array(z.string()).min(1).openapi({ description: "Route URLs (their tasks always take part)." }),
+    routes: z
+      .array(hyperlinkSchema("routes", "A route's URL or id."))
+      .min(1)
+      .openapi({ description: "Route URLs (their tasks always take part)." }),
     tasks: z
-      .array(z.string())
+      .array(hyperlinkSchema("tasks", "A task's URL or id."))
       .optional()
       .openapi({ description: "More task URLs: unrouted ones, or on the routes given." }),
     ignore_time_windows: z.boolean().optional(),

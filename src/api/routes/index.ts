@@ -13,6 +13,7 @@ import {
 } from "../../http/openapi";
 import { pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
+import { hyperlinkSchema } from "../../http/urls";
 import { AddressInputSchema, AddressSchema, refineDepots } from "../../schemas/tasks";
 import { tasksForReader } from "../../services/forms/worker-view";
 import {
@@ -55,14 +56,14 @@ export const RouteSchema = z
   })
   .openapi("Route");
 
+/** A route's day, as the body and the list filter take it (a label: any year, no calendar check). */
+const routeDate = () =>
+  z.string().regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, "Date has wrong format. Use YYYY-MM-DD.");
+
 const RouteWriteFields = z.object({
   name: z.string().max(255).optional(),
-  assignee: z.string().nullable().optional().openapi({ description: "User URL of the account, or null." }),
-  date: z
-    .string()
-    .regex(/^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/, "Date has wrong format. Use YYYY-MM-DD.")
-    .nullable()
-    .optional(),
+  assignee: hyperlinkSchema("users", "User URL of the account, or null.").nullable().optional(),
+  date: routeDate().nullable().optional(),
   objective: z.enum(ROUTE_OBJECTIVES).optional().openapi({ description: "Default `distance`." }),
   start_address: AddressInputSchema.nullable().optional().openapi({
     description: "Default: the assignee's account-role `start_address`, copied when the assignee is set.",
@@ -102,8 +103,8 @@ export const listRoutesRoute = createRoute({
         ...paginationQuery,
         ...expandQuery,
         state: z.enum(ROUTE_STATES).optional(),
-        assignee: z.string().optional().openapi({ description: "User URL or id." }),
-        date: z.string().optional().openapi({ description: "`YYYY-MM-DD`." }),
+        assignee: hyperlinkSchema("users", "User URL or id.").optional(),
+        date: routeDate().optional().openapi({ description: "`YYYY-MM-DD`." }),
       })
       .strict(),
   },

@@ -14,6 +14,7 @@ import {
 } from "../../http/openapi";
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
+import { hyperlinkSchema } from "../../http/urls";
 import { twilioSignature } from "../../services/messaging/sms";
 import {
   createSms,
@@ -57,7 +58,7 @@ const SmsWriteSchema = z
       maxLength: MAX_SMS_LENGTH,
       pattern: NOT_BLANK,
     }),
-    task: z.string().nullable().optional().openapi({ description: "Task URL (optional)." }),
+    task: hyperlinkSchema("tasks", "Task URL (optional).", { blank: true }).nullable().optional(),
   })
   .openapi("SmsCreate");
 

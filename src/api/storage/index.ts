@@ -151,7 +151,9 @@ export function mountStorage(app: Router) {
   }
   app.get(`${FILES_PREFIX}/*`, getObject);
   app.options(`${FILES_PREFIX}/*`, preflight("GET, HEAD"));
-  app.on(["POST", "PUT", "PATCH", "DELETE"], `${FILES_PREFIX}/*`, methodNotAllowed("GET, HEAD"));
+  // Every other method, TRACE and unknown ones included, is S3's 405 naming only what is served
+  // (RFC 9110 §15.5.6). Routes per method would make the sub-app's fallback list them in `Allow`.
+  app.all(`${FILES_PREFIX}/*`, methodNotAllowed("GET, HEAD"));
 
   documentStorage(app);
 }

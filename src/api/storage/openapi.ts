@@ -226,11 +226,16 @@ export function documentStorage(app: Router) {
             schema: UploadFormFieldsSchema.extend({
               success_action_status: z.enum(["200", "201", "204"]).optional(),
               success_action_redirect: z.string().optional(),
-              // Any bytes (OpenAPI 3.1 §4.8.14.3: a binary part is a schema without a type).
-              file: z.any().openapi({
-                description:
-                  "The file (`application/octet-stream` or its own type): the last part, exactly one.",
-              }),
+              // Any bytes (OpenAPI 3.1 §4.8.14.3: a binary part is a schema without a type), and
+              // required (`InvalidArgument` without it): a refinement that refuses undefined is
+              // what zod-to-openapi reads as required (`z.any()` alone is optional; issue 56).
+              file: z
+                .any()
+                .refine((v) => v !== undefined)
+                .openapi({
+                  description:
+                    "The file (`application/octet-stream` or its own type): the last part, exactly one.",
+                }),
             }),
           },
         },

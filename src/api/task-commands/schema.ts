@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
-import { dateTime, jsonSchemaRules, when } from "../../http/openapi";
+import { dateTime, dateTimeInput, jsonSchemaRules, when } from "../../http/openapi";
+import { hyperlinkSchema } from "../../http/urls";
 import { TaskCommandInputSchema } from "../../services/task-commands";
 
 export const TaskCommandSchema = TaskCommandInputSchema.extend({
@@ -57,12 +58,13 @@ export const TaskCommandBodySchema = z
 
 export const TaskCommandListQuery = z
   .object({
-    // The URL is accepted too; the document states the id's format (issue 46).
-    task: z.string().optional().openapi({ description: "Task URL or id.", format: "uuid" }),
+    task: hyperlinkSchema("tasks", "Task URL or id.").optional(),
     state: z.enum(["pending", "accepted", "rejected"]).optional(),
     action: z.enum(TASK_ACTIONS).optional(),
-    user: z.string().optional().openapi({ description: "User URL or id.", format: "uuid" }),
-    created_at__gte: z.string().optional().openapi({ format: "date-time" }),
+    user: hyperlinkSchema("users", "User URL or id.").optional(),
+    created_at__gte: dateTimeInput()
+      .optional()
+      .openapi({ description: "Commands made at or after this time." }),
   })
   .strict();
 

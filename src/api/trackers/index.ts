@@ -4,6 +4,7 @@ import { ValidationError } from "../../http/errors";
 import { pathId, requireRole } from "../../http/guards";
 import {
   dateTime,
+  dateTimeInput,
   defineRoute,
   errorResponses,
   jsonBody,
@@ -17,6 +18,7 @@ import {
 import { mapPage, pageSchema, paginationQuery } from "../../http/pagination";
 import { renderCtx } from "../../http/serialize";
 import { parseTimestamp } from "../../http/timezones";
+import { hyperlinkSchema } from "../../http/urls";
 import {
   createTracker,
   deleteTracker,
@@ -48,12 +50,13 @@ export const TrackerSchema = z
   .openapi("Tracker");
 
 const TrackerWriteSchema = z.object({
-  tasks: z.array(z.string()).optional().openapi({ description: "Task URLs (at most 500)." }),
-  order: z
-    .string()
-    .nullable()
+  tasks: z
+    .array(hyperlinkSchema("tasks", "A task's URL or id."))
     .optional()
-    .openapi({ description: "Order URL: all its tasks, as they are when the page is read." }),
+    .openapi({ description: "Task URLs (at most 500)." }),
+  order: hyperlinkSchema("orders", "Order URL: all its tasks, as they are when the page is read.")
+    .nullable()
+    .optional(),
   public_task_fields: z
     .array(z.string().openapi({ enum: [...PUBLIC_TASK_FIELDS] }))
     .optional()
@@ -61,7 +64,7 @@ const TrackerWriteSchema = z.object({
       minItems: 1,
       description: `Allowlist of what the public page shows, from: ${PUBLIC_TASK_FIELDS.join(", ")}. Default: state, category, address.formatted_address, complete_after, complete_before, scheduled_time, eta, assignee.name. Empty: 400.`,
     }),
-  expires_at: dateTime().optional().openapi({
+  expires_at: dateTimeInput().optional().openapi({
     description: "Default: 30 days after the latest `complete_before` of its tasks, or after creation.",
   }),
   task_popup_template: z

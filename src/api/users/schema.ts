@@ -1,8 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { ROLES } from "../../db/schema";
 import type { Fix } from "../../durable-objects/account-stream/positions";
-import { dateTime, jsonSchemaRules } from "../../http/openapi";
+import { dateTime, emailAddress, jsonSchemaRules } from "../../http/openapi";
 import { link, type RenderCtx, ts } from "../../http/serialize";
+import { hyperlinkSchema } from "../../http/urls";
 import { AddressInputSchema, AddressSchema, refineDepots } from "../../schemas/tasks";
 import type { AccountRoleRow, UserRow } from "../../services/accounts";
 import { serializeAddressWithOutcome } from "../../services/addresses/stored";
@@ -60,7 +61,7 @@ export function serializeFix(r: RenderCtx, f: Fix | null | undefined) {
 
 export const UserCreateSchema = z
   .object({
-    email: z.string().email(),
+    email: emailAddress(),
     name: z.string().max(200).optional(),
     password: z.string().min(8).max(256).optional().openapi({
       description:
@@ -89,7 +90,7 @@ export const HijackSchema = z
 export const UserPatchSchema = z
   .object({
     name: z.string().max(200),
-    email: z.string().email(),
+    email: emailAddress(),
     password: z.string().min(8).max(256),
     current_password: z
       .string()
@@ -152,8 +153,8 @@ export const AccountRoleSchema = z
 
 export const AccountRoleCreateSchema = z
   .object({
-    user: z.string().optional().openapi({ description: "URL of a user of this account." }),
-    email: z.string().email().optional().openapi({
+    user: hyperlinkSchema("users", "URL of a user of this account.", { blank: true }).optional(),
+    email: emailAddress().optional().openapi({
       description: "Any e-mail: a registered user is invited, a new one gets an activation e-mail.",
     }),
     role: RoleEnum,

@@ -127,12 +127,9 @@ type Parsed = {
 
 function parseBody(body: ContactAddressWriteBody, p: Principal, requireAddress: boolean): Parsed {
   const out: Parsed = { errors: {} };
-  if (
-    body.account !== undefined &&
-    body.account !== null &&
-    parseHyperlink(body.account, "accounts") !== p.accountId
-  ) {
-    addError(out.errors, "account", MSG.notExist);
+  if (body.account !== undefined && body.account !== null) {
+    const accountId = parseHyperlink(body.account, "accounts");
+    if (accountId !== p.accountId) addError(out.errors, "account", accountId ? MSG.notExist : MSG.noMatch);
   }
   if (body.external_id !== undefined) out.externalId = body.external_id || null;
   if (body.address) {

@@ -31,6 +31,8 @@ export async function listEvents(env: Env, accountId: string, q: EventListQuery,
     .filter(Boolean);
   const unknown = types?.filter((t) => !(EVENT_TYPES as readonly string[]).includes(t)) ?? [];
   if (unknown.length) errors.type = unknown.map((t) => `"${t}" is not a valid event name.`);
+  // Sent empty, the filter names no event: malformed, as an empty filter is on every list.
+  else if (types?.length === 0) errors.type = ['"" is not a valid event name.'];
   if (Object.keys(errors).length) throw new ValidationError(errors);
 
   const size = q.page_size ?? DEFAULT_PAGE_SIZE;

@@ -193,8 +193,10 @@ export async function createExport(
   ctx: { zone: string | null; baseUrl: string },
 ): Promise<ExportRow> {
   const errors: FieldErrors = {};
+  const accountId = parseHyperlink(input.account, "accounts");
   if (input.account === undefined || input.account === null) errors.account = [MSG.required];
-  else if (parseHyperlink(input.account, "accounts") !== p.accountId) errors.account = [MSG.notExist];
+  else if (!accountId) errors.account = [MSG.noMatch];
+  else if (accountId !== p.accountId) errors.account = [MSG.notExist];
   const keys = await metafieldKeys(env.DB, p.accountId, kind);
   const fields = input.fields ?? defaultFields(kind, keys);
   if (input.fields && input.fields.length === 0) errors.fields = ["This list may not be empty."];

@@ -183,6 +183,7 @@ export function podImageLoader(files: R2Bucket) {
  */
 export async function templatePodOptions(db: D1Database, p: Principal, template: string) {
   const id = parseHyperlink(template, "notification_templates");
+  if (!id) throw fieldError("template", "Invalid hyperlink - No URL match.");
   const row = id
     ? await db
         .prepare(

@@ -6,6 +6,7 @@
 import { fieldError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
+import { isDay } from "../../http/timezones";
 import { signLink } from "../../s3/signed-links";
 import type { Principal } from "../auth/principal";
 import type { ArchiveRow } from "./archive";
@@ -17,8 +18,6 @@ export type ArchiveQuery = {
   cursor?: string;
   page_size?: number;
 };
-
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export function listArchives(db: D1Database, p: Principal, q: ArchiveQuery, url: string) {
   const where = ["account_id = ?", "state = 'done'"];
@@ -33,7 +32,8 @@ export function listArchives(db: D1Database, p: Principal, q: ArchiveQuery, url:
   ] as const) {
     const v = q[key];
     if (v === undefined) continue;
-    if (!DATE.test(v)) throw fieldError(key, "Date has wrong format. Use YYYY-MM-DD.");
+    // A day of the API's (1970–2099, one that exists), as every date it takes (http/timezones.ts).
+    if (!isDay(v)) throw fieldError(key, "Date has wrong format. Use YYYY-MM-DD.");
     where.push(`day ${op} ?`);
     params.push(v);
   }

@@ -109,13 +109,14 @@ export function listRoutes(
     where.push("state = ?");
     params.push(q.state);
   }
-  if (q.assignee) {
+  // Sent empty, a filter is malformed (400), as on every list.
+  if (q.assignee !== undefined) {
     const id = parseHyperlink(q.assignee, "users");
     if (!id) throw fieldError("assignee", "Invalid hyperlink - No URL match.");
     where.push("assignee_id = ?");
     params.push(id);
   }
-  if (q.date) {
+  if (q.date !== undefined) {
     where.push("date = ?");
     params.push(q.date);
   }

@@ -5,10 +5,10 @@ import { uuidBytes } from "../../db/uuid-bytes";
 import { TASK_ACTIONS } from "../../domain/task-state-machine";
 import { taskWriter } from "../../durable-objects/task/client";
 import { type FieldErrors, fieldError, ValidationError } from "../../http/errors";
-import { dateTime } from "../../http/openapi";
+import { dateTimeInput } from "../../http/openapi";
 import { type Page, paginateByCreation } from "../../http/pagination";
 import { parseTimestamp } from "../../http/timezones";
-import { parseHyperlink } from "../../http/urls";
+import { hyperlinkSchema, parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
 import type { WriteProof } from "../auth/tokens";
@@ -35,7 +35,7 @@ export const PointSchema = z
 export const TaskDataSchema = z
   .object({
     position: z.number().nullable(),
-    scheduled_time: dateTime().nullable(),
+    scheduled_time: dateTimeInput().nullable(),
     duration: z
       .string()
       .regex(/^\d{1,3}:[0-5]\d:[0-5]\d$/, "Duration has wrong format. Use HH:MM:SS.")
@@ -43,7 +43,7 @@ export const TaskDataSchema = z
     metafields: z.record(z.string(), z.any()),
     address: z.object({ raw_address: z.string().optional(), location: PointSchema.optional() }).passthrough(),
     contact_address: z.object({ address: z.record(z.string(), z.any()).optional() }).passthrough(),
-    route: z.string().nullable(),
+    route: hyperlinkSchema("routes", "Route URL, or null.").nullable(),
   })
   .partial()
   .openapi("TaskData", {
@@ -51,19 +51,15 @@ export const TaskDataSchema = z
   });
 
 export const TaskCommandInputSchema = z.object({
-  task: z.string().openapi({ description: "Task URL." }),
+  task: hyperlinkSchema("tasks", "Task URL."),
   external_id: z
     .string()
     .min(1)
     .max(255)
     .openapi({ description: "Client-generated, unique per account: the idempotency key." }),
-  time: dateTime().openapi({ description: "When the interaction happened (ISO 8601)." }),
+  time: dateTimeInput().openapi({ description: "When the interaction happened (ISO 8601)." }),
   action: z.enum(TASK_ACTIONS),
-  assignee: z
-    .string()
-    .nullable()
-    .optional()
-    .openapi({ description: "User URL; required for assign and reassign." }),
+  assignee: hyperlinkSchema("users", "User URL; required for assign and reassign.").nullable().optional(),
   task_data: TaskDataSchema.optional(),
   notes: z.string().max(10_000).optional(),
   location: PointSchema.nullable().optional(),
@@ -522,13 +518,14 @@ export async function listCommands(
     params.push(value);
   };
   if (p.role === "worker") add(`user_id = ${uuidBytes()}`, p.userId);
-  if (q.task)
-    add(`task_id = ${uuidBytes()}`, parseHyperlink(q.task, "tasks") ?? fail("task", "Invalid task."));
-  if (q.user)
-    add(`user_id = ${uuidBytes()}`, parseHyperlink(q.user, "users") ?? fail("user", "Invalid user."));
+  // A filter sent empty is malformed, as on every other list (`?created_at__gte=` is 400, not all).
+  if (q.task !== undefined)
+    add(`task_id = ${uuidBytes()}`, parseHyperlink(q.task, "tasks") ?? fail("task", NO_MATCH));
+  if (q.user !== undefined)
+    add(`user_id = ${uuidBytes()}`, parseHyperlink(q.user, "users") ?? fail("user", NO_MATCH));
   if (q.state) add("state = ?", q.state);
   if (q.action) add("action = ?", q.action);
-  if (q.created_at__gte) {
+  if (q.created_at__gte !== undefined) {
     add(
       "created_at >= ?",
       parseTimestamp(q.created_at__gte, ctx.timeZone) ??

@@ -1,7 +1,7 @@
 import { TASK_STATES } from "../../domain/task-state-machine";
 import { type FieldErrors, ValidationError } from "../../http/errors";
 import { DEFAULT_PAGE_SIZE, type Page } from "../../http/pagination";
-import { parseTimestamp } from "../../http/timezones";
+import { isDay, parseTimestamp, wallToInstant } from "../../http/timezones";
 import { type Collection, parseHyperlink } from "../../http/urls";
 import { base64url, fromBase64url } from "../../lib/crypto";
 import { isUuid } from "../../lib/ids";
@@ -70,18 +70,21 @@ function listParam<T extends string>(
 
 function idParam(errors: FieldErrors, field: string, value: string, collection: Collection): string {
   const id = parseHyperlink(value, collection);
-  if (!id) addError(errors, field, isUuid(value) ? "Invalid value." : "Invalid hyperlink - No URL match.");
+  if (!id) addError(errors, field, "Invalid hyperlink - No URL match.");
   return id ?? "";
 }
 
-/** A calendar day's [start, end) in milliseconds, read in `zone` (UTC when null), or null. */
+/**
+ * A calendar day's [start, end) in milliseconds, read in `zone` (UTC when null), or null when it
+ * is not a day of the API's (`isDay`; 2099-12-31 ends in 2100, which no input names).
+ */
 export function dayBounds(text: string, zone: string | null): { start: number; end: number } | null {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(text.trim())) return null;
+  if (!isDay(text.trim())) return null;
   const [y, m, d] = text.trim().split("-").map(Number);
-  const next = new Date(Date.UTC(y, m - 1, d + 1)).toISOString().slice(0, 10);
-  const start = parseTimestamp(`${text.trim()}T00:00:00`, zone ?? "UTC");
-  const end = parseTimestamp(`${next}T00:00:00`, zone ?? "UTC");
-  return start === null || end === null ? null : { start, end };
+  return {
+    start: wallToInstant(Date.UTC(y, m - 1, d), zone),
+    end: wallToInstant(Date.UTC(y, m - 1, d + 1), zone),
+  };
 }
 
 /** Turns the validated query into SQL conditions (or a 400 naming each bad parameter). */

@@ -116,6 +116,10 @@ async function resolve(db: D1Database, p: Principal, input: TrackerWrite, curren
     );
   let taskIds: string[] | undefined;
   let orderId: string | null | undefined;
+  // Malformed `tasks` are refused even beside an `order` (which then wins): the syntax the
+  // document states holds for whatever is sent (issue 56).
+  if (input.tasks?.some((u) => parseHyperlink(u, "tasks") === null))
+    errors.tasks = ["Invalid hyperlink - No URL match."];
   if (input.order !== undefined && input.order !== null) {
     orderId = parseHyperlink(input.order, "orders");
     const found = orderId
