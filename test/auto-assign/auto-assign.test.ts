@@ -175,6 +175,30 @@ describe("auto-assign (contract §29)", () => {
     expect(held.body.results).toHaveLength(2);
   });
 
+  it("sees a route's change made between two insertions (its read of the day is not stale)", async () => {
+    const { acc, today } = await middayAccount();
+    await defineMetafields(acc, "tasks", { demand: "integer" });
+    const { worker } = await workerWithRoute(acc, today, "Aino", [{ lon: 24.9, demand: 1 }]);
+    const me = await call("/users/me/", { token: worker.token });
+    await call(`/account_roles/${idOf(me.body.account_role)}/`, {
+      method: "PATCH",
+      token: acc.admin.token,
+      body: { vehicle_capacity: [2] },
+    });
+    const a = await task(acc, { lon: 24.95, demand: 1 });
+    const b = await task(acc, { lon: 24.96, demand: 1 });
+    expect((await autoAssign(acc, { tasks: [a.url] })).body[0].assignee).toBe(worker.user);
+    // Full now; the dispatcher takes `a` off the route: the room is there again.
+    expect((await autoAssign(acc, { tasks: [b.url] })).body[0].reason).toBe("shift");
+    const off = await call("/task_commands/", {
+      token: acc.admin.token,
+      body: { task: a.url, external_id: `off-${a.id}`, time: at(Date.now()), action: "unassign" },
+    });
+    expectStatus(off, 201);
+    const again = await autoAssign(acc, { tasks: [b.url] });
+    expect(again.body[0].assignee).toBe(worker.user);
+  });
+
   it("a day: its unassigned tasks by window start; bad input is 400 and places nothing", async () => {
     const { acc, today } = await middayAccount();
     const { worker } = await workerWithRoute(acc, today, "Aino", []);

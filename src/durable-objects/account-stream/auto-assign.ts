@@ -1,5 +1,5 @@
 import { accountDatabase, inAccount } from "../../db/shards";
-import { type AutoAssignResult, autoAssign } from "../../services/auto-assign";
+import { type AutoAssignResult, autoAssign, newDayCache } from "../../services/auto-assign";
 import { accountHasWebhooks, dispatchSoon } from "../../services/events/dispatch";
 import { dayIn } from "../../services/route-optimizations/build";
 
@@ -22,6 +22,8 @@ export class AutoAssigner {
   private chain: Promise<unknown> = Promise.resolve();
   private sweeping: Promise<number> | null = null;
   private again = false;
+  /** Today's routes as last read (services/auto-assign `DayCache`): only what changed is read again. */
+  private readonly day = newDayCache();
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -35,13 +37,25 @@ export class AutoAssigner {
     return run;
   }
 
-  /** `POST /tasks/auto_assign/`: these tasks, now, in this order. */
-  run(accountId: string, taskIds: string[], baseUrl: string): Promise<AutoAssignResult[]> {
-    return this.serial(() => this.insert(accountId, taskIds, baseUrl));
+  /**
+   * `POST /tasks/auto_assign/`: these tasks, now, in this order; or, when some are not the
+   * account's tasks, their indexes and nothing placed.
+   */
+  run(
+    accountId: string,
+    taskIds: string[],
+    baseUrl: string,
+  ): Promise<AutoAssignResult[] | { missing: number[] }> {
+    return this.serial(() => this.insert(accountId, taskIds, baseUrl, true));
   }
 
-  private async insert(accountId: string, taskIds: string[], baseUrl: string) {
-    const results = await autoAssign(this.env, accountId, taskIds, baseUrl, { announce: true });
+  private async insert(accountId: string, taskIds: string[], baseUrl: string, strict = false) {
+    const results = await autoAssign(this.env, accountId, taskIds, baseUrl, {
+      announce: true,
+      cache: this.day,
+      strict,
+    });
+    if ("missing" in results) return results;
     if (
       results.some((r) => r.reason) &&
       (await accountHasWebhooks(await inAccount(this.env, accountId), accountId))
@@ -134,6 +148,6 @@ export class AutoAssigner {
     const last = results.length === SWEEP_LIMIT ? results[results.length - 1].updated_at + OVERLAP_MS : now;
     await this.ctx.storage.put("auto_assign_from", last);
     if (results.length === SWEEP_LIMIT) this.again = true;
-    return out.filter((r) => r.assigneeId).length;
+    return "missing" in out ? 0 : out.filter((r) => r.assigneeId).length;
   }
 }

@@ -6,7 +6,6 @@ import type { Quantized } from "../../domain/positions-codec";
 import type { HiddenFields } from "../../domain/worker-view";
 import { reverse } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
-import type { AutoAssignResult } from "../../services/auto-assign";
 import { eventPageSql, type StoredPayload, withTexts } from "../../services/events/payloads";
 import { hiddenFormFields } from "../../services/forms/worker-view";
 import { AutoAssigner } from "./auto-assign";
@@ -191,7 +190,7 @@ export class AccountStreamDO extends DurableObject<Env> {
   }
 
   /** Auto-assign (contract §29), one insertion at a time per account: these tasks now, in order. */
-  async autoAssign(accountId: string, taskIds: string[], baseUrl: string): Promise<AutoAssignResult[]> {
+  async autoAssign(accountId: string, taskIds: string[], baseUrl: string) {
     return this.assigner.run(accountId, taskIds, baseUrl);
   }
 

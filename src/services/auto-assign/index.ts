@@ -84,7 +84,6 @@ const pointOf = (json: string | null): Point | null => {
     ?.coordinates;
   return c && Number.isFinite(c[0]) && Number.isFinite(c[1]) ? [c[0], c[1]] : null;
 };
-const key = (p: Point) => `${p[0]},${p[1]}`;
 
 type Worker = { user_id: string; name: string; vehicle_capacity: string };
 /** A route as the insertion sees it: today's, of an on-duty worker (or one to make for them). */
@@ -101,9 +100,46 @@ type Lane = {
 };
 
 /** What the insertion reads: the account's shift, the on-duty workers, their routes of today. */
-async function readDay(env: Env, accountId: string, now: number) {
+/**
+ * The stops of today's routes as last read, kept by the account's stream object between
+ * insertions with each route's fingerprint (its tasks' count, sum of versions and latest change:
+ * every write of a task moves its version). A route whose fingerprint moved is read again; the
+ * others are not (a day of 50 routes of 40 stops is 2,000 rows, read once, not per insertion).
+ */
+export type DayCache = { day: string; zone: string; routes: Map<string, { key: string; rows: StopRow[] }> };
+export const newDayCache = (): DayCache => ({ day: "", zone: "", routes: new Map() });
+
+/**
+ * The day's reads in one batch: the account's shift, the on-duty workers, the tasks asked for,
+ * today's routes of those workers with each route's fingerprint, and the fresh positions.
+ * "Today" is in the account's zone, which the batch itself reads: the day of the zone last seen
+ * (else UTC's) is assumed, and read again in a second batch only when the zone says otherwise.
+ */
+async function readDay(
+  env: Env,
+  accountId: string,
+  taskIds: string[],
+  now: number,
+  cache: DayCache = newDayCache(),
+) {
   const db = env.DB;
-  const [accountRes, workersRes] = await db.batch([
+  const onDuty = `SELECT user_id FROM account_roles WHERE account_id = ? AND on_duty = 1 AND is_active = 1 AND state = 'active'`;
+  const todays = `SELECT id FROM routes WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (${onDuty})`;
+  const ofDay = (day: string) => [
+    db
+      .prepare(
+        `SELECT * FROM routes WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (${onDuty}) ORDER BY created_at, id`,
+      )
+      .bind(accountId, day, accountId),
+    db
+      .prepare(
+        `SELECT route_id, count(*) || ':' || sum(version) || ':' || max(updated_at) AS key FROM tasks
+         WHERE account_id = ? AND route_id IN (${todays}) GROUP BY route_id`,
+      )
+      .bind(accountId, accountId, day, accountId),
+  ];
+  const guess = dayIn(now, cache.zone || "UTC");
+  const [accountRes, workersRes, askedRes, positionsRes, ...dayRes] = await db.batch([
     db
       .prepare(
         "SELECT timezone, optimize_earliest_start, optimize_latest_end, optimize_visit_duration_margin FROM accounts WHERE id = ?",
@@ -115,40 +151,54 @@ async function readDay(env: Env, accountId: string, now: number) {
          WHERE r.account_id = ? AND r.on_duty = 1 AND r.is_active = 1 AND r.state = 'active' ORDER BY u.name, r.user_id`,
       )
       .bind(accountId),
-  ]);
-  const account = accountRes.results[0] as AccountShift;
-  const workers = workersRes.results as Worker[];
-  const today = dayIn(now, account.timezone);
-  const ids = JSON.stringify(workers.map((w) => w.user_id));
-  const [routesRes, tasksRes, positionsRes] = await db.batch([
     db
       .prepare(
-        "SELECT * FROM routes WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (SELECT value FROM json_each(?)) ORDER BY created_at, id",
+        `SELECT ${STOP_COLUMNS} FROM tasks t WHERE t.account_id = ? AND t.id IN (SELECT value FROM json_each(?))`,
       )
-      .bind(accountId, today, ids),
-    db
-      .prepare(
-        `SELECT ${STOP_COLUMNS} FROM tasks t WHERE t.account_id = ? AND t.route_id IN (SELECT id FROM routes
-           WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (SELECT value FROM json_each(?)))
-         ORDER BY t.position IS NULL, t.position, t.created_at, t.id`,
-      )
-      .bind(accountId, accountId, today, ids),
+      .bind(accountId, JSON.stringify(taskIds)),
     db
       .prepare(
         `SELECT ${uuidText("user_id")} AS user_id, lon, lat, time FROM worker_positions
          WHERE account_id = ${uuidBytes()} AND time >= ?`,
       )
       .bind(accountId, now - positionFreshMs(env)),
+    ...ofDay(guess),
   ]);
+  const account = accountRes.results[0] as AccountShift;
+  const workers = workersRes.results as Worker[];
+  const asked = askedRes.results as StopRow[];
+  cache.zone = account.timezone;
+  const today = dayIn(now, account.timezone);
+  let [routesRes, keysRes] = dayRes;
+  if (today !== guess) [routesRes, keysRes] = await db.batch(ofDay(today));
+  if (cache.day !== today) {
+    cache.day = today;
+    cache.routes.clear();
+  }
+  const keys = new Map(
+    (keysRes.results as { route_id: string; key: string }[]).map((r) => [r.route_id, r.key]),
+  );
+  const stale = [...keys].filter(([id, key]) => cache.routes.get(id)?.key !== key).map(([id]) => id);
+  for (const id of cache.routes.keys()) if (!keys.has(id)) cache.routes.delete(id);
+  if (stale.length) {
+    const { results } = await db
+      .prepare(
+        `SELECT ${STOP_COLUMNS} FROM tasks t WHERE t.account_id = ? AND t.route_id IN (SELECT value FROM json_each(?))
+         ORDER BY t.position IS NULL, t.position, t.created_at, t.id`,
+      )
+      .bind(accountId, JSON.stringify(stale))
+      .all<StopRow>();
+    const fresh = new Map<string, StopRow[]>(stale.map((id) => [id, []]));
+    for (const t of results) fresh.get(t.route_id!)?.push(t);
+    for (const [id, rows] of fresh) cache.routes.set(id, { key: keys.get(id)!, rows });
+  }
   const fixes = new Map(
     (positionsRes.results as { user_id: string; lon: number; lat: number }[]).map((r) => [
       r.user_id,
       [r.lon, r.lat] as Point,
     ]),
   );
-  const byRoute = new Map<string, StopRow[]>();
-  for (const t of tasksRes.results as StopRow[])
-    byRoute.get(t.route_id!)?.push(t) ?? byRoute.set(t.route_id!, [t]);
+  const byRoute = new Map([...cache.routes].map(([id, c]) => [id, c.rows]));
   const lanes: Lane[] = [];
   const routes = routesRes.results as RouteRow[];
   for (const worker of workers) {
@@ -174,7 +224,7 @@ async function readDay(env: Env, accountId: string, now: number) {
       });
     }
   }
-  return { account, today, lanes };
+  return { account, today, lanes, asked };
 }
 
 const rank = (t: StopRow) => (t.state === "active" ? 0 : t.state === "transit" ? 1 : 2);
@@ -186,88 +236,96 @@ const rank = (t: StopRow) => (t.state === "active" ? 0 : t.state === "transit" ?
  * task to and from every point (`star`). Nothing else of an n × n table is ever read: a stop
  * goes between two neighbours, so only legs that exist and legs to or from a new stop count.
  */
-type Travel = { chains: Map<Lane, number[]>; stars: Map<string, Map<string, { to: number; from: number }>> };
+type Chain = {
+  points: Point[];
+  start: boolean;
+  end: boolean;
+  stops: StopRow[];
+  offset: number;
+  legs: number[];
+};
+type Travel = {
+  chains: Map<Lane, Chain>;
+  /** The located candidates, in order; their points follow the chains' in `star`'s list. */
+  candidates: StopRow[];
+  candidateOffset: number;
+  /** Per candidate id: seconds to and from every chain point and candidate, in that order. */
+  stars: Map<string, { to: number[]; from: number[] }>;
+};
 
-const chainOf = (lane: Lane): Point[] =>
-  [lane.start, ...lane.stops.map(pt), pointOf(lane.route?.end_address ?? null)].filter(
-    (p): p is Point => !!p,
-  );
-
-async function travelOf(env: Env, lanes: Lane[], candidates: StopRow[]): Promise<Travel> {
-  const provider = matrixFromEnv(env);
-  const chains = lanes.map(chainOf);
-  const flat = chains.flat();
-  const legs = flat.length > 1 ? await provider.legs(flat) : [];
-  const byLane = new Map<Lane, number[]>();
-  let at = 0;
-  lanes.forEach((lane, i) => {
-    byLane.set(lane, legs.slice(at, at + Math.max(0, chains[i].length - 1)));
-    at += chains[i].length;
-  });
-  const all = new Map<string, Point>();
-  for (const p of flat) all.set(key(p), p);
-  for (const t of candidates) {
-    const p = pt(t);
-    if (p) all.set(key(p), p);
-  }
-  const points = [...all.values()];
-  const stars = new Map<string, Map<string, { to: number; from: number }>>();
-  for (const t of candidates) {
-    const c = pt(t);
-    if (!c || stars.has(key(c))) continue;
-    const { to, from } = await provider.star(c, points);
-    stars.set(key(c), new Map(points.map((p, i) => [key(p), { to: to[i], from: from[i] }])));
-  }
-  return { chains: byLane, stars };
+/** A lane as a chain of points: its start, its located stops in order, its end. */
+function chainOf(lane: Lane): Omit<Chain, "offset" | "legs"> {
+  const stops = lane.stops.filter((t) => pt(t));
+  const end = pointOf(lane.route?.end_address ?? null);
+  const points = [...(lane.start ? [lane.start] : []), ...stops.map((t) => pt(t)!), ...(end ? [end] : [])];
+  return { points, start: !!lane.start, end: !!end, stops };
 }
 
-/** The solver's instance of one lane with the candidate tasks, its travel read from `travel`. */
+async function travelOf(env: Env, lanes: Lane[], waiting: StopRow[]): Promise<Travel> {
+  const provider = matrixFromEnv(env);
+  const chains = new Map<Lane, Chain>();
+  const flat: Point[] = [];
+  for (const lane of lanes) {
+    const c = chainOf(lane);
+    chains.set(lane, { ...c, offset: flat.length, legs: [] });
+    flat.push(...c.points);
+  }
+  // One legs call over every chain end to end (the legs between two chains are not read).
+  const legs = flat.length > 1 ? await provider.legs(flat) : [];
+  for (const c of chains.values()) c.legs = legs.slice(c.offset, c.offset + Math.max(0, c.points.length - 1));
+  const candidates = waiting.filter((t) => pt(t));
+  const points = [...flat, ...candidates.map((t) => pt(t)!)];
+  const stars = new Map<string, { to: number[]; from: number[] }>();
+  for (const t of candidates) stars.set(t.id, await provider.star(pt(t)!, points));
+  return { chains, candidates, candidateOffset: flat.length, stars };
+}
+
+/**
+ * The solver's instance of one lane with the candidate tasks, its travel read from `travel`: a
+ * location per point of the chain, then one per candidate (no two stops merged: two at one
+ * place are two locations with no travel between them).
+ */
 function laneInstance(
   lane: Lane,
-  candidates: StopRow[],
   travel: Travel,
   account: AccountShift,
   today: string,
   now: number,
 ): InsertionRoute {
-  const points: Point[] = [];
-  const index = new Map<string, number>();
-  const add = (p: Point | null) => {
-    if (!p) return undefined;
-    if (!index.has(key(p))) {
-      index.set(key(p), points.length);
-      points.push(p);
-    }
-    return index.get(key(p));
-  };
-  const start = add(lane.start);
-  const end = add(pointOf(lane.route?.end_address ?? null));
-  const located = lane.stops.filter((t) => add(pt(t)) !== undefined);
-  for (const t of candidates) add(pt(t));
+  const chain = travel.chains.get(lane)!;
+  const candidates = travel.candidates;
+  const n = chain.points.length;
+  const L = n + candidates.length;
   // Seconds, Infinity where never read; the objective is time, so one matrix serves as both.
-  const L = points.length;
   const durations = new Float32Array(L * L).fill(Number.POSITIVE_INFINITY);
   for (let i = 0; i < L; i++) durations[i * L + i] = 0;
-  const chain = chainOf(lane);
-  (travel.chains.get(lane) ?? []).forEach((seconds, i) => {
-    durations[index.get(key(chain[i]))! * L + index.get(key(chain[i + 1]))!] = seconds;
+  chain.legs.forEach((seconds, i) => {
+    durations[i * L + i + 1] = seconds;
   });
-  for (const t of candidates) {
-    const c = pt(t);
-    const star = c && travel.stars.get(key(c));
-    if (!c || !star) continue;
-    const u = index.get(key(c))!;
-    for (const [k, j] of index) {
-      const s = star.get(k);
-      if (!s || j === u) continue;
-      durations[u * L + j] = s.to;
-      durations[j * L + u] = s.from;
+  candidates.forEach((t, j) => {
+    const star = travel.stars.get(t.id)!;
+    const u = n + j;
+    for (let k = 0; k < n; k++) {
+      durations[u * L + k] = star.to[chain.offset + k];
+      durations[k * L + u] = star.from[chain.offset + k];
     }
-  }
+    for (let k = 0; k < candidates.length; k++) {
+      if (k === j) continue;
+      durations[u * L + n + k] = star.to[travel.candidateOffset + k];
+      durations[(n + k) * L + u] = star.from[travel.candidateOffset + k];
+    }
+  });
+  const located = chain.stops;
+  const locationOf = new Map<string, number>([
+    ...located.map((t, k) => [t.id, k + (chain.start ? 1 : 0)] as const),
+    ...candidates.map((t, j) => [t.id, n + j] as const),
+  ]);
+  const start = chain.start ? 0 : undefined;
+  const end = chain.end ? n - 1 : undefined;
   const margin = hms(account.optimize_visit_duration_margin || "00:00:00");
   const job = (t: StopRow): Job => ({
     id: t.id,
-    location: index.get(key(pt(t)!))!,
+    location: locationOf.get(t.id)!,
     service: (t.duration_seconds ?? 0) + margin,
     timeWindow:
       t.complete_after === null && t.complete_before === null
@@ -279,7 +337,8 @@ function laneInstance(
     demand: demandOf(t),
   });
   // An order's pick-up and drop-off both here (on the route or new): a shipment.
-  const all = [...located, ...candidates.filter((t) => pt(t))];
+  // A candidate already on this lane (placed by an earlier task of the call) is one of its stops.
+  const all = [...located, ...candidates.filter((t) => !located.includes(t))];
   const byOrder = new Map<string, StopRow[]>();
   for (const t of all) if (t.order_id) byOrder.set(t.order_id, [...(byOrder.get(t.order_id) ?? []), t]);
   const shipments: Shipment[] = [];
@@ -358,17 +417,15 @@ export async function autoAssign(
   accountId: string,
   taskIds: string[],
   baseUrl: string,
-  opts: { now?: number; announce?: boolean } = {},
-): Promise<AutoAssignResult[]> {
+  opts: { now?: number; announce?: boolean; cache?: DayCache; strict?: boolean } = {},
+): Promise<AutoAssignResult[] | { missing: number[] }> {
   const now = opts.now ?? Date.now();
   env = await accountEnv(env, accountId);
-  const { results: rows } = await env.DB.prepare(
-    `SELECT ${STOP_COLUMNS} FROM tasks t WHERE t.account_id = ? AND t.id IN (SELECT value FROM json_each(?))`,
-  )
-    .bind(accountId, JSON.stringify(taskIds))
-    .all<StopRow>();
+  const { account, today, lanes, asked: rows } = await readDay(env, accountId, taskIds, now, opts.cache);
   const byId = new Map(rows.map((t) => [t.id, t]));
-  const { account, today, lanes } = await readDay(env, accountId, now);
+  // Asked for by a list (`strict`): a task that is not the account's places nothing (400).
+  if (opts.strict && taskIds.some((id) => !byId.has(id)))
+    return { missing: taskIds.flatMap((id, i) => (byId.has(id) ? [] : [i])) };
   const waiting = taskIds.map((id) => byId.get(id)).filter((t): t is StopRow => t?.state === "unassigned");
   const instances = new Map<Lane, InsertionRoute>();
   let travel: Promise<Travel> | null = null;
@@ -376,7 +433,7 @@ export async function autoAssign(
     let inst = instances.get(lane);
     if (!inst) {
       travel ??= travelOf(env, lanes, waiting);
-      inst = laneInstance(lane, waiting, await travel, account, today, now);
+      inst = laneInstance(lane, await travel, account, today, now);
       instances.set(lane, inst);
     }
     return inst;

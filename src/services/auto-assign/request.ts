@@ -25,19 +25,11 @@ export async function autoAssignRequest(
   const db = (await accountEnv(env, p.accountId)).DB;
   let ids: string[];
   if ("tasks" in body) {
+    // The syntax here; whether each is a task of the account, in the insertion's own read.
     const parsed = body.tasks.map((t) => parseHyperlink(t, "tasks"));
-    const known = new Set(
-      (
-        await db
-          .prepare("SELECT id FROM tasks WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))")
-          .bind(p.accountId, JSON.stringify(parsed.filter(Boolean)))
-          .all<{ id: string }>()
-      ).results.map((r) => r.id),
-    );
     const errors: Record<string, string[]> = {};
     parsed.forEach((id, i) => {
       if (!id) errors[i] = [NO_MATCH];
-      else if (!known.has(id)) errors[i] = [DOES_NOT_EXIST];
     });
     if (Object.keys(errors).length) throw new ValidationError({ tasks: errors });
     ids = parsed as string[];
@@ -60,5 +52,8 @@ export async function autoAssignRequest(
     ids = results.map((r) => r.id);
   }
   if (!ids.length) return [];
-  return streamOf(env, p.accountId).autoAssign(p.accountId, ids, baseUrl);
+  const out = await streamOf(env, p.accountId).autoAssign(p.accountId, ids, baseUrl);
+  if ("missing" in out)
+    throw new ValidationError({ tasks: Object.fromEntries(out.missing.map((i) => [i, [DOES_NOT_EXIST]])) });
+  return out;
 }
