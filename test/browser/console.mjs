@@ -382,6 +382,7 @@ async function main() {
         assert.match(line, /Assigned to \S|No location|capacity|time window|any shift/, line);
     } else await aa.getByText("No unassigned task on this day.").waitFor();
     await axe(page, "auto-assign dialog");
+    await page.screenshot({ path: `${OUT}/console-auto-assign-en.png` });
     await aa.getByRole("button", { name: "Close" }).click();
     log(`auto-assign: ${waiting} unassigned, each with its result`);
 

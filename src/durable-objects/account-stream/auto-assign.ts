@@ -103,7 +103,8 @@ export class AutoAssigner {
     const today = dayIn(now, account.timezone);
     const { results } = await db
       .prepare(
-        `SELECT id, version, updated_at, complete_after, complete_before, scheduled_time, address FROM tasks
+        `SELECT id, version, updated_at, complete_after, complete_before, scheduled_time,
+           json_extract(address, '$.location.coordinates[0]') IS NOT NULL AS located FROM tasks
          WHERE account_id = ? AND updated_at >= ? AND state = 'unassigned' ORDER BY updated_at, id LIMIT ?`,
       )
       .bind(accountId, from, SWEEP_LIMIT)
@@ -114,12 +115,12 @@ export class AutoAssigner {
         complete_after: number | null;
         complete_before: number | null;
         scheduled_time: number | null;
-        address: string | null;
+        located: number;
       }>();
     const due = results.filter((t) => {
       const tried = sql.exec("SELECT version FROM auto_assign_tried WHERE task = ?", t.id).toArray()[0];
       if (tried && tried.version === t.version) return false;
-      if (!/"coordinates"\s*:\s*\[/.test(t.address ?? "")) return false;
+      if (!t.located) return false;
       // A window or a scheduled time on today, in the account's zone (contract §29).
       const day = (ms: number | null) => (ms === null ? null : dayIn(ms, account.timezone));
       const [a, b, s] = [day(t.complete_after), day(t.complete_before), day(t.scheduled_time)];

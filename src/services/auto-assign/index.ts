@@ -18,10 +18,18 @@ import { reverse } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import { cheapestInsertion, type InsertionRoute } from "../../solver/insert";
 import type { Job, Shipment, UnassignedReason } from "../../solver/types";
+import { pointOfAddress } from "../eta";
 import { bulkEventStatements } from "../events/outbox";
 import { positionFreshMs } from "../positions/fresh";
-import { type AccountShift, clockOn, dayIn } from "../route-optimizations/build";
-import type { RouteRow } from "../routes";
+import {
+  type AccountShift,
+  clockOn,
+  dayIn,
+  demandValue,
+  seconds,
+  windowOf,
+} from "../route-optimizations/build";
+import { insertRoute, type RouteRow } from "../routes";
 import { matrixFromEnv, type Point } from "../routing";
 import type { Actor } from "../task-commands/types";
 import { parseJson, type TaskRow } from "../tasks/types";
@@ -60,14 +68,8 @@ const pt = (t: { lon: number | null; lat: number | null } | undefined): Point | 
     ? [t.lon, t.lat]
     : null;
 
-/** The metafield `demand` (contract §16): an integer or a list of up to 3, default none. */
-function demandOf(t: StopRow): number[] {
-  const d = typeof t.demand === "string" ? parseJson<unknown>(t.demand, null) : t.demand;
-  if (typeof d === "number" && Number.isFinite(d)) return [Math.max(0, d)];
-  if (Array.isArray(d))
-    return d.map((x) => (typeof x === "number" && Number.isFinite(x) ? Math.max(0, x) : 0)).slice(0, 3);
-  return [];
-}
+const demandOf = (t: StopRow) =>
+  demandValue(typeof t.demand === "string" ? parseJson<unknown>(t.demand, null) : t.demand);
 
 export type AutoAssignResult = {
   taskId: string;
@@ -78,12 +80,6 @@ export type AutoAssignResult = {
 };
 
 const OPEN = ["assigned", "accepted", "transit", "active"];
-
-const pointOf = (json: string | null): Point | null => {
-  const c = parseJson<{ location?: { coordinates?: [number, number] } | null } | null>(json, null)?.location
-    ?.coordinates;
-  return c && Number.isFinite(c[0]) && Number.isFinite(c[1]) ? [c[0], c[1]] : null;
-};
 
 type Worker = { user_id: string; name: string; vehicle_capacity: string };
 /** A route as the insertion sees it: today's, of an on-duty worker (or one to make for them). */
@@ -212,7 +208,8 @@ async function readDay(
       // active first, then transit, then the rest in route order (contract §29's from-now rule).
       stops.sort((a, b) => rank(a) - rank(b));
       const fixed = stops.filter((t) => t.state === "active" || t.state === "transit").length;
-      const start = fixes.get(worker.user_id) ?? pt(done.at(-1)) ?? pointOf(route?.start_address ?? null);
+      const start =
+        fixes.get(worker.user_id) ?? pt(done.at(-1)) ?? pointOfAddress(route?.start_address ?? null);
       const positions = all.map((t) => t.position).filter((x): x is number => x !== null);
       lanes.push({
         route,
@@ -256,7 +253,7 @@ type Travel = {
 /** A lane as a chain of points: its start, its located stops in order, its end. */
 function chainOf(lane: Lane): Omit<Chain, "offset" | "legs"> {
   const stops = lane.stops.filter((t) => pt(t));
-  const end = pointOf(lane.route?.end_address ?? null);
+  const end = pointOfAddress(lane.route?.end_address ?? null);
   const points = [...(lane.start ? [lane.start] : []), ...stops.map((t) => pt(t)!), ...(end ? [end] : [])];
   return { points, start: !!lane.start, end: !!end, stops };
 }
@@ -322,18 +319,12 @@ function laneInstance(
   ]);
   const start = chain.start ? 0 : undefined;
   const end = chain.end ? n - 1 : undefined;
-  const margin = hms(account.optimize_visit_duration_margin || "00:00:00");
+  const margin = seconds(account.optimize_visit_duration_margin || "00:00:00");
   const job = (t: StopRow): Job => ({
     id: t.id,
     location: locationOf.get(t.id)!,
     service: (t.duration_seconds ?? 0) + margin,
-    timeWindow:
-      t.complete_after === null && t.complete_before === null
-        ? undefined
-        : [
-            t.complete_after === null ? Number.NEGATIVE_INFINITY : t.complete_after / 1000,
-            t.complete_before === null ? Number.POSITIVE_INFINITY : t.complete_before / 1000,
-          ],
+    timeWindow: windowOf(t),
     demand: demandOf(t),
   });
   // An order's pick-up and drop-off both here (on the route or new): a shipment.
@@ -381,11 +372,6 @@ function laneInstance(
     fixed: located.filter((t) => t.state === "active" || t.state === "transit").length,
   };
 }
-
-const hms = (s: string) => {
-  const [h, m, x] = s.split(":").map(Number);
-  return h * 3600 + m * 60 + (x || 0);
-};
 
 /** The route order's numbers around index `at` of the located stops: a position between them. */
 function positionAt(lane: Lane, order: string[], at: number): number {
@@ -561,10 +547,7 @@ export async function autoAssign(
       created_at: now,
       updated_at: now,
     };
-    const keys = Object.keys(row) as (keyof RouteRow)[];
-    await env.DB.prepare(`INSERT INTO routes (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`)
-      .bind(...keys.map((k) => row[k]))
-      .run();
+    await insertRoute(env.DB, row);
     lane.route = row;
     return row;
   }

@@ -23,7 +23,8 @@ export type AccountShift = {
 };
 export type Assignee = { vehicle_capacity: string };
 
-const seconds = (hms: string) => {
+/** Seconds of a clock text `HH:MM:SS` (a shift's start, a visit margin). */
+export const seconds = (hms: string) => {
   const [h, m, s] = hms.split(":").map(Number);
   return h * 3600 + m * 60 + (s || 0);
 };
@@ -49,11 +50,26 @@ export function dayIn(ms: number, zone: string): string {
 }
 
 export function demandOf(task: TaskRow): number[] {
-  const d = parseJson<Record<string, unknown>>(task.metafields, {}).demand;
+  return demandValue(parseJson<Record<string, unknown>>(task.metafields, {}).demand);
+}
+
+/** A metafield `demand`'s value (contract §16): an integer, or a list of up to 3; else none. */
+export function demandValue(d: unknown): number[] {
   if (typeof d === "number" && Number.isFinite(d)) return [Math.max(0, d)];
   if (Array.isArray(d))
     return d.map((x) => (typeof x === "number" && Number.isFinite(x) ? Math.max(0, x) : 0)).slice(0, 3);
   return [];
+}
+
+/** A task's window in the solver's seconds; undefined: any time in the shift. */
+export function windowOf(
+  t: Pick<TaskRow, "complete_after" | "complete_before">,
+): [number, number] | undefined {
+  if (t.complete_after === null && t.complete_before === null) return undefined;
+  return [
+    t.complete_after === null ? Number.NEGATIVE_INFINITY : t.complete_after / 1000,
+    t.complete_before === null ? Number.POSITIVE_INFINITY : t.complete_before / 1000,
+  ];
 }
 
 /** The solver's seed for an optimization: from its id (FNV-1a), so a re-run solves alike. */
@@ -154,13 +170,7 @@ export function buildInstance(args: {
     id: t.id,
     location: locOf(t.address)!,
     service: (t.duration_seconds ?? 0) + margin,
-    timeWindow:
-      args.ignoreTimeWindows || (t.complete_after === null && t.complete_before === null)
-        ? undefined
-        : [
-            t.complete_after === null ? Number.NEGATIVE_INFINITY : t.complete_after / 1000,
-            t.complete_before === null ? Number.POSITIVE_INFINITY : t.complete_before / 1000,
-          ],
+    timeWindow: args.ignoreTimeWindows ? undefined : windowOf(t),
     demand: demandOf(t),
     vehicle: fixedOn.get(t.id) ?? args.pins?.get(t.id) ?? undefined,
   });

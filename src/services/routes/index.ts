@@ -211,11 +211,17 @@ export async function createRoute(env: Env, p: Principal, input: RouteWrite): Pr
     created_at: now,
     updated_at: now,
   };
+  await insertRoute(env.DB, row);
+  return row;
+}
+
+/** Stores a new route's row as given (the API's POST and auto-assign's route for a worker without one). */
+export async function insertRoute(db: D1Database, row: RouteRow): Promise<void> {
   const keys = Object.keys(row) as (keyof RouteRow)[];
-  await env.DB.prepare(`INSERT INTO routes (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`)
+  await db
+    .prepare(`INSERT INTO routes (${keys.join(", ")}) VALUES (${keys.map(() => "?").join(", ")})`)
     .bind(...keys.map((k) => row[k]))
     .run();
-  return row;
 }
 
 export async function updateRoute(
