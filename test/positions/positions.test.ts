@@ -456,6 +456,100 @@ describe("ETA and lateness (contract §28)", () => {
     expect((await lateEvents()).filter((e) => e.data.task === first.url)).toHaveLength(2);
   });
 
+  /** One order of `n` tasks given to `worker`, with the positions `positionOf` gives (null: none). */
+  async function chainOf(
+    acc: TestAccount,
+    worker: Actor,
+    n: number,
+    positionOf: (i: number) => number | null,
+  ) {
+    const now = Date.now();
+    const order = await call("/orders/", {
+      token: acc.admin.token,
+      body: {
+        account: acc.account.url,
+        tasks_data: Array.from({ length: n }, (_, i) => ({
+          category: "drop_off",
+          address: {
+            raw_address: `Stop ${i}`,
+            location: point(24.9 + (i % 17) * 0.01, 60.1 + (i % 5) * 0.01),
+          },
+          duration: "00:03:00",
+          complete_after: at(now + (i % 7) * 10 * 60_000),
+          complete_before: at(now + 48 * HOUR),
+          assignee: worker.user,
+          ...(positionOf(i) === null ? {} : { position: positionOf(i) }),
+        })),
+      },
+    });
+    expectStatus(order, 201);
+    const list = await call(`/tasks/?order=${order.body.id}&page_size=500`, { token: acc.admin.token });
+    expectStatus(list, 200);
+    expect(list.body.results).toHaveLength(n);
+    return list.body.results as any[];
+  }
+
+  it("a task's GET reads its chain up to itself, and tells the same ETA as the list, in any order of positions", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    await onDuty(acc, worker);
+    // Past MAX_ETA_STOPS (200) on purpose, with ties and tasks without a position (they go last).
+    const tasks = await chainOf(acc, worker, 230, (i) => (i % 9 === 4 ? null : (i * 37) % 101));
+    await call("/positions/", {
+      token: worker.token,
+      body: { location: point(24.9, 60.1), time: at(Date.now()) },
+    });
+    await settle(acc);
+    const all = await call(`/tasks/?assignee=${encodeURIComponent(worker.user)}&page_size=500`, {
+      token: acc.admin.token,
+    });
+    expect(all.body.results).toHaveLength(tasks.length);
+    const listed = new Map<string, string>(all.body.results.map((t: any) => [t.id, t.eta]));
+    expect([...listed.values()].every((e) => typeof e === "string")).toBe(true);
+    // The list's ETAs grow along the worker's order (domain/route-order): the chain is in order.
+    const ordered = await call(
+      `/tasks/?assignee=${encodeURIComponent(worker.user)}&ordering=position&page_size=500`,
+      {
+        token: acc.admin.token,
+      },
+    );
+    const etas = ordered.body.results.map((t: any) => Date.parse(t.eta));
+    expect(etas.slice(0, 200).every((e: number, i: number) => i === 0 || e >= etas[i - 1])).toBe(true);
+    for (const t of tasks) {
+      const got = await call(`/tasks/${t.id}/`, { token: acc.admin.token });
+      expectStatus(got, 200);
+      // The ETA is computed at the read's own time: the same minute's chain, to the second.
+      expect(Math.abs(Date.parse(got.body.eta) - Date.parse(listed.get(t.id)!)), t.id).toBeLessThan(5_000);
+    }
+  });
+
+  it("a worker holding CHAIN_READ_CAP open tasks or more gets no ETA, in a GET as in the list", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    await onDuty(acc, worker);
+    const tasks = [
+      ...(await chainOf(acc, worker, 500, (i) => i)),
+      ...(await chainOf(acc, worker, 499, (i) => i)),
+    ];
+    await call("/positions/", {
+      token: worker.token,
+      body: { location: point(24.9, 60.1), time: at(Date.now()) },
+    });
+    await settle(acc);
+    // 999: every task has one.
+    const first = await call(`/tasks/${tasks[0].id}/`, { token: acc.admin.token });
+    expect(first.body.eta).toEqual(expect.any(String));
+    await chainOf(acc, worker, 1, () => null);
+    for (const t of [tasks[0], tasks[998]]) {
+      const got = await call(`/tasks/${t.id}/`, { token: acc.admin.token });
+      expect(got.body).toMatchObject({ eta: null, is_late: false });
+    }
+    const list = await call(`/tasks/?assignee=${encodeURIComponent(worker.user)}&page_size=10`, {
+      token: acc.admin.token,
+    });
+    expect(list.body.results.map((t: any) => t.eta)).toEqual(Array(10).fill(null));
+  });
+
   it("task.late reaches webhooks without waiting for the cron", async () => {
     const acc = await newAccount();
     const worker = await addUser(acc, "worker");

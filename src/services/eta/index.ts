@@ -77,22 +77,56 @@ export const lastLocationSql = (worker: string) => `SELECT location FROM task_co
 export type EtaScope = {
   workers: { sql: string; params: unknown[] };
   routes: { sql: string; params: unknown[] };
+  /**
+   * One task's ETA needs only the stops before it: given, the chain is read up to that task in
+   * SQL (`position` order, at most MAX_ETA_STOPS rows) instead of the worker's whole list.
+   */
+  before?: { id: string };
 };
+
+/**
+ * Rows of `t` before the task `x` in the order of domain/route-order (`position`, those without
+ * one last, then creation, then id). SQLite compares text with memcmp, as JavaScript's `<` does
+ * for the ASCII ids.
+ */
+const BEFORE_SQL = `CASE WHEN x.p IS NULL
+    THEN t.position IS NOT NULL OR t.created_at < x.c OR (t.created_at = x.c AND t.id < x.i)
+    ELSE t.position < x.p OR (t.position = x.p AND (t.created_at < x.c OR (t.created_at = x.c AND t.id < x.i)))
+  END`;
 
 export function etaStatements(db: D1Database, accountId: string, scope: EtaScope): D1PreparedStatement[] {
   const w = scope.workers;
-  return [
-    db
-      .prepare(
-        // Each worker's unfinished tasks, at most CHAIN_READ_CAP of them through the assignee's
-        // index (no sort over a list that may be huge), put in `position` order below.
-        `SELECT t.id, t.assignee_id, json_extract(t.address, '$.location.coordinates[0]') AS lon,
+  const chain = scope.before
+    ? db
+        .prepare(
+          // The task's assignee, its open tasks counted up to the cap (the index alone), and the
+          // stops before the task; a LEFT JOIN so the count comes back when no stop is before it.
+          `SELECT x.n AS open_count, x.a AS worker, t.id, t.assignee_id,
+             json_extract(t.address, '$.location.coordinates[0]') AS lon,
+             json_extract(t.address, '$.location.coordinates[1]') AS lat, t.duration_seconds, t.complete_after,
+             t.position, t.created_at
+           FROM (SELECT s.assignee_id AS a, s.position AS p, s.created_at AS c, s.id AS i,
+                   (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE account_id = s.account_id
+                      AND assignee_id = s.assignee_id AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})) AS n
+                 FROM tasks s WHERE s.id = ? AND s.account_id = ? AND s.assignee_id IS NOT NULL
+                   AND s.state IN (${OPEN_SQL})) x
+           LEFT JOIN tasks t ON t.account_id = ? AND t.assignee_id = x.a AND t.state IN (${OPEN_SQL}) AND ${BEFORE_SQL}
+           ORDER BY t.position IS NULL, t.position, t.created_at, t.id LIMIT ${MAX_ETA_STOPS}`,
+        )
+        .bind(scope.before.id, accountId, accountId)
+    : db
+        .prepare(
+          // Each worker's unfinished tasks, at most CHAIN_READ_CAP of them through the assignee's
+          // index (no sort over a list that may be huge), put in `position` order below.
+          `SELECT t.id, t.assignee_id, json_extract(t.address, '$.location.coordinates[0]') AS lon,
            json_extract(t.address, '$.location.coordinates[1]') AS lat, t.duration_seconds, t.complete_after, t.position, t.created_at
          FROM (SELECT DISTINCT assignee_id AS a FROM (${w.sql})) x
          JOIN tasks t ON t.rowid IN (SELECT rowid FROM tasks
            WHERE account_id = ? AND assignee_id = x.a AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})`,
-      )
-      .bind(...w.params, accountId),
+        )
+        .bind(...w.params, accountId);
+  return [
+    chain,
     db
       .prepare(
         `SELECT ${uuidText("user_id")} AS user_id, lon, lat FROM worker_positions
@@ -129,6 +163,7 @@ export function scopeOfTask(accountId: string, id: string): EtaScope {
       params: [id, accountId],
     },
     routes: { sql: "SELECT route_id FROM tasks WHERE id = ? AND account_id = ?", params: [id, accountId] },
+    before: { id },
   };
 }
 
@@ -173,9 +208,16 @@ export async function etasFrom(
   const [chainsRes, positionsRes, lastRes, routesRes] = inputs;
   type Row = Stop & { position: number | null; created_at: number };
   const chains = new Map<string, Row[]>();
-  for (const s of chainsRes.results as Row[])
-    chains.get(s.assignee_id)?.push(s) ?? chains.set(s.assignee_id, [s]);
   const tooMany = new Set<string>();
+  // A chain read up to one task (`before`) carries its worker's count of open tasks on each row,
+  // and one row without a stop when none is before the task.
+  for (const s of chainsRes.results as (Row & { open_count?: number; worker?: string })[]) {
+    if (s.open_count !== undefined) {
+      if (s.open_count >= CHAIN_READ_CAP) tooMany.add(s.worker!);
+      if (s.id === null) continue;
+    }
+    chains.get(s.assignee_id)?.push(s) ?? chains.set(s.assignee_id, [s]);
+  }
   for (const [worker, list] of chains) {
     if (list.length >= CHAIN_READ_CAP) tooMany.add(worker);
     list.sort(byPosition);
