@@ -224,6 +224,9 @@ async function readDay(
   return { account, today, lanes, asked };
 }
 
+/** The account's shift today, epoch seconds. */
+type Shift = { start: number; end: number };
+
 const rank = (t: StopRow) => (t.state === "active" ? 0 : t.state === "transit" ? 1 : 2);
 
 /** The solver's instance of one lane with the candidate tasks; its travel table is that lane's points only. */
@@ -282,13 +285,7 @@ async function travelOf(env: Env, lanes: Lane[], waiting: StopRow[]): Promise<Tr
  * location per point of the chain, then one per candidate (no two stops merged: two at one
  * place are two locations with no travel between them).
  */
-function laneInstance(
-  lane: Lane,
-  travel: Travel,
-  account: AccountShift,
-  today: string,
-  now: number,
-): InsertionRoute {
+function laneInstance(lane: Lane, travel: Travel, account: AccountShift, shift: Shift): InsertionRoute {
   const chain = travel.chains.get(lane)!;
   const candidates = travel.candidates;
   const n = chain.points.length;
@@ -347,7 +344,6 @@ function laneInstance(
       paired.add(up[0].id).add(down[0].id);
     }
   }
-  const shiftStart = clockOn(today, account.optimize_earliest_start, account.timezone);
   return {
     instance: {
       locations: L,
@@ -358,9 +354,8 @@ function laneInstance(
           id: lane.route?.id ?? lane.worker.user_id,
           start,
           end,
-          // From where the worker is, now: nothing is planned in the past (contract §29).
-          shiftStart: Math.max(now / 1000, shiftStart),
-          shiftEnd: clockOn(today, account.optimize_latest_end, account.timezone),
+          shiftStart: shift.start,
+          shiftEnd: shift.end,
           capacity: parseJson<number[]>(lane.worker.vehicle_capacity ?? "[]", []),
         },
       ],
@@ -413,13 +408,20 @@ export async function autoAssign(
   if (opts.strict && taskIds.some((id) => !byId.has(id)))
     return { missing: taskIds.flatMap((id, i) => (byId.has(id) ? [] : [i])) };
   const waiting = taskIds.map((id) => byId.get(id)).filter((t): t is StopRow => t?.state === "unassigned");
+  // One shift for every lane (the account's), in epoch seconds: from now, since nothing is
+  // planned in the past (contract §29). Read once per call, not per lane: a zone's offset costs
+  // an `Intl` formatting.
+  const shift: Shift = {
+    start: Math.max(now / 1000, clockOn(today, account.optimize_earliest_start, account.timezone)),
+    end: clockOn(today, account.optimize_latest_end, account.timezone),
+  };
   const instances = new Map<Lane, InsertionRoute>();
   let travel: Promise<Travel> | null = null;
   const instanceOf = async (lane: Lane) => {
     let inst = instances.get(lane);
     if (!inst) {
       travel ??= travelOf(env, lanes, waiting);
-      inst = laneInstance(lane, await travel, account, today, now);
+      inst = laneInstance(lane, await travel, account, shift);
       instances.set(lane, inst);
     }
     return inst;

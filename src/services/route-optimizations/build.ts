@@ -39,14 +39,25 @@ function at(date: string, hms: string, zone: string): number {
 /** Epoch seconds of a shift's clock time on a day (auto-assign's shifts too). */
 export const clockOn = at;
 
+/**
+ * One formatter per zone, kept for the isolate's life: building an `Intl.DateTimeFormat` costs
+ * far more than formatting with it (auto-assign asks for the day on every insertion and sweep).
+ */
+const dayFormats = new Map<string, Intl.DateTimeFormat>();
+
 /** The day of `ms` in `zone`, `YYYY-MM-DD`. */
 export function dayIn(ms: number, zone: string): string {
-  return new Intl.DateTimeFormat("en-CA", {
-    timeZone: zone,
-    year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
-  }).format(ms);
+  let f = dayFormats.get(zone);
+  if (!f) {
+    f = new Intl.DateTimeFormat("en-CA", {
+      timeZone: zone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+    });
+    dayFormats.set(zone, f);
+  }
+  return f.format(ms);
 }
 
 export function demandOf(task: TaskRow): number[] {
