@@ -36,17 +36,45 @@ export const read = {
     "read.task.floor_rps",
     "read.task.cpu_ratio",
     "read.task.ratio_of_plain_floor",
+    "read.task.deep.rps",
+    "read.task.deep.cpu_ms",
   ],
   async run(ctx) {
-    const { svc, floor, turns, report, small, taskIds } = ctx;
-    const [floorRead, svcRead, plainRead] = await turns([
+    const { api, svc, floor, turns, report, small, taskIds } = ctx;
+    // The task measured is its worker's first open one (its ETA drives through no other stop);
+    // the last of the worker's 500 is read beside it: its ETA drives through 200 stops (contract
+    // §28's chain, services/eta MAX_ETA_STOPS), the most a GET ever computes.
+    const mine = await api(`/tasks/?assignee=${encodeURIComponent(small.worker.url)}&page_size=500`, {
+      token: small.token,
+    });
+    const chain = (mine.body?.results ?? []).sort(
+      (a, b) =>
+        (a.position === null) - (b.position === null) ||
+        (a.position ?? 0) - (b.position ?? 0) ||
+        Date.parse(a.created_at) - Date.parse(b.created_at) ||
+        (a.id < b.id ? -1 : 1),
+    );
+    if (chain.length < 201) throw new Error(`GET /tasks/?assignee=: ${mine.status}, ${chain.length} tasks`);
+    const deep = chain[chain.length - 1].id;
+    const get = (id) => ({
+      opts: { url: `${svc.url}/tasks/${id}/`, headers: { Authorization: `Bearer ${small.token}` } },
+      pids: svc.pids(),
+    });
+    const [floorRead, svcRead, plainRead, deepRead] = await turns([
       { opts: { url: `${floor.url}/read?id=row-1` }, pids: floor.pids() },
-      {
-        opts: { url: `${svc.url}/tasks/${taskIds[0]}/`, headers: { Authorization: `Bearer ${small.token}` } },
-        pids: svc.pids(),
-      },
+      get(taskIds[0]),
       { opts: { url: `${floor.url}/read?id=row-1&plain=1` }, pids: floor.pids() },
+      get(deep),
     ]);
+    // A run with failed GETs has no such figure (unmeasured: the run fails).
+    report.diagnostic("read.task.deep.rps", failures(deepRead) ? Number.NaN : deepRead.requests.average, {
+      unit: "req/s",
+      label: "GET /tasks/{id}/ of a task with 200 stops before it (its ETA's whole chain): the service",
+    });
+    report.diagnostic("read.task.deep.cpu_ms", deepRead.cpuPerRequest, {
+      unit: "ms",
+      label: "the same GET: runtime CPU per request",
+    });
     const ratio = svcRead.requests.average / floorRead.requests.average;
     log(
       "GET task",

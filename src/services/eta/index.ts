@@ -1,5 +1,4 @@
 import { uuidBytes, uuidText } from "../../db/uuid-bytes";
-import { byPosition } from "../../domain/route-order";
 import { matrixFromEnv, type Point } from "../routing";
 import { parseJson, type TaskRow } from "../tasks/types";
 
@@ -100,31 +99,41 @@ export function etaStatements(db: D1Database, accountId: string, scope: EtaScope
     ? db
         .prepare(
           // The task's assignee, its open tasks counted up to the cap (the index alone), and the
-          // stops before the task; a LEFT JOIN so the count comes back when no stop is before it.
-          `SELECT x.n AS open_count, x.a AS worker, t.id, t.assignee_id,
-             json_extract(t.address, '$.location.coordinates[0]') AS lon,
-             json_extract(t.address, '$.location.coordinates[1]') AS lat, t.duration_seconds, t.complete_after,
-             t.position, t.created_at
-           FROM (SELECT s.assignee_id AS a, s.position AS p, s.created_at AS c, s.id AS i,
+          // stops before the task in order, as one compact JSON list of [null, lon, lat,
+          // duration_seconds, complete_after]: a D1 answer's bytes cost the Worker more than the
+          // query costs SQLite (200 rows of columns are 4 times the bytes).
+          `SELECT x.n AS open_count, x.a AS worker,
+             (SELECT json_group_array(json_array(NULL, lon, lat, duration_seconds, complete_after)) FROM (
+                SELECT json_extract(t.address, '$.location.coordinates[0]') AS lon,
+                  json_extract(t.address, '$.location.coordinates[1]') AS lat, t.duration_seconds, t.complete_after
+                FROM tasks t WHERE t.account_id = s_account AND t.assignee_id = x.a AND t.state IN (${OPEN_SQL})
+                  AND ${BEFORE_SQL}
+                ORDER BY t.position IS NULL, t.position, t.created_at, t.id LIMIT ${MAX_ETA_STOPS})) AS stops
+           FROM (SELECT s.account_id AS s_account, s.assignee_id AS a, s.position AS p, s.created_at AS c, s.id AS i,
                    (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE account_id = s.account_id
                       AND assignee_id = s.assignee_id AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})) AS n
                  FROM tasks s WHERE s.id = ? AND s.account_id = ? AND s.assignee_id IS NOT NULL
-                   AND s.state IN (${OPEN_SQL})) x
-           LEFT JOIN tasks t ON t.account_id = ? AND t.assignee_id = x.a AND t.state IN (${OPEN_SQL}) AND ${BEFORE_SQL}
-           ORDER BY t.position IS NULL, t.position, t.created_at, t.id LIMIT ${MAX_ETA_STOPS}`,
+                   AND s.state IN (${OPEN_SQL})) x`,
         )
-        .bind(scope.before.id, accountId, accountId)
+        .bind(scope.before.id, accountId)
     : db
         .prepare(
           // Each worker's unfinished tasks, at most CHAIN_READ_CAP of them through the assignee's
-          // index (no sort over a list that may be huge), put in `position` order below.
-          `SELECT t.id, t.assignee_id, json_extract(t.address, '$.location.coordinates[0]') AS lon,
-           json_extract(t.address, '$.location.coordinates[1]') AS lat, t.duration_seconds, t.complete_after, t.position, t.created_at
-         FROM (SELECT DISTINCT assignee_id AS a FROM (${w.sql})) x
-         JOIN tasks t ON t.rowid IN (SELECT rowid FROM tasks
-           WHERE account_id = ? AND assignee_id = x.a AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})`,
+          // index (no sort over a list that may be huge), counted, and the first MAX_ETA_STOPS of
+          // them in `position` order as one compact list of [id, lon, lat, duration_seconds,
+          // complete_after] per worker (as above: bytes, not rows, are what a read costs).
+          `SELECT x.a AS worker,
+             (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE account_id = ?
+                AND assignee_id = x.a AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})) AS open_count,
+             (SELECT json_group_array(json_array(id, lon, lat, duration_seconds, complete_after)) FROM (
+                SELECT t.id, json_extract(t.address, '$.location.coordinates[0]') AS lon,
+                  json_extract(t.address, '$.location.coordinates[1]') AS lat, t.duration_seconds, t.complete_after
+                FROM tasks t WHERE t.rowid IN (SELECT rowid FROM tasks
+                  WHERE account_id = ? AND assignee_id = x.a AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})
+                ORDER BY t.position IS NULL, t.position, t.created_at, t.id LIMIT ${MAX_ETA_STOPS})) AS stops
+           FROM (SELECT DISTINCT assignee_id AS a FROM (${w.sql})) x`,
         )
-        .bind(...w.params, accountId);
+        .bind(accountId, accountId, ...w.params);
   return [
     chain,
     db
@@ -206,22 +215,28 @@ export async function etasFrom(
   }
   if (!byWorker.size || !inputs) return out;
   const [chainsRes, positionsRes, lastRes, routesRes] = inputs;
-  type Row = Stop & { position: number | null; created_at: number };
-  const chains = new Map<string, Row[]>();
+  type Chain = { worker: string; open_count: number; stops: string | null };
+  const chains = new Map<string, Stop[]>();
   const tooMany = new Set<string>();
-  // A chain read up to one task (`before`) carries its worker's count of open tasks on each row,
-  // and one row without a stop when none is before the task.
-  for (const s of chainsRes.results as (Row & { open_count?: number; worker?: string })[]) {
-    if (s.open_count !== undefined) {
-      if (s.open_count >= CHAIN_READ_CAP) tooMany.add(s.worker!);
-      if (s.id === null) continue;
-    }
-    chains.get(s.assignee_id)?.push(s) ?? chains.set(s.assignee_id, [s]);
-  }
-  for (const [worker, list] of chains) {
-    if (list.length >= CHAIN_READ_CAP) tooMany.add(worker);
-    list.sort(byPosition);
-    list.splice(MAX_ETA_STOPS);
+  // Each worker's stops come in order, at most MAX_ETA_STOPS; a chain read up to one task
+  // (`before`) has no ids (the task itself is never among them).
+  for (const c of chainsRes.results as Chain[]) {
+    if (c.open_count >= CHAIN_READ_CAP) tooMany.add(c.worker);
+    const list = parseJson<[string | null, number | null, number | null, number | null, number | null][]>(
+      c.stops,
+      [],
+    );
+    chains.set(
+      c.worker,
+      list.map(([id, lon, lat, duration_seconds, complete_after], k) => ({
+        id: id ?? `before:${k}`,
+        assignee_id: c.worker,
+        lon,
+        lat,
+        duration_seconds,
+        complete_after,
+      })),
+    );
   }
   const fixes = new Map(
     (positionsRes.results as { user_id: string; lon: number; lat: number }[]).map((r) => [
