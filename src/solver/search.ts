@@ -227,7 +227,7 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
     }
     const route = s.writable(g.route);
     route.seq.splice(g.pos, 0, j);
-    route.update(m);
+    route.update(m, g.pos, g.pos + 1);
     s.place(j, g.route);
     if (route.seq.length === 1) g.moveOn(s, m.vClass[g.route]);
   }
@@ -388,7 +388,7 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
   const route = s.writable(r);
   route.seq.splice(g.pos2, 0, q);
   route.seq.splice(g.pos, 0, p);
-  route.update(m);
+  route.update(m, g.pos, g.pos2 + 2);
   s.place(p, r);
   s.place(q, r);
   if (route.seq.length === 2) g.moveOn(s, m.vClass[r]);
