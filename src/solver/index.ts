@@ -9,6 +9,7 @@ import { Route } from "./route";
 import { removeRoute, ruin } from "./ruin";
 import { Recreate, recreate } from "./search";
 import { penalty, State, totalCost } from "./state";
+import { tailMove, tailsApply } from "./tails";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
 
 export type * from "./types";
@@ -24,6 +25,8 @@ export const DEFAULT_TEMPERATURES: [number, number] = [30, 0.5];
 export const DEFAULT_NEIGHBOURHOOD = 30;
 /** The share of iterations that remove a whole route and may not open a vehicle (fleet minimisation). */
 export const DEFAULT_ROUTE_REMOVAL = 0;
+/** The share of iterations that make a 2-opt* tail exchange instead of a ruin and recreate. */
+export const DEFAULT_TAIL_EXCHANGE = 0;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -51,6 +54,7 @@ export function solve(
   const cBar = options.averageRemoved ?? 10;
   const lMax = options.maxStringLength ?? 10;
   const unassignedPenalty = penalty(m);
+  const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
 
   // Initial construction: every job by cheapest insertion, the ones far from the depot first.
   const current = new State(m);
@@ -81,6 +85,20 @@ export function solve(
     if (clock && it % PROGRESS_EVERY === 0) {
       spent = clock();
       if (spent >= 1) break;
+    }
+    // A tail exchange only ever shortens the routes: no annealing, and nothing else moves.
+    if (tails > 0 && rnd.next() < tails) {
+      const unassigned = current.begin();
+      current.unassigned.push(...unassigned);
+      if (tailMove(m, current, rnd, near)) {
+        current.cost += current.routesDelta();
+        if (current.cost < best.cost) {
+          current.cost = totalCost(m, current, unassignedPenalty);
+          best = current.snapshot(m);
+        }
+      }
+      if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
+      continue;
     }
     const temperature = t0 * (tf / t0) ** (clock ? spent : it / iterations);
     // One move on the current solution, in place: undone if the annealing rejects it.

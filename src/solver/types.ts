@@ -69,6 +69,11 @@ export type SolveOptions = {
   temperatures?: [number, number];
   /** The share of iterations that first remove a whole route and may not open a vehicle. */
   routeRemoval?: number;
+  /**
+   * The share of iterations that, instead of a ruin and recreate, make the best 2-opt* tail
+   * exchange between routes around a random stop, when one shortens them (standalone visits only).
+   */
+  tailExchange?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
