@@ -25,8 +25,13 @@ export const DEFAULT_TEMPERATURES: [number, number] = [30, 0.5];
 export const DEFAULT_NEIGHBOURHOOD = 30;
 /** The share of iterations that remove a whole route and may not open a vehicle (fleet minimisation). */
 export const DEFAULT_ROUTE_REMOVAL = 0;
-/** The share of iterations that make a 2-opt* tail exchange instead of a ruin and recreate. */
-export const DEFAULT_TAIL_EXCHANGE = 0;
+/**
+ * 2-opt* tail exchanges: each ruin and recreate is preceded by tail exchanges drawn with this
+ * probability each (one on average at 0.5). Measured on Gehring & Homberger's 1,000-customer
+ * training instances (30 s of CPU, one seed; shares 0, 0.1, 0.3, 0.5, 0.7 of the steps): 0.5 gave
+ * −0.4 % (r1_10_2), −1.6 % (r2_10_2), −1.7 % (rc2_10_2), −1.3 % (rc2_10_3) against none.
+ */
+export const DEFAULT_TAIL_EXCHANGE = 0.5;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -86,8 +91,10 @@ export function solve(
       spent = clock();
       if (spent >= 1) break;
     }
-    // A tail exchange only ever shortens the routes: no annealing, and nothing else moves.
-    if (tails > 0 && rnd.next() < tails) {
+    // Before each ruin and recreate, tail exchanges, each drawn with probability `tails` (as many
+    // as the draws allow: on average tails ÷ (1 − tails)); one only ever shortens the routes, so
+    // no annealing. They do not count as iterations: a budget keeps its ruins and recreates.
+    while (tails > 0 && rnd.next() < tails) {
       const unassigned = current.begin();
       current.unassigned.push(...unassigned);
       if (tailMove(m, current, rnd, near)) {
@@ -97,8 +104,6 @@ export function solve(
           best = current.snapshot(m);
         }
       }
-      if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
-      continue;
     }
     const temperature = t0 * (tf / t0) ** (clock ? spent : it / iterations);
     // One move on the current solution, in place: undone if the annealing rejects it.
