@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs VROOM (https://github.com/VROOM-Project/vroom, built apart: never part of this repo) on
-// instances in Solomon's format, to compare with the service's solver on the same instances:
+// instances in Solomon's format (or Li & Lim's PDPTW format, each request a shipment), to compare with the service's solver on the same instances:
 //
 //   node bench/vroom-json.mjs <instance.txt>             # prints VROOM's JSON input
 //   node bench/vroom-json.mjs --vroom /tmp/vroom/bin/vroom --instances <folder> \
@@ -63,6 +63,40 @@ export function vroomInput({ fleet, capacity, rows }) {
   };
 }
 
+/**
+ * Li & Lim's PDPTW instance (parsed by the solver's own reader, src/solver/lilim.ts) as VROOM's
+ * input: each request a shipment (pick-up and delivery, `amount` its demand), the same fleet,
+ * scale and rounded-up legs as for Solomon's. The published sets have speed 1 (time = distance).
+ */
+export function vroomInputLiLim(instance) {
+  if (instance.durations !== instance.distances) throw new Error("Only speed 1 is supported.");
+  const n = instance.locations;
+  const durations = Array.from({ length: n }, (_, a) =>
+    Array.from({ length: n }, (_, b) => Math.ceil(instance.distances[a * n + b] * SCALE - 1e-6)),
+  );
+  const step = (j) => ({
+    id: Number(j.id),
+    location_index: j.location,
+    service: j.service * SCALE,
+    time_windows: [[j.timeWindow[0] * SCALE, j.timeWindow[1] * SCALE]],
+  });
+  return {
+    vehicles: instance.vehicles.map((v, i) => ({
+      id: i + 1,
+      start_index: v.start,
+      end_index: v.end,
+      capacity: v.capacity,
+      time_window: [v.shiftStart * SCALE, v.shiftEnd * SCALE],
+    })),
+    shipments: instance.shipments.map((s) => ({
+      amount: s.demand,
+      pickup: step(s.pickup),
+      delivery: step(s.delivery),
+    })),
+    matrices: { car: { durations } },
+  };
+}
+
 async function main() {
   const args = process.argv.slice(2);
   const opt = (name, fallback) => {
@@ -79,7 +113,7 @@ async function main() {
   const dir = mkdtempSync(join(tmpdir(), "vroom-"));
   await build({
     stdin: {
-      contents: `export { parseSolomon } from "./src/solver/solomon.ts"; export { checkSolution } from "./src/solver-check/index.ts";`,
+      contents: `export { parseSolomon } from "./src/solver/solomon.ts"; export { isLiLim, parseLiLim } from "./src/solver/lilim.ts"; export { checkSolution } from "./src/solver-check/index.ts";`,
       resolveDir: process.cwd(),
       loader: "ts",
     },
@@ -89,7 +123,9 @@ async function main() {
     outfile: join(dir, "check.mjs"),
     logLevel: "error",
   });
-  const { parseSolomon, checkSolution } = await import(pathToFileURL(join(dir, "check.mjs")).href);
+  const { parseSolomon, isLiLim, parseLiLim, checkSolution } = await import(
+    pathToFileURL(join(dir, "check.mjs")).href
+  );
   const folder = resolve(opt("instances", "bench/vrptw-1000"));
   const only = opt("only", "").split(",").filter(Boolean);
   const x = opt("x", "5");
@@ -101,7 +137,9 @@ async function main() {
     const name = file.replace(/\.txt$/i, "");
     if (only.length && !only.includes(name)) continue;
     const text = readFileSync(join(folder, file), "utf8");
-    const input = vroomInput(readSolomon(text));
+    const liLim = isLiLim(text);
+    const instance = liLim ? parseLiLim(text, "distance", name) : parseSolomon(text);
+    const input = liLim ? vroomInputLiLim(instance) : vroomInput(readSolomon(text));
     const inPath = join(dir, `${name}.json`);
     writeFileSync(inPath, JSON.stringify(input));
     // /usr/bin/time reports the CPU seconds (user + system) beside the wall time.
@@ -124,8 +162,12 @@ async function main() {
       continue;
     }
     // Re-time the routes with the exact legs, and check them as the solver's are checked.
-    const instance = parseSolomon(text);
-    const byId = new Map(instance.jobs.map((j) => [j.id, j]));
+    const byId = new Map(
+      [...instance.jobs, ...(instance.shipments ?? []).flatMap((x) => [x.pickup, x.delivery])].map((j) => [
+        j.id,
+        j,
+      ]),
+    );
     const at = (a, b) => instance.distances[a * instance.locations + b];
     let total = 0;
     const routes = answer.routes.map((r) => {
@@ -133,7 +175,7 @@ async function main() {
       let place = 0;
       let distance = 0;
       const stops = r.steps
-        .filter((s) => s.type === "job")
+        .filter((s) => s.type === "job" || s.type === "pickup" || s.type === "delivery")
         .map((s) => {
           const job = byId.get(String(s.id));
           const arrival = t + at(place, job.location);

@@ -9,6 +9,7 @@ import { Route } from "./route";
 import { removeRoute, ruin } from "./ruin";
 import { Recreate, recreate } from "./search";
 import { penalty, State, totalCost } from "./state";
+import { tailMove, tailsApply } from "./tails";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
 
 export type * from "./types";
@@ -24,6 +25,13 @@ export const DEFAULT_TEMPERATURES: [number, number] = [30, 0.5];
 export const DEFAULT_NEIGHBOURHOOD = 30;
 /** The share of iterations that remove a whole route and may not open a vehicle (fleet minimisation). */
 export const DEFAULT_ROUTE_REMOVAL = 0;
+/**
+ * 2-opt* tail exchanges: each ruin and recreate is preceded by tail exchanges drawn with this
+ * probability each (one on average at 0.5). Measured on Gehring & Homberger's 1,000-customer
+ * training instances (30 s of CPU, one seed; shares 0, 0.1, 0.3, 0.5, 0.7 of the steps): 0.5 gave
+ * −0.4 % (r1_10_2), −1.6 % (r2_10_2), −1.7 % (rc2_10_2), −1.3 % (rc2_10_3) against none.
+ */
+export const DEFAULT_TAIL_EXCHANGE = 0.5;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -51,6 +59,7 @@ export function solve(
   const cBar = options.averageRemoved ?? 10;
   const lMax = options.maxStringLength ?? 10;
   const unassignedPenalty = penalty(m);
+  const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
 
   // Initial construction: every job by cheapest insertion, the ones far from the depot first.
   const current = new State(m);
@@ -81,6 +90,20 @@ export function solve(
     if (clock && it % PROGRESS_EVERY === 0) {
       spent = clock();
       if (spent >= 1) break;
+    }
+    // Before each ruin and recreate, tail exchanges, each drawn with probability `tails` (as many
+    // as the draws allow: on average tails ÷ (1 − tails)); one only ever shortens the routes, so
+    // no annealing. They do not count as iterations: a budget keeps its ruins and recreates.
+    while (tails > 0 && rnd.next() < tails) {
+      const unassigned = current.begin();
+      current.unassigned.push(...unassigned);
+      if (tailMove(m, current, rnd, near)) {
+        current.cost += current.routesDelta();
+        if (current.cost < best.cost) {
+          current.cost = totalCost(m, current, unassignedPenalty);
+          best = current.snapshot(m);
+        }
+      }
     }
     const temperature = t0 * (tf / t0) ** (clock ? spent : it / iterations);
     // One move on the current solution, in place: undone if the annealing rejects it.

@@ -9,85 +9,135 @@ import { DELIVERY, leg, type Model, NONE, PICKUP, VISIT } from "./model";
 
 export class Route {
   seq: number[] = [];
-  es: number[] = [];
-  ls: number[] = [];
-  edge: number[] = [];
+  /** Per stop (`es`, `ls`) and per leg (`edge`, n + 1 of them); typed arrays with room to grow. */
+  es: Float64Array = EMPTY;
+  ls: Float64Array = EMPTY;
+  edge: Float64Array = EMPTY;
   /** Load after i stops, per dimension: `(n + 1) × D` (index 0 = leaving the start). */
-  pt: Float64Array = new Float64Array(0);
-  pm: Float64Array = new Float64Array(0);
+  pt: Float64Array = EMPTY;
+  pm: Float64Array = EMPTY;
   cost = 0;
   duration = 0;
   feasible = true;
+  /** The sequence length the caches were computed for, and the arrival at the end then. */
+  private n = 0;
+  private end = 0;
 
-  constructor(readonly v: number) {}
+  constructor(public v: number) {}
 
   /**
-   * A copy to modify: the sequence only, since a route is copied to be changed and every change
-   * ends with `update`, which rebuilds the caches (copying them would be wasted).
+   * A copy to modify, caches included: a change then recomputes only what it affects
+   * (`update`'s range), and copying the caches costs less than rebuilding them. `into`: a route
+   * no longer used, whose arrays are reused (allocating typed arrays for every copy would cost
+   * more than the copy).
    */
-  clone(): Route {
-    const r = new Route(this.v);
-    r.seq = this.seq.slice();
+  clone(into?: Route): Route {
+    const r = into ?? new Route(this.v);
+    r.v = this.v;
+    const seq = this.seq;
+    const out = r.seq;
+    out.length = seq.length;
+    for (let i = 0; i < seq.length; i++) out[i] = seq[i];
+    r.n = this.n;
+    r.end = this.end;
+    r.cost = this.cost;
+    r.duration = this.duration;
+    r.feasible = this.feasible;
+    if (r.es.length < this.es.length) r.es = new Float64Array(this.es.length);
+    if (r.ls.length < this.ls.length) r.ls = new Float64Array(this.ls.length);
+    if (r.edge.length < this.edge.length) r.edge = new Float64Array(this.edge.length);
+    if (r.pt.length < this.pt.length) r.pt = new Float64Array(this.pt.length);
+    if (r.pm.length < this.pm.length) r.pm = new Float64Array(this.pm.length);
+    r.es.set(this.es);
+    r.ls.set(this.ls);
+    r.edge.set(this.edge);
+    r.pt.set(this.pt);
+    r.pm.set(this.pm);
     return r;
   }
 
-  /** Recomputes every cache from `seq`. */
-  update(m: Model): void {
+  /**
+   * Recomputes the caches after `seq` changed in positions `lo` … `hi` − 1 only (positions of
+   * the new sequence; before `lo` and from `hi` on it is the sequence the caches were computed
+   * for, the latter shifted by the change in length). Without a range: everything. The earliest
+   * starts are recomputed from `lo` on until one comes out as it was (every later one then
+   * does too), the latest starts from `hi` − 1 down until one before `lo` comes out as it was;
+   * the results are the same numbers a full recomputation gives. A route that was infeasible
+   * is recomputed whole (its feasibility is not known stop by stop). Loads are recomputed
+   * whole: a visit's demand changes every load before it.
+   */
+  update(m: Model, lo = 0, hi = this.seq.length): void {
     const n = this.seq.length;
     const D = m.D;
     const v = this.v;
-    this.es.length = n;
-    this.ls.length = n;
-    this.edge.length = n + 1;
-    let t = m.vShiftA[v];
-    let prev = m.vStart[v];
-    let cost = 0;
+    const seq = this.seq;
+    const oldN = this.n;
+    if (!this.feasible || oldN === 0 || n === 0) {
+      lo = 0;
+      hi = n;
+    }
+    this.grow(n, D);
+    const es = this.es;
+    const ls = this.ls;
+    const edge = this.edge;
+    const shift = n - oldN;
+    // The unchanged tail moved to its new positions (its legs after the first of them too).
+    if (hi < n && shift !== 0) {
+      es.copyWithin(hi, hi - shift, oldN);
+      ls.copyWithin(hi, hi - shift, oldN);
+      edge.copyWithin(hi + 1, hi + 1 - shift, oldN + 1);
+    }
+    let t = lo === 0 ? m.vShiftA[v] : es[lo - 1] + m.svc[seq[lo - 1]];
+    let prev = lo === 0 ? m.vStart[v] : m.loc[seq[lo - 1]];
     let ok = true;
-    for (let i = 0; i < n; i++) {
-      const j = this.seq[i];
+    let settled = false;
+    for (let i = lo; i < n; i++) {
+      const j = seq[i];
       const l = m.loc[j];
-      const c = leg(m, m.cost, prev, l);
-      this.edge[i] = c;
-      cost += c;
+      edge[i] = leg(m, m.cost, prev, l);
       const arr = t + leg(m, m.time, prev, l);
       const start = Math.max(arr, m.twA[j]);
       if (start > m.twB[j]) ok = false;
-      this.es[i] = start;
+      if (i >= hi && start === es[i]) {
+        settled = true;
+        break;
+      }
+      es[i] = start;
       t = start + m.svc[j];
       prev = l;
     }
-    // An empty route replaces no leg: its first stop pays the way out and back.
-    this.edge[n] = n ? leg(m, m.cost, prev, m.vEnd[v]) : 0;
-    cost += this.edge[n];
-    const endArrival = t + leg(m, m.time, prev, m.vEnd[v]);
-    if (endArrival > m.vShiftB[v]) ok = false;
+    if (!settled) {
+      // An empty route replaces no leg: its first stop pays the way out and back.
+      edge[n] = n ? leg(m, m.cost, prev, m.vEnd[v]) : 0;
+      this.end = t + leg(m, m.time, prev, m.vEnd[v]);
+    }
+    if (this.end > m.vShiftB[v]) ok = false;
+    let cost = 0;
+    for (let i = 0; i < n; i++) cost += edge[i];
+    cost += edge[n];
     this.cost = n ? cost : 0;
-    this.duration = n ? endArrival - m.vShiftA[v] : 0;
-    let latest = m.vShiftB[v];
-    let next = m.vEnd[v];
-    for (let i = n - 1; i >= 0; i--) {
-      const j = this.seq[i];
+    this.duration = n ? this.end - m.vShiftA[v] : 0;
+    let latest = hi === n ? m.vShiftB[v] : ls[hi];
+    let next = hi === n ? m.vEnd[v] : m.loc[seq[hi]];
+    for (let i = hi - 1; i >= 0; i--) {
+      const j = seq[i];
       const l = m.loc[j];
-      const byNext = latest - leg(m, m.time, l, next) - m.svc[j];
-      this.ls[i] = Math.min(byNext, m.twB[j]);
-      latest = this.ls[i];
+      const x = Math.min(latest - leg(m, m.time, l, next) - m.svc[j], m.twB[j]);
+      if (i < lo && x === ls[i]) break;
+      ls[i] = x;
+      latest = x;
       next = l;
     }
-    const size = (n + 1) * D;
-    if (this.pt.length < size) {
-      // Grown with room to spare: a route's loads are not reallocated at every insertion.
-      this.pt = new Float64Array(size * 2);
-      this.pm = new Float64Array(size * 2);
-    }
+    this.n = n;
     for (let d = 0; d < D; d++) {
       let load = 0;
       for (let i = 0; i < n; i++) {
-        const j = this.seq[i];
+        const j = seq[i];
         if (m.kind[j] === VISIT) load += m.dem[j * D + d];
       }
       this.pt[d] = load;
       for (let i = 0; i < n; i++) {
-        const j = this.seq[i];
+        const j = seq[i];
         const change = m.kind[j] === VISIT ? -m.dem[j * D + d] : m.dem[j * D + d];
         load += change;
         this.pt[(i + 1) * D + d] = load;
@@ -101,6 +151,19 @@ export class Route {
       }
     }
     this.feasible = ok;
+  }
+
+  /** Room for `n` stops, grown with room to spare and the old contents kept (a route is not reallocated at every insertion). */
+  private grow(n: number, D: number): void {
+    // The arrays keep one capacity (a copy's arrays are filled from another route's whole).
+    if (this.es.length >= n && this.pt.length >= (this.es.length + 1) * D) return;
+    const cap = Math.max(8, n * 2, this.es.length);
+    const keep = this.n;
+    this.es = copy(this.es, keep, cap);
+    this.ls = copy(this.ls, keep, cap);
+    this.edge = copy(this.edge, keep + 1, cap + 1);
+    this.pt = copy(this.pt, (keep + 1) * D, (cap + 1) * D);
+    this.pm = copy(this.pm, (keep + 1) * D, (cap + 1) * D);
   }
 
   /**
@@ -132,6 +195,15 @@ export class Route {
       (n === 0 ? 0 : leg(m, m.cost, prevLoc, nextLoc))
     );
   }
+}
+
+const EMPTY = new Float64Array(0);
+
+/** The first `count` entries of `a` in a new array of `size` (default: as large as `a`). */
+function copy(a: Float64Array, count: number, size = a.length): Float64Array {
+  const b = new Float64Array(size);
+  b.set(a.subarray(0, Math.min(count, a.length)));
+  return b;
 }
 
 export const isPaired = (m: Model, j: number) => m.kind[j] === PICKUP || m.kind[j] === DELIVERY;

@@ -10,19 +10,6 @@ import type { State } from "./state";
 /** SISR's split-string β = 0.01 (§6), as "keep going" 1 − β. */
 const SPLIT_KEEP = 0.99;
 
-/** Removes job `j` (and its shipment partner) from its route; returns what was removed. */
-function removeJob(m: Model, s: State, j: number, out: number[]): void {
-  const r = s.routeOf[j];
-  if (r < 0) return;
-  const route = s.writable(r);
-  const drop = isPaired(m, j) ? [j, m.partner[j]] : [j];
-  route.seq = route.seq.filter((x) => !drop.includes(x));
-  for (const x of drop) {
-    s.place(x, -1);
-    out.push(x);
-  }
-}
-
 type Ruin = { removed: number[]; touched: Set<number> };
 
 /** §4.1: strings of consecutive stops from routes near a seed stop. */
@@ -79,9 +66,28 @@ export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number
         .filter((_, i) => i + start < kept || i + start >= kept + keep);
     }
     touched.add(r);
-    for (const j of take) if (s.routeOf[j] === r) removeJob(m, s, j, removed);
+    let count = 0;
+    for (const j of take) {
+      if (s.routeOf[j] !== r) continue;
+      // A shipment leaves with its partner.
+      s.place(j, -1);
+      removed.push(j);
+      count++;
+      if (isPaired(m, j) && s.routeOf[m.partner[j]] === r) {
+        s.place(m.partner[j], -1);
+        removed.push(m.partner[j]);
+        count++;
+      }
+    }
+    // The caches are recomputed from the first stop removed to the last.
+    const seq = route.seq;
+    let lo = 0;
+    while (s.routeOf[seq[lo]] === r) lo++;
+    let hi = seq.length;
+    while (s.routeOf[seq[hi - 1]] === r) hi--;
+    route.seq = seq.filter((x) => s.routeOf[x] === r);
+    route.update(m, lo, hi - count);
   }
-  for (const r of touched) s.routes[r].update(m);
   return { removed, touched };
 }
 

@@ -104,7 +104,6 @@ export class Recreate {
 export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): void {
   const v = route.v;
   const n = route.seq.length;
-  const D = m.D;
   const L = m.L;
   const cost = m.cost;
   const sym = m.symmetric;
@@ -131,26 +130,34 @@ export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recre
     }
     first = lo;
   }
+  // The loads' prefix maxima only grow along a route, and so do departures when no travel
+  // time is negative: the positions where the load fits and the window has not closed form a
+  // range, whose end is found by bisection, so the loop reads a position's times only for a
+  // delta that would win.
+  const monotone = m.timeNonNegative;
+  let last = n;
+  if (stopsAt(m, route, u, n, monotone)) {
+    let lo = first;
+    let hi = n;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (stopsAt(m, route, u, mid, monotone)) hi = mid;
+      else lo = mid + 1;
+    }
+    last = lo - 1;
+  }
   let prevLoc = first === 0 ? m.vStart[v] : m.loc[route.seq[first - 1]];
-  let prevDep = first === 0 ? m.vShiftA[v] : route.es[first - 1] + m.svc[route.seq[first - 1]];
   let into = prevLoc === NONE ? 0 : cost[prevLoc * L + ul];
-  for (let p = first; p <= n; p++) {
-    if (p > first) {
-      const q = route.seq[p - 1];
-      prevLoc = m.loc[q];
-      prevDep = route.es[p - 1] + m.svc[q];
-    }
-    // Departures only grow along a route, and so do the loads' prefix maxima: once the window
-    // has closed or the load does not fit, no later position will do.
-    if (prevDep > twB) return;
-    for (let d = 0; d < D; d++) {
-      if (route.pm[p * D + d] + m.dem[u * D + d] > m.vCap[v * D + d] + 1e-9) return;
-    }
+  for (let p = first; p <= last; p++) {
+    if (p > first) prevLoc = m.loc[route.seq[p - 1]];
+    // Departures can fall along a route only with negative travel times: then each position is checked.
+    if (!monotone && (p === 0 ? m.vShiftA[v] : route.es[p - 1] + m.svc[route.seq[p - 1]]) > twB) return;
     const nextLoc = p === n ? m.vEnd[v] : m.loc[route.seq[p]];
     const out = nextLoc === NONE ? 0 : cost[row + nextLoc];
     const delta = into + out - route.edge[p];
     into = sym ? out : nextLoc === NONE ? 0 : cost[nextLoc * L + ul];
     if (!(delta < g.cost)) continue;
+    const prevDep = p === 0 ? m.vShiftA[v] : route.es[p - 1] + m.svc[route.seq[p - 1]];
     const arr = prevDep + leg(m, m.time, prevLoc, ul);
     const start = Math.max(arr, twA);
     if (start > twB) continue;
@@ -161,6 +168,20 @@ export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recre
     g.route = r;
     g.pos = p;
   }
+}
+
+/**
+ * Whether visit `u` cannot go before position `p` of `route` nor any later position: the load
+ * there does not fit, or (`monotone`: no negative travel time) its window has closed before the
+ * stop ahead departs.
+ */
+function stopsAt(m: Model, route: Route, u: number, p: number, monotone: boolean): boolean {
+  const D = m.D;
+  const v = route.v;
+  for (let d = 0; d < D; d++)
+    if (route.pm[p * D + d] + m.dem[u * D + d] > m.vCap[v * D + d] + 1e-9) return true;
+  if (!monotone) return false;
+  return (p === 0 ? m.vShiftA[v] : route.es[p - 1] + m.svc[route.seq[p - 1]]) > m.twB[u];
 }
 
 /** The first empty vehicle of each class not yet tried for this job (identical empty vehicles give identical answers). */
@@ -227,7 +248,7 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
     }
     const route = s.writable(g.route);
     route.seq.splice(g.pos, 0, j);
-    route.update(m);
+    route.update(m, g.pos, g.pos + 1);
     s.place(j, g.route);
     if (route.seq.length === 1) g.moveOn(s, m.vClass[g.route]);
   }
@@ -388,7 +409,7 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
   const route = s.writable(r);
   route.seq.splice(g.pos2, 0, q);
   route.seq.splice(g.pos, 0, p);
-  route.update(m);
+  route.update(m, g.pos, g.pos2 + 2);
   s.place(p, r);
   s.place(q, r);
   if (route.seq.length === 2) g.moveOn(s, m.vClass[r]);

@@ -22,6 +22,8 @@ export class State {
   private readonly originals: Route[] = [];
   private readonly moved: number[] = [];
   private before: number[] = [];
+  /** Copies made by rejected moves, referenced nowhere: reused by the next copies. */
+  private readonly spare: Route[] = [];
   private costBefore = 0;
 
   constructor(m: Model, routes?: Route[], routeOf?: Int32Array, unassigned?: number[]) {
@@ -62,7 +64,10 @@ export class State {
   /** Puts the state back as it was at `begin`. */
   undo(): void {
     for (let i = this.moved.length - 2; i >= 0; i -= 2) this.routeOf[this.moved[i]] = this.moved[i + 1];
-    for (let i = 0; i < this.replaced.length; i++) this.routes[this.replaced[i]] = this.originals[i];
+    for (let i = 0; i < this.replaced.length; i++) {
+      this.spare.push(this.routes[this.replaced[i]]);
+      this.routes[this.replaced[i]] = this.originals[i];
+    }
     this.unassigned = this.before;
     this.cost = this.costBefore;
   }
@@ -78,7 +83,7 @@ export class State {
     if (this.copiedIn[r] !== this.move) {
       this.replaced.push(r);
       this.originals.push(this.routes[r]);
-      this.routes[r] = this.routes[r].clone();
+      this.routes[r] = this.routes[r].clone(this.spare.pop());
       this.copiedIn[r] = this.move;
     }
     return this.routes[r];

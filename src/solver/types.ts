@@ -69,6 +69,12 @@ export type SolveOptions = {
   temperatures?: [number, number];
   /** The share of iterations that first remove a whole route and may not open a vehicle. */
   routeRemoval?: number;
+  /**
+   * 2-opt* tail exchanges (standalone visits only): before each ruin and recreate, the best tail
+   * exchange between routes around a random stop, when one shortens them, repeated while a draw
+   * falls below this probability (0: none; default 0.5, one on average). Not counted as iterations.
+   */
+  tailExchange?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
