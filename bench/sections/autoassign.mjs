@@ -12,6 +12,92 @@ import { cpuMs, log, makeAccount, percentile } from "../lib/harness.mjs";
 const WORKERS = 50;
 const STOPS = 40;
 
+/**
+ * The section's day: an account whose local time is about midday, WORKERS workers on duty with
+ * a route today of STOPS stops each; `newTask(w)` makes an unassigned task near worker w's route.
+ * Also used by bench/profile.mjs.
+ */
+export async function autoAssignDay(api) {
+  const acc = await makeAccount(api, "autoassign");
+  const admin = acc.token;
+  const offset = 12 - new Date().getUTCHours();
+  const zone = offset === 0 ? "Etc/UTC" : `Etc/GMT${offset > 0 ? "-" : "+"}${Math.abs(offset)}`;
+  const patch = await api(`/accounts/${acc.account.id}/`, {
+    method: "PATCH",
+    token: admin,
+    body: { timezone: zone, optimize_earliest_start: "00:00:00", optimize_latest_end: "23:59:00" },
+  });
+  if (patch.status !== 200) throw new Error(`PATCH account: ${patch.status} ${patch.text.slice(0, 300)}`);
+  const today = new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(Date.now());
+  const now = Date.now();
+  const window = {
+    complete_after: new Date(now).toISOString(),
+    complete_before: new Date(now + 10 * 3600_000).toISOString(),
+  };
+  const users = [];
+  for (let w = 0; w < WORKERS; w++) {
+    const u = await api("/users/", {
+      token: admin,
+      body: {
+        email: `aa-${w}-${acc.user.email}`,
+        name: `Driver ${w}`,
+        password: "bench-password-123",
+        role: "worker",
+      },
+    });
+    if (u.status !== 201) throw new Error(`POST /users/: ${u.status} ${u.text.slice(0, 300)}`);
+    users.push(u.body);
+  }
+  const roles = await api("/account_roles/?page_size=500&role=worker", { token: admin });
+  await Promise.all(
+    roles.body.results.map((r) =>
+      api(`/account_roles/${r.id}/`, { method: "PATCH", token: admin, body: { on_duty: true } }),
+    ),
+  );
+  // Each worker's route: a loop of 40 stops in its own part of the city, 2 minutes each.
+  const at = (w, k) => [
+    24.75 + (w % 10) * 0.05 + 0.01 * Math.cos(k / 6),
+    60.15 + Math.floor(w / 10) * 0.03 + 0.01 * Math.sin(k / 6),
+  ];
+  for (const [w, u] of users.entries()) {
+    const route = await api("/routes/", {
+      token: admin,
+      body: { name: `Route ${w}`, assignee: u.url, date: today },
+    });
+    if (route.status !== 201) throw new Error(`POST /routes/: ${route.status} ${route.text.slice(0, 300)}`);
+    const stops = Array.from({ length: STOPS }, (_, k) => ({
+      category: "drop_off",
+      address: { raw_address: `Stop ${w}-${k}`, location: { type: "Point", coordinates: at(w, k) } },
+      duration: "00:02:00",
+      ...window,
+      assignee: u.url,
+      route: route.body.url,
+      position: k + 1,
+    }));
+    const order = await api("/orders/", {
+      token: admin,
+      body: { account: acc.account.url, tasks_data: stops },
+    });
+    if (order.status !== 201) throw new Error(`POST /orders/: ${order.status} ${order.text.slice(0, 300)}`);
+  }
+  let n = 0;
+  const newTask = async (w) => {
+    const t = await api("/tasks/", {
+      token: admin,
+      body: {
+        account: acc.account.url,
+        category: "drop_off",
+        address: { raw_address: `New ${n}`, location: { type: "Point", coordinates: at(w, n++ * 7 + 3) } },
+        duration: "00:02:00",
+        ...window,
+      },
+    });
+    if (t.status !== 201) throw new Error(`POST /tasks/: ${t.status} ${t.text.slice(0, 300)}`);
+    return t.body;
+  };
+  return { acc, admin, users, newTask };
+}
+
 export const autoAssignSection = {
   n: 19,
   name: "auto-assign",
@@ -22,68 +108,7 @@ export const autoAssignSection = {
     "autoassign.placed",
   ],
   async run({ api, svc, report, settings }) {
-    const acc = await makeAccount(api, "autoassign");
-    const admin = acc.token;
-    const offset = 12 - new Date().getUTCHours();
-    const zone = offset === 0 ? "Etc/UTC" : `Etc/GMT${offset > 0 ? "-" : "+"}${Math.abs(offset)}`;
-    const patch = await api(`/accounts/${acc.account.id}/`, {
-      method: "PATCH",
-      token: admin,
-      body: { timezone: zone, optimize_earliest_start: "00:00:00", optimize_latest_end: "23:59:00" },
-    });
-    if (patch.status !== 200) throw new Error(`PATCH account: ${patch.status} ${patch.text.slice(0, 300)}`);
-    const today = new Intl.DateTimeFormat("en-CA", { timeZone: zone }).format(Date.now());
-    const now = Date.now();
-    const window = {
-      complete_after: new Date(now).toISOString(),
-      complete_before: new Date(now + 10 * 3600_000).toISOString(),
-    };
-    const users = [];
-    for (let w = 0; w < WORKERS; w++) {
-      const u = await api("/users/", {
-        token: admin,
-        body: {
-          email: `aa-${w}-${acc.user.email}`,
-          name: `Driver ${w}`,
-          password: "bench-password-123",
-          role: "worker",
-        },
-      });
-      if (u.status !== 201) throw new Error(`POST /users/: ${u.status} ${u.text.slice(0, 300)}`);
-      users.push(u.body);
-    }
-    const roles = await api("/account_roles/?page_size=500&role=worker", { token: admin });
-    await Promise.all(
-      roles.body.results.map((r) =>
-        api(`/account_roles/${r.id}/`, { method: "PATCH", token: admin, body: { on_duty: true } }),
-      ),
-    );
-    // Each worker's route: a loop of 40 stops in its own part of the city, 2 minutes each.
-    const at = (w, k) => [
-      24.75 + (w % 10) * 0.05 + 0.01 * Math.cos(k / 6),
-      60.15 + Math.floor(w / 10) * 0.03 + 0.01 * Math.sin(k / 6),
-    ];
-    for (const [w, u] of users.entries()) {
-      const route = await api("/routes/", {
-        token: admin,
-        body: { name: `Route ${w}`, assignee: u.url, date: today },
-      });
-      if (route.status !== 201) throw new Error(`POST /routes/: ${route.status} ${route.text.slice(0, 300)}`);
-      const stops = Array.from({ length: STOPS }, (_, k) => ({
-        category: "drop_off",
-        address: { raw_address: `Stop ${w}-${k}`, location: { type: "Point", coordinates: at(w, k) } },
-        duration: "00:02:00",
-        ...window,
-        assignee: u.url,
-        route: route.body.url,
-        position: k + 1,
-      }));
-      const order = await api("/orders/", {
-        token: admin,
-        body: { account: acc.account.url, tasks_data: stops },
-      });
-      if (order.status !== 201) throw new Error(`POST /orders/: ${order.status} ${order.text.slice(0, 300)}`);
-    }
+    const { admin, users, newTask } = await autoAssignDay(api);
     // Samples of PER insertions each: /proc counts in ticks of 10 ms, so one sample's CPU is read
     // to 10/PER ms. The first sample warms the isolate up and is not counted.
     const PER = 5;
@@ -93,21 +118,6 @@ export const autoAssignSection = {
     const wall = [];
     const base = [];
     let placed = 0;
-    let n = 0;
-    const newTask = async (w) => {
-      const t = await api("/tasks/", {
-        token: admin,
-        body: {
-          account: acc.account.url,
-          category: "drop_off",
-          address: { raw_address: `New ${n}`, location: { type: "Point", coordinates: at(w, n++ * 7 + 3) } },
-          duration: "00:02:00",
-          ...window,
-        },
-      });
-      if (t.status !== 201) throw new Error(`POST /tasks/: ${t.status} ${t.text.slice(0, 300)}`);
-      return t.body;
-    };
     for (let i = 0; i <= samples; i++) {
       const tasks = [];
       for (let k = 0; k < PER; k++) tasks.push(await newTask((i * PER + k) % WORKERS));
