@@ -14,7 +14,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { apiClient, createWorkers, makeAccount, seedTasks } from "./lib/harness.mjs";
+import { apiClient, byRouteOrder, createWorkers, makeAccount, seedTasks } from "./lib/harness.mjs";
 import { freshSecrets } from "./lib/secrets.mjs";
 import { autoAssignDay } from "./sections/autoassign.mjs";
 
@@ -54,13 +54,7 @@ if (target === "auto-assign") {
     token: small.token,
   });
   // The worker's order (domain/route-order): the first task, or the last one.
-  const chain = mine.body.results.sort(
-    (a, b) =>
-      (a.position === null) - (b.position === null) ||
-      (a.position ?? 0) - (b.position ?? 0) ||
-      Date.parse(a.created_at) - Date.parse(b.created_at) ||
-      (a.id < b.id ? -1 : 1),
-  );
+  const chain = mine.body.results.sort(byRouteOrder);
   const id = target === "deep" ? chain[Math.min(200, chain.length - 1)].id : chain[0].id;
   request = async () => {
     const r = await api(`/tasks/${id}/`, { token: small.token });

@@ -347,3 +347,10 @@ export function loadGenerator({ seconds, connections, warmup, slices }) {
   }
   return { run, turns };
 }
+
+/** Tasks as the API answers them, in a worker's order (src/domain/route-order): by position, none last, then creation, then id. */
+export const byRouteOrder = (a, b) =>
+  (a.position === null) - (b.position === null) ||
+  (a.position ?? 0) - (b.position ?? 0) ||
+  Date.parse(a.created_at) - Date.parse(b.created_at) ||
+  (a.id < b.id ? -1 : 1);

@@ -1,6 +1,6 @@
 // Sections 1–3: reading one task and sending commands, each against the floor Worker doing
 // only the primitive underneath (one D1 read; one Durable Object call plus one D1 batch).
-import { inLanes, log, timed } from "../lib/harness.mjs";
+import { byRouteOrder, inLanes, log, timed } from "../lib/harness.mjs";
 
 /** The service's and the floor's rates, CPU per request and their ratios, under `prefix`. */
 function compare(ctx, prefix, label, svc, floor) {
@@ -47,13 +47,7 @@ export const read = {
     const mine = await api(`/tasks/?assignee=${encodeURIComponent(small.worker.url)}&page_size=500`, {
       token: small.token,
     });
-    const chain = (mine.body?.results ?? []).sort(
-      (a, b) =>
-        (a.position === null) - (b.position === null) ||
-        (a.position ?? 0) - (b.position ?? 0) ||
-        Date.parse(a.created_at) - Date.parse(b.created_at) ||
-        (a.id < b.id ? -1 : 1),
-    );
+    const chain = (mine.body?.results ?? []).sort(byRouteOrder);
     if (chain.length < 201) throw new Error(`GET /tasks/?assignee=: ${mine.status}, ${chain.length} tasks`);
     const deep = chain[chain.length - 1].id;
     const get = (id) => ({
