@@ -73,3 +73,24 @@ export const instanceArb: fc.Arbitrary<Instance> = fc
       })),
     };
   });
+
+/** A small deterministic PRNG of the tests' own (not the solver's). */
+export function lcg(seed: number) {
+  let x = seed >>> 0 || 1;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 4294967296;
+  };
+}
+
+/**
+ * A `count` × `count` matrix drawn from `r`: Euclidean over random points most of the time, else
+ * arbitrary (asymmetric, no triangle inequality).
+ */
+export function randomDistances(r: () => number, count: number): number[] {
+  const pts = Array.from({ length: count }, () => [r() * 60, r() * 60]);
+  const metric = r() < 0.6;
+  return pts.flatMap((a, i) =>
+    pts.map((b, k) => (i === k ? 0 : metric ? Math.hypot(a[0] - b[0], a[1] - b[1]) : 1 + r() * 60)),
+  );
+}

@@ -6,15 +6,7 @@ import { Route } from "../../src/solver/route";
 import { Recreate, scanPair, scanRoute } from "../../src/solver/search";
 import type { Instance } from "../../src/solver/types";
 import { checkSolution } from "../../src/solver-check";
-
-/** A small deterministic PRNG of the test's own (not the solver's). */
-function lcg(seed: number) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x / 4294967296;
-  };
-}
+import { lcg } from "./arbitrary";
 
 /**
  * Random small instances: 4–9 locations; the matrices Euclidean, or asymmetric and without the

@@ -2,25 +2,13 @@ import { describe, expect, it } from "vitest";
 import { compile, type Model } from "../../src/solver/model";
 import { Route } from "../../src/solver/route";
 import type { Instance } from "../../src/solver/types";
-
-/** A small deterministic PRNG of the test's own (not the solver's). */
-function lcg(seed: number) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x / 4294967296;
-  };
-}
+import { lcg, randomDistances } from "./arbitrary";
 
 /** 6–25 visits, Euclidean or arbitrary (asymmetric, no triangle inequality) matrices, windows tight or loose, 1–2 dimensions. */
 function randomModel(seed: number): Model {
   const r = lcg(seed);
   const n = 6 + Math.floor(r() * 20);
-  const pts = Array.from({ length: n + 1 }, () => [r() * 60, r() * 60]);
-  const metric = r() < 0.6;
-  const distances = pts.flatMap((a, i) =>
-    pts.map((b, k) => (i === k ? 0 : metric ? Math.hypot(a[0] - b[0], a[1] - b[1]) : 1 + r() * 60)),
-  );
+  const distances = randomDistances(r, n + 1);
   const dims = 1 + Math.floor(r() * 2);
   const width = r() < 0.5 ? 40 : 400;
   const inst: Instance = {

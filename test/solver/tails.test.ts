@@ -7,15 +7,7 @@ import { State } from "../../src/solver/state";
 import { applyTails, tailDelta, tailMove, tailsApply } from "../../src/solver/tails";
 import type { Instance } from "../../src/solver/types";
 import { checkSolution } from "../../src/solver-check";
-
-/** A small deterministic PRNG of the test's own (not the solver's). */
-function lcg(seed: number) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
-    return x / 4294967296;
-  };
-}
+import { lcg, randomDistances } from "./arbitrary";
 
 /**
  * 4–12 visits and two identical vehicles; Euclidean or arbitrary (asymmetric, no triangle
@@ -25,11 +17,7 @@ function lcg(seed: number) {
 function randomInstance(seed: number): Instance {
   const r = lcg(seed);
   const n = 4 + Math.floor(r() * 9);
-  const pts = Array.from({ length: n + 1 }, () => [r() * 60, r() * 60]);
-  const metric = r() < 0.6;
-  const distances = pts.flatMap((a, i) =>
-    pts.map((b, k) => (i === k ? 0 : metric ? Math.hypot(a[0] - b[0], a[1] - b[1]) : 1 + r() * 60)),
-  );
+  const distances = randomDistances(r, n + 1);
   const durations = r() < 0.5 ? distances : distances.map((d) => d * (0.5 + r()));
   const dims = 1 + Math.floor(r() * 2);
   const capacity = Array.from({ length: dims }, () => 10 + Math.floor(r() * 30));
