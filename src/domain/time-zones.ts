@@ -4,25 +4,44 @@
  * recurrence expansion (contract §20).
  */
 
+/**
+ * Formatters kept for the isolate's life, by use and zone: building an `Intl.DateTimeFormat`
+ * costs far more than formatting with it (auto-assign asks for the day on every insertion).
+ */
 const formatters = new Map<string, Intl.DateTimeFormat>();
 
-function formatter(zone: string): Intl.DateTimeFormat {
-  let f = formatters.get(zone);
+function kept(key: string, make: () => Intl.DateTimeFormat): Intl.DateTimeFormat {
+  let f = formatters.get(key);
   if (!f) {
-    f = new Intl.DateTimeFormat("en-US", {
-      timeZone: zone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-      second: "2-digit",
-    });
-    formatters.set(zone, f);
+    f = make();
+    formatters.set(key, f);
   }
   return f;
 }
+
+const formatter = (zone: string) =>
+  kept(
+    `time ${zone}`,
+    () =>
+      new Intl.DateTimeFormat("en-US", {
+        timeZone: zone,
+        hourCycle: "h23",
+        year: "numeric",
+        month: "2-digit",
+        day: "2-digit",
+        hour: "2-digit",
+        minute: "2-digit",
+        second: "2-digit",
+      }),
+  );
+
+/** The day of `ms` in `zone`, `YYYY-MM-DD`. */
+export const dayIn = (ms: number, zone: string): string =>
+  kept(
+    `day ${zone}`,
+    () =>
+      new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }),
+  ).format(ms);
 
 /** True for a zone `Intl` knows (IANA names, `UTC`). */
 export function isTimeZone(zone: string): boolean {

@@ -8,6 +8,8 @@
  * shift's start, with its stops under way fixed first; with `reassign: false` each assigned task
  * is pinned to a route of its assignee. Pure: rows in, instance out.
  */
+
+import { dayIn } from "../../domain/time-zones";
 import { parseTimestamp } from "../../http/timezones";
 import type { Instance, Job, Shipment, Vehicle } from "../../solver/types";
 import type { RouteRow } from "../routes";
@@ -39,26 +41,8 @@ function at(date: string, hms: string, zone: string): number {
 /** Epoch seconds of a shift's clock time on a day (auto-assign's shifts too). */
 export const clockOn = at;
 
-/**
- * One formatter per zone, kept for the isolate's life: building an `Intl.DateTimeFormat` costs
- * far more than formatting with it (auto-assign asks for the day on every insertion and sweep).
- */
-const dayFormats = new Map<string, Intl.DateTimeFormat>();
-
-/** The day of `ms` in `zone`, `YYYY-MM-DD`. */
-export function dayIn(ms: number, zone: string): string {
-  let f = dayFormats.get(zone);
-  if (!f) {
-    f = new Intl.DateTimeFormat("en-CA", {
-      timeZone: zone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-    });
-    dayFormats.set(zone, f);
-  }
-  return f.format(ms);
-}
+/** The day of `ms` in `zone`, `YYYY-MM-DD` (domain/time-zones). */
+export { dayIn };
 
 export function demandOf(task: TaskRow): number[] {
   return demandValue(parseJson<Record<string, unknown>>(task.metafields, {}).demand);
