@@ -253,6 +253,26 @@ export const cpuMs = (pids) => {
   }, 0);
 };
 
+/**
+ * Waits until `pids` have used no CPU for `idleMs` (at most `maxMs`): the work a request set off
+ * after its answer (queues, a Durable Object's alarm, the outbox) has run. Returns the CPU ms
+ * read then.
+ */
+export async function quiet(pids, { idleMs = 60, maxMs = 3000 } = {}) {
+  const until = performance.now() + maxMs;
+  let last = cpuMs(pids);
+  let since = performance.now();
+  while (performance.now() < until) {
+    await new Promise((r) => setTimeout(r, 15));
+    const now = cpuMs(pids);
+    if (now !== last) {
+      last = now;
+      since = performance.now();
+    } else if (performance.now() - since >= idleMs) break;
+  }
+  return last;
+}
+
 /** What `work` returns, with the wall-clock ms and the CPU ms of `pids` it took. */
 export async function timed(pids, work) {
   const c0 = cpuMs(pids);

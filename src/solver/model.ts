@@ -68,19 +68,30 @@ export type Model = {
   depotDistance: Float64Array;
 };
 
-/** A matrix as the search reads it: a typed array as given (non-finite entries become Infinity). */
-function matrixOf(values: ArrayLike<number>): Matrix {
+/**
+ * A matrix as the search reads it: a typed array as given (non-finite entries become Infinity),
+ * and whether an entry is negative. One pass with one comparison for the usual entry (a small
+ * instance is compiled per route by auto-assign, 50 times a request: the scans were most of it).
+ */
+function matrixOf(values: ArrayLike<number>): { matrix: Matrix; negative: boolean } {
+  let negative = false;
   if (values instanceof Float32Array || values instanceof Float64Array) {
     let clean = true;
     for (let i = 0; i < values.length; i++) {
-      if (Number.isNaN(values[i]) || values[i] === Number.NEGATIVE_INFINITY) {
+      const x = values[i];
+      if (x >= 0) continue;
+      if (x < 0 && x !== Number.NEGATIVE_INFINITY) negative = true;
+      else {
         clean = false;
         break;
       }
     }
-    if (clean) return values;
+    if (clean) return { matrix: values, negative };
   }
-  return Float64Array.from(values, (x) => (Number.isFinite(x) ? x : Number.POSITIVE_INFINITY));
+  const matrix = Float64Array.from(values, (x) => (Number.isFinite(x) ? x : Number.POSITIVE_INFINITY));
+  negative = false;
+  for (let i = 0; i < matrix.length; i++) if (matrix[i] < 0) negative = true;
+  return { matrix, negative };
 }
 
 /**
@@ -97,6 +108,8 @@ export function compile(inst: Instance, options: { neighbours?: boolean } = {}):
     ...shipments.map((s) => s.demand.length),
   );
   const L = inst.locations;
+  const dist = matrixOf(inst.distances);
+  const time = inst.durations === inst.distances ? dist : matrixOf(inst.durations);
   const m: Model = {
     J,
     D,
@@ -122,8 +135,8 @@ export function compile(inst: Instance, options: { neighbours?: boolean } = {}):
     vIds: inst.vehicles.map((v) => v.id),
     vClass: new Int32Array(inst.vehicles.length),
     classes: [],
-    dist: matrixOf(inst.distances),
-    time: inst.durations === inst.distances ? new Float64Array(0) : matrixOf(inst.durations),
+    dist: dist.matrix,
+    time: time.matrix,
     cost: new Float64Array(0),
     balance: inst.objective === "balance",
     symmetric: false,
@@ -132,7 +145,6 @@ export function compile(inst: Instance, options: { neighbours?: boolean } = {}):
     size: new Float64Array(J),
     depotDistance: new Float64Array(J),
   };
-  if (inst.durations === inst.distances) m.time = m.dist;
   m.cost = inst.objective === "duration" || inst.objective === "balance" ? m.time : m.dist;
   let j = 0;
   const put = (job: Instance["jobs"][number], kind: number, demand: number[], sign: number) => {
@@ -165,16 +177,19 @@ export function compile(inst: Instance, options: { neighbours?: boolean } = {}):
   });
   pin(m, inst);
   const byKind = new Map<string, number[]>();
-  for (let v = 0; v < m.V; v++) {
-    const key = `${m.vStart[v]}|${m.vEnd[v]}|${m.vShiftA[v]}|${m.vShiftB[v]}|${Array.from(m.vCap.subarray(v * D, v * D + D)).join(",")}`;
-    let members = byKind.get(key);
-    if (!members) {
-      members = [];
-      byKind.set(key, members);
+  // One vehicle (auto-assign's instance per route) is its own class: no key to build.
+  if (m.V === 1) byKind.set("", [0]);
+  else
+    for (let v = 0; v < m.V; v++) {
+      const key = `${m.vStart[v]}|${m.vEnd[v]}|${m.vShiftA[v]}|${m.vShiftB[v]}|${Array.from(m.vCap.subarray(v * D, v * D + D)).join(",")}`;
+      let members = byKind.get(key);
+      if (!members) {
+        members = [];
+        byKind.set(key, members);
+      }
+      m.vClass[v] = byKind.size - 1;
+      members.push(v);
     }
-    m.vClass[v] = byKind.size - 1;
-    members.push(v);
-  }
   m.classes = [...byKind.values()].map((vs) => Int32Array.from(vs));
   for (let j = 0; j < J; j++) {
     for (let d = 0; d < D; d++) m.size[j] += Math.abs(m.dem[j * D + d]);
@@ -182,7 +197,7 @@ export function compile(inst: Instance, options: { neighbours?: boolean } = {}):
   }
   m.neighbours = options.neighbours === false ? [] : nearest(m, Math.min(NEIGHBOURS, J - 1));
   m.symmetric = isSymmetric(m.cost, L);
-  m.timeNonNegative = !m.time.some((x) => x < 0);
+  m.timeNonNegative = !time.negative;
   return m;
 }
 
@@ -192,9 +207,11 @@ export function compile(inst: Instance, options: { neighbours?: boolean } = {}):
  * is still under way); its opening still makes the route wait. Errors name the job or vehicle.
  */
 function pin(m: Model, inst: Instance): void {
-  const index = new Map(m.ids.map((id, j) => [id, j]));
-  const vehicles = new Map(inst.vehicles.map((v, i) => [v.id, i]));
+  // Built when first needed: most instances pin nothing.
+  let index: Map<string, number> | undefined;
+  let vehicles: Map<string, number> | undefined;
   const job = (id: string) => {
+    index ??= new Map(m.ids.map((id, j) => [id, j]));
     const j = index.get(id);
     if (j === undefined) throw new Error(`Unknown job ${id}.`);
     return j;
@@ -214,6 +231,7 @@ function pin(m: Model, inst: Instance): void {
   const jobs = [...inst.jobs, ...(inst.shipments ?? []).flatMap((s) => [s.pickup, s.delivery])];
   for (const x of jobs) {
     if (x.vehicle === undefined) continue;
+    vehicles ??= new Map(inst.vehicles.map((v, i) => [v.id, i]));
     const v = vehicles.get(x.vehicle);
     if (v === undefined) throw new Error(`Job ${x.id} names an unknown vehicle ${x.vehicle}.`);
     const j = job(x.id);

@@ -1,5 +1,7 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { streamOf } from "../../src/services/live";
 import { cronAutoAssign } from "../../src/services/positions/cron";
 import {
   type Actor,
@@ -197,6 +199,63 @@ describe("auto-assign (contract §29)", () => {
     expectStatus(off, 201);
     const again = await autoAssign(acc, { tasks: [b.url] });
     expect(again.body[0].assignee).toBe(worker.user);
+  });
+
+  it("starts a route at the worker's fresh position, else at the route's start; an order's two halves go on one route, pick-up first", async () => {
+    const { acc, today } = await middayAccount();
+    // Two routes that start far east; Bertil has sent where he is (near the new task).
+    const far = { raw_address: "Depot", location: point(26.0, 60.17) };
+    const workers = [];
+    for (const name of ["Aino", "Bertil"]) {
+      const worker = await addUser(acc, "worker", name);
+      await onDuty(worker);
+      const route = await call("/routes/", {
+        token: acc.admin.token,
+        body: { name, assignee: worker.user, date: today, start_address: far, end_address: far },
+      });
+      expectStatus(route, 201);
+      await task(acc, { lon: 25.9 }, { assignee: worker.user, route: route.body.url, position: 1 });
+      workers.push({ worker, route: route.body });
+    }
+    const [aino, bertil] = workers;
+    const fresh = await task(acc, { lon: 24.95 });
+    // Without positions the two routes tie and the first (by name) takes it.
+    const tie = await task(acc, { lon: 25.95 });
+    expect((await autoAssign(acc, { tasks: [tie.url] })).body[0].assignee).toBe(aino.worker.user);
+    const sent = await call("/positions/", {
+      token: bertil.worker.token,
+      body: { location: point(24.95, 60.17), time: at(Date.now() - 1000), accuracy_m: 5 },
+    });
+    expectStatus(sent, 202);
+    // The account's stream object writes the latest positions to D1 (its alarm, run now).
+    await runDurableObjectAlarm(streamOf(env, acc.account.id));
+    const r = await autoAssign(acc, { tasks: [fresh.url] });
+    // From Bertil's position, before the stop near the depot, he adds the least travel.
+    expect(r.body).toEqual([
+      { task: fresh.url, assignee: bertil.worker.user, route: bertil.route.url, position: 0, reason: null },
+    ]);
+
+    // An order's pick-up (east) and drop-off (west), both waiting: one route, pick-up first.
+    const now = Date.now();
+    const half = (category: string, lon: number) => ({
+      category,
+      address: { raw_address: `${lon}`, location: point(lon, 60.17) },
+      complete_after: at(now - HOUR),
+      complete_before: at(now + 6 * HOUR),
+      duration: "00:05:00",
+    });
+    const order = await call("/orders/", {
+      token: acc.admin.token,
+      body: { account: acc.account.url, tasks_data: [half("drop_off", 25.5), half("pick_up", 25.8)] },
+    });
+    expectStatus(order, 201);
+    const [down, up] = order.body.tasks;
+    const pair = await autoAssign(acc, { tasks: [down, up] });
+    expectStatus(pair, 200);
+    const [d, u] = pair.body;
+    expect(u.assignee).not.toBeNull();
+    expect(d).toMatchObject({ assignee: u.assignee, route: u.route, reason: null });
+    expect(u.position).toBeLessThan(d.position);
   });
 
   it("a day: its unassigned tasks by window start; bad input is 400 and places nothing", async () => {

@@ -18,7 +18,6 @@ import { reverse } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import { cheapestInsertion, type InsertionRoute } from "../../solver/insert";
 import type { Job, Shipment, UnassignedReason } from "../../solver/types";
-import { pointOfAddress } from "../eta";
 import { bulkEventStatements } from "../events/outbox";
 import { positionFreshMs } from "../positions/fresh";
 import {
@@ -53,11 +52,39 @@ type StopRow = Pick<
   | "complete_after"
   | "complete_before"
   | "assignee_id"
-> & { lon: number | null; lat: number | null; demand: number | string | null };
-const STOP_COLUMNS = `t.id, t.state, t.route_id, t.position, t.created_at, t.version, t.order_id, t.category,
+> & { lon: number | null; lat: number | null; demand: unknown };
+/** A StopRow's fields in the order of STOP_ARRAY's list. */
+const STOP_FIELDS = [
+  "id",
+  "state",
+  "route_id",
+  "position",
+  "created_at",
+  "version",
+  "order_id",
+  "category",
+  "duration_seconds",
+  "complete_after",
+  "complete_before",
+  "assignee_id",
+  "lon",
+  "lat",
+  "demand",
+] as const;
+/**
+ * A task as one JSON list of STOP_FIELDS (the demand is JSON itself: a number or a list). Rows
+ * come back from D1 as one list per read, not one object per row: a D1 answer costs the Worker
+ * in proportion to its bytes and values, more than the query costs SQLite (services/eta reads its
+ * chain the same way).
+ */
+const STOP_ARRAY = `json_array(t.id, t.state, t.route_id, t.position, t.created_at, t.version, t.order_id, t.category,
   t.duration_seconds, t.complete_after, t.complete_before, t.assignee_id,
-  json_extract(t.address, '$.location.coordinates[0]') AS lon, json_extract(t.address, '$.location.coordinates[1]') AS lat,
-  json_extract(t.metafields, '$.demand') AS demand`;
+  json_extract(t.address, '$.location.coordinates[0]'), json_extract(t.address, '$.location.coordinates[1]'),
+  json_extract(t.metafields, '$.demand'))`;
+const stopsOf = (json: unknown): StopRow[] =>
+  parseJson<unknown[][]>(typeof json === "string" ? json : "[]", []).map(
+    (a) => Object.fromEntries(STOP_FIELDS.map((f, i) => [f, a[i] ?? null])) as StopRow,
+  );
 
 const pt = (t: { lon: number | null; lat: number | null } | undefined): Point | null =>
   t &&
@@ -68,6 +95,7 @@ const pt = (t: { lon: number | null; lat: number | null } | undefined): Point | 
     ? [t.lon, t.lat]
     : null;
 
+// A string is read as JSON, as it was when rows were read one by one (json_extract gives a list as its text).
 const demandOf = (t: StopRow) =>
   demandValue(typeof t.demand === "string" ? parseJson<unknown>(t.demand, null) : t.demand);
 
@@ -82,9 +110,11 @@ export type AutoAssignResult = {
 const OPEN = ["assigned", "accepted", "transit", "active"];
 
 type Worker = { user_id: string; name: string; vehicle_capacity: string };
+/** Of today's route, what the insertion reads: its id and where it starts and ends. */
+type LaneRoute = { id: string; start: Point | null; end: Point | null };
 /** A route as the insertion sees it: today's, of an on-duty worker (or one to make for them). */
 type Lane = {
-  route: RouteRow | null;
+  route: LaneRoute | null;
   worker: Worker;
   /** Its unfinished tasks in route order. */
   stops: StopRow[];
@@ -95,7 +125,6 @@ type Lane = {
   lastPosition: number | null;
 };
 
-/** What the insertion reads: the account's shift, the on-duty workers, their routes of today. */
 /**
  * The stops of today's routes as last read, kept by the account's stream object between
  * insertions with each route's fingerprint (its tasks' count, sum of versions and latest change:
@@ -104,6 +133,11 @@ type Lane = {
  */
 export type DayCache = { day: string; zone: string; routes: Map<string, { key: string; rows: StopRow[] }> };
 export const newDayCache = (): DayCache => ({ day: "", zone: "", routes: new Map() });
+
+/** A JSON list read in one D1 value (see STOP_ARRAY: bytes and values, not the query, are the cost). */
+const listOf = <T>(res: D1Result, column: string): T[] =>
+  parseJson<T[]>(((res.results[0] ?? {}) as Record<string, string | null>)[column] ?? "[]", []);
+const point = (lon: unknown, lat: unknown) => pt({ lon: lon as number | null, lat: lat as number | null });
 
 /**
  * The day's reads in one batch: the account's shift, the on-duty workers, the tasks asked for,
@@ -120,22 +154,22 @@ async function readDay(
 ) {
   const db = env.DB;
   const onDuty = `SELECT user_id FROM account_roles WHERE account_id = ? AND on_duty = 1 AND is_active = 1 AND state = 'active'`;
-  const todays = `SELECT id FROM routes WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (${onDuty})`;
-  const ofDay = (day: string) => [
+  // Today's routes of the on-duty workers, in creation order, each as [id, assignee, start lon,
+  // start lat, end lon, end lat, fingerprint].
+  const ofDay = (day: string) =>
     db
       .prepare(
-        `SELECT * FROM routes WHERE account_id = ? AND date = ? AND state != 'archived' AND assignee_id IN (${onDuty}) ORDER BY created_at, id`,
+        `SELECT json_group_array(json_array(r.id, r.assignee_id,
+           json_extract(r.start_address, '$.location.coordinates[0]'), json_extract(r.start_address, '$.location.coordinates[1]'),
+           json_extract(r.end_address, '$.location.coordinates[0]'), json_extract(r.end_address, '$.location.coordinates[1]'),
+           (SELECT count(*) || ':' || sum(version) || ':' || max(updated_at) FROM tasks
+              WHERE account_id = r.account_id AND route_id = r.id))) AS routes
+         FROM (SELECT * FROM routes WHERE account_id = ? AND date = ? AND state != 'archived'
+           AND assignee_id IN (${onDuty}) ORDER BY created_at, id) r`,
       )
-      .bind(accountId, day, accountId),
-    db
-      .prepare(
-        `SELECT route_id, count(*) || ':' || sum(version) || ':' || max(updated_at) AS key FROM tasks
-         WHERE account_id = ? AND route_id IN (${todays}) GROUP BY route_id`,
-      )
-      .bind(accountId, accountId, day, accountId),
-  ];
+      .bind(accountId, day, accountId);
   const guess = dayIn(now, cache.zone || "UTC");
-  const [accountRes, workersRes, askedRes, positionsRes, ...dayRes] = await db.batch([
+  const [accountRes, workersRes, askedRes, positionsRes, guessRes] = await db.batch([
     db
       .prepare(
         "SELECT timezone, optimize_earliest_start, optimize_latest_end, optimize_visit_duration_margin FROM accounts WHERE id = ?",
@@ -143,73 +177,78 @@ async function readDay(
       .bind(accountId),
     db
       .prepare(
-        `SELECT r.user_id, u.name, r.vehicle_capacity FROM account_roles r JOIN users u ON u.id = r.user_id
-         WHERE r.account_id = ? AND r.on_duty = 1 AND r.is_active = 1 AND r.state = 'active' ORDER BY u.name, r.user_id`,
+        `SELECT json_group_array(json_array(user_id, name, vehicle_capacity)) AS workers FROM (
+           SELECT r.user_id, u.name, r.vehicle_capacity FROM account_roles r JOIN users u ON u.id = r.user_id
+           WHERE r.account_id = ? AND r.on_duty = 1 AND r.is_active = 1 AND r.state = 'active' ORDER BY u.name, r.user_id)`,
       )
       .bind(accountId),
     db
       .prepare(
-        `SELECT ${STOP_COLUMNS} FROM tasks t WHERE t.account_id = ? AND t.id IN (SELECT value FROM json_each(?))`,
+        `SELECT json_group_array(${STOP_ARRAY}) AS stops FROM tasks t
+         WHERE t.account_id = ? AND t.id IN (SELECT value FROM json_each(?))`,
       )
       .bind(accountId, JSON.stringify(taskIds)),
     db
       .prepare(
-        `SELECT ${uuidText("user_id")} AS user_id, lon, lat, time FROM worker_positions
+        `SELECT json_group_array(json_array(${uuidText("user_id")}, lon, lat)) AS positions FROM worker_positions
          WHERE account_id = ${uuidBytes()} AND time >= ?`,
       )
       .bind(accountId, now - positionFreshMs(env)),
-    ...ofDay(guess),
+    ofDay(guess),
   ]);
   const account = accountRes.results[0] as AccountShift;
-  const workers = workersRes.results as Worker[];
-  const asked = askedRes.results as StopRow[];
+  const workers = listOf<[string, string, string]>(workersRes, "workers").map(
+    ([user_id, name, vehicle_capacity]): Worker => ({ user_id, name, vehicle_capacity }),
+  );
+  const asked = stopsOf((askedRes.results[0] as { stops?: string } | undefined)?.stops);
   cache.zone = account.timezone;
   const today = dayIn(now, account.timezone);
-  let [routesRes, keysRes] = dayRes;
-  if (today !== guess) [routesRes, keysRes] = await db.batch(ofDay(today));
+  const dayRes = today === guess ? guessRes : await ofDay(today).all();
+  const routes = listOf<[string, string, unknown, unknown, unknown, unknown, string | null]>(
+    dayRes,
+    "routes",
+  );
   if (cache.day !== today) {
     cache.day = today;
     cache.routes.clear();
   }
-  const keys = new Map(
-    (keysRes.results as { route_id: string; key: string }[]).map((r) => [r.route_id, r.key]),
-  );
+  // A route without tasks has no fingerprint and nothing to read.
+  const keys = new Map(routes.flatMap((r) => (r[6] === null ? [] : [[r[0], r[6]] as const])));
   const stale = [...keys].filter(([id, key]) => cache.routes.get(id)?.key !== key).map(([id]) => id);
   for (const id of cache.routes.keys()) if (!keys.has(id)) cache.routes.delete(id);
   if (stale.length) {
-    const { results } = await db
+    const read = await db
       .prepare(
-        `SELECT ${STOP_COLUMNS} FROM tasks t WHERE t.account_id = ? AND t.route_id IN (SELECT value FROM json_each(?))
-         ORDER BY t.position IS NULL, t.position, t.created_at, t.id`,
+        `SELECT json_group_array(${STOP_ARRAY}) AS stops FROM (SELECT * FROM tasks
+           WHERE account_id = ? AND route_id IN (SELECT value FROM json_each(?))
+           ORDER BY position IS NULL, position, created_at, id) t`,
       )
       .bind(accountId, JSON.stringify(stale))
-      .all<StopRow>();
+      .first<{ stops: string }>();
     const fresh = new Map<string, StopRow[]>(stale.map((id) => [id, []]));
-    for (const t of results) fresh.get(t.route_id!)?.push(t);
+    for (const t of stopsOf(read?.stops)) fresh.get(t.route_id!)?.push(t);
     for (const [id, rows] of fresh) cache.routes.set(id, { key: keys.get(id)!, rows });
   }
   const fixes = new Map(
-    (positionsRes.results as { user_id: string; lon: number; lat: number }[]).map((r) => [
-      r.user_id,
-      [r.lon, r.lat] as Point,
+    listOf<[string, number, number]>(positionsRes, "positions").map(([user, lon, lat]) => [
+      user,
+      [lon, lat] as Point,
     ]),
   );
-  const byRoute = new Map([...cache.routes].map(([id, c]) => [id, c.rows]));
   const lanes: Lane[] = [];
-  const routes = routesRes.results as RouteRow[];
   for (const worker of workers) {
-    const mine = routes.filter((r) => r.assignee_id === worker.user_id);
+    const mine = routes.filter((r) => r[1] === worker.user_id);
     // A worker on duty with no route today gets one when a task goes to them (contract §29).
-    for (const route of mine.length ? mine : [null]) {
-      const all = route ? (byRoute.get(route.id) ?? []) : [];
+    for (const r of mine.length ? mine : [null]) {
+      const route: LaneRoute | null = r && { id: r[0], start: point(r[2], r[3]), end: point(r[4], r[5]) };
+      const all = route ? (cache.routes.get(route.id)?.rows ?? []) : [];
       const stops = all.filter((t) => OPEN.includes(t.state));
       // Where the worker last was: a completed or failed stop (a cancelled one was not visited).
       const done = all.filter((t) => t.state === "completed" || t.state === "failed");
       // active first, then transit, then the rest in route order (contract §29's from-now rule).
       stops.sort((a, b) => rank(a) - rank(b));
       const fixed = stops.filter((t) => t.state === "active" || t.state === "transit").length;
-      const start =
-        fixes.get(worker.user_id) ?? pt(done.at(-1)) ?? pointOfAddress(route?.start_address ?? null);
+      const start = fixes.get(worker.user_id) ?? pt(done.at(-1)) ?? route?.start ?? null;
       const positions = all.map((t) => t.position).filter((x): x is number => x !== null);
       lanes.push({
         route,
@@ -256,7 +295,7 @@ type Travel = {
 /** A lane as a chain of points: its start, its located stops in order, its end. */
 function chainOf(lane: Lane): Omit<Chain, "offset" | "legs"> {
   const stops = lane.stops.filter((t) => pt(t));
-  const end = pointOfAddress(lane.route?.end_address ?? null);
+  const end = lane.route?.end ?? null;
   const points = [...(lane.start ? [lane.start] : []), ...stops.map((t) => pt(t)!), ...(end ? [end] : [])];
   return { points, start: !!lane.start, end: !!end, stops };
 }
@@ -328,7 +367,12 @@ function laneInstance(lane: Lane, travel: Travel, account: AccountShift, shift: 
   // A candidate already on this lane (placed by an earlier task of the call) is one of its stops.
   const all = [...located, ...candidates.filter((t) => !located.includes(t))];
   const byOrder = new Map<string, StopRow[]>();
-  for (const t of all) if (t.order_id) byOrder.set(t.order_id, [...(byOrder.get(t.order_id) ?? []), t]);
+  for (const t of all) {
+    if (!t.order_id) continue;
+    const group = byOrder.get(t.order_id);
+    if (group) group.push(t);
+    else byOrder.set(t.order_id, [t]);
+  }
   const shipments: Shipment[] = [];
   const paired = new Set<string>();
   for (const group of byOrder.values()) {
@@ -532,7 +576,7 @@ export async function autoAssign(
     return results;
   }
 
-  async function newRoute(lane: Lane): Promise<RouteRow> {
+  async function newRoute(lane: Lane): Promise<LaneRoute> {
     const row: RouteRow = {
       id: uuidv7(now),
       account_id: accountId,
@@ -550,8 +594,8 @@ export async function autoAssign(
       updated_at: now,
     };
     await insertRoute(env.DB, row);
-    lane.route = row;
-    return row;
+    lane.route = { id: row.id, start: null, end: null };
+    return lane.route;
   }
 
   /** The system's `assign` with the route and position (contract §29); false when the task moved meanwhile. */
