@@ -47,17 +47,34 @@ export function cheapestInsertion(
   routes: InsertionRoute[],
   job: string,
 ): Placement | { reason: UnassignedReason } {
+  return bestPlacement(
+    routes.map((r) => {
+      // No neighbour lists: nothing here searches (they cost more than the insertion itself).
+      const m = compile(r.instance, { neighbours: false });
+      const index = new Map(m.ids.map((id, j) => [id, j]));
+      const seq = r.order.map((id) => index.get(id)!).filter((j) => j !== undefined);
+      return { m, seq, fixed: r.fixed, job: index.get(job) };
+    }),
+  );
+}
+
+/** A route already compiled: its model (one vehicle), its stops as job indexes in order, and the new job's index (none: not on it). */
+export type CompiledInsertion = { m: Model; seq: number[]; fixed: number; job: number | undefined };
+
+/**
+ * cheapestInsertion on compiled routes: a caller that keeps a route's model between insertions
+ * (auto-assign compiles each route once and writes the new stop into a slot of it) places the
+ * job without compiling again.
+ */
+export function bestPlacement(routes: CompiledInsertion[]): Placement | { reason: UnassignedReason } {
   let best: Placement | null = null;
   let stage = -1;
   routes.forEach((r, i) => {
-    // No neighbour lists: nothing here searches (they cost more than the insertion itself).
-    const m = compile(r.instance, { neighbours: false });
-    const route = new Route(0);
-    const index = new Map(m.ids.map((id, j) => [id, j]));
-    route.seq = r.order.map((id) => index.get(id)!).filter((j) => j !== undefined);
-    route.update(m);
-    const u = index.get(job);
+    const { m, job: u } = r;
     if (u === undefined) return;
+    const route = new Route(0);
+    route.seq = r.seq.slice();
+    route.update(m);
     const found = placeIn(m, route, u, Math.min(r.fixed, route.seq.length));
     if (found && (!best || found.added < best.added - 1e-9)) best = { ...found, route: i };
     if (!found) stage = Math.max(stage, STAGES.indexOf(reasonFor(m, u)));

@@ -5,6 +5,7 @@
  * values, more than the query costs SQLite.
  */
 import { uuidBytes, uuidText } from "../../db/uuid-bytes";
+import type { Model } from "../../solver/model";
 import { positionFreshMs } from "../positions/fresh";
 import { type AccountShift, dayIn } from "../route-optimizations/build";
 import type { Point } from "../routing";
@@ -91,13 +92,36 @@ export type Lane = {
 };
 
 /**
+ * A lane compiled once for every single stop placed into it until it changes (contract §29's
+ * insertions come one at a time, and a day's other routes stay as they were): its instance has
+ * one more stop, a slot, whose service, window, demand and legs to and from every point of the
+ * chain are written in place for each task (lanes.ts `slotIn`). Compiling 50 routes per insertion was
+ * most of an insertion's own CPU (bench/README.md, section 19).
+ */
+export type KeptLane = {
+  /** What the instance was built from: the route's fingerprint, its ends, the vehicle, the account's settings. */
+  sig: string;
+  m: Model;
+  seq: number[];
+  order: string[];
+  fixed: number;
+  slot: number;
+};
+
+/**
  * The stops of today's routes as last read, kept by the account's stream object between
  * insertions with each route's fingerprint (its tasks' count, sum of versions and latest change:
  * every write of a task moves its version). A route whose fingerprint moved is read again; the
  * others are not (a day of 50 routes of 40 stops is 2,000 rows, read once, not per insertion).
  */
-export type DayCache = { day: string; zone: string; routes: Map<string, { key: string; rows: StopRow[] }> };
-export const newDayCache = (): DayCache => ({ day: "", zone: "", routes: new Map() });
+export type DayCache = {
+  day: string;
+  zone: string;
+  routes: Map<string, { key: string; rows: StopRow[] }>;
+  /** Each lane compiled, by route (or worker, without a route). */
+  lanes: Map<string, KeptLane>;
+};
+export const newDayCache = (): DayCache => ({ day: "", zone: "", routes: new Map(), lanes: new Map() });
 
 /** A JSON list read in one D1 value (see STOP_ARRAY: bytes and values, not the query, are the cost). */
 const listOf = <T>(res: D1Result, column: string): T[] =>
@@ -176,6 +200,7 @@ export async function readDay(
   if (cache.day !== today) {
     cache.day = today;
     cache.routes.clear();
+    cache.lanes.clear();
   }
   // A route without tasks has no fingerprint and nothing to read.
   const keys = new Map(routes.flatMap((r) => (r[6] === null ? [] : [[r[0], r[6]] as const])));
@@ -225,7 +250,7 @@ export async function readDay(
       });
     }
   }
-  return { account, today, lanes, asked };
+  return { account, today, lanes, asked, cache };
 }
 
 const rank = (t: StopRow) => (t.state === "active" ? 0 : t.state === "transit" ? 1 : 2);

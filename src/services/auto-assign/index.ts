@@ -15,14 +15,24 @@ import { accountEnv } from "../../db/shards";
 import { taskWriter } from "../../durable-objects/task/client";
 import { reverse } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
-import { cheapestInsertion, type InsertionRoute } from "../../solver/insert";
+import { bestPlacement, cheapestInsertion, type InsertionRoute } from "../../solver/insert";
 import type { UnassignedReason } from "../../solver/types";
 import { bulkEventStatements } from "../events/outbox";
 import { clockOn } from "../route-optimizations/build";
 import { insertRoute, type RouteRow } from "../routes";
+import { matrixFromEnv } from "../routing";
 import type { Actor } from "../task-commands/types";
 import { type DayCache, type Lane, type LaneRoute, OPEN, pt, readDay, type StopRow } from "./day";
-import { laneInstance, type Shift, type Travel, travelOf } from "./lanes";
+import {
+  chainsOf,
+  keepLanes,
+  laneInstance,
+  laneSignature,
+  type Shift,
+  slotIn,
+  type Travel,
+  travelOf,
+} from "./lanes";
 
 export { type DayCache, newDayCache } from "./day";
 
@@ -68,7 +78,13 @@ export async function autoAssign(
 ): Promise<AutoAssignResult[] | { missing: number[] }> {
   const now = opts.now ?? Date.now();
   env = await accountEnv(env, accountId);
-  const { account, today, lanes, asked: rows } = await readDay(env, accountId, taskIds, now, opts.cache);
+  const {
+    account,
+    today,
+    lanes,
+    asked: rows,
+    cache,
+  } = await readDay(env, accountId, taskIds, now, opts.cache);
   const byId = new Map(rows.map((t) => [t.id, t]));
   // Asked for by a list (`strict`): a task that is not the account's places nothing (400).
   if (opts.strict && taskIds.some((id) => !byId.has(id)))
@@ -91,6 +107,32 @@ export async function autoAssign(
       instances.set(lane, inst);
     }
     return inst;
+  };
+  // Single stops (no order's two halves among the tasks or on a route) go into each lane's kept
+  // instance (lanes.ts `KeptLane`); a call with a pair builds its instances afresh, both halves in.
+  const pairs = waiting.some(
+    (t) =>
+      t.order_id &&
+      (waiting.some((o) => o !== t && o.order_id === t.order_id) ||
+        lanes.some((l) => l.stops.some((s) => s.order_id === t.order_id))),
+  );
+  const laneKey = (lane: Lane) => lane.route?.id ?? `worker:${lane.worker.user_id}`;
+  const live = new Set(lanes.map(laneKey));
+  for (const k of cache.lanes.keys()) if (!live.has(k)) cache.lanes.delete(k);
+  /** The kept lanes, built again where their signature moved, and `task` in each one's slot. */
+  const slotted = async (task: StopRow) => {
+    const { chains, flat } = chainsOf(lanes);
+    const signed = lanes.map((lane) => ({
+      lane,
+      sig: laneSignature(lane, cache.routes.get(lane.route?.id ?? "")?.key ?? "", account, shift),
+    }));
+    const stale = signed.filter(({ lane, sig }) => cache.lanes.get(laneKey(lane))?.sig !== sig);
+    await keepLanes(env, stale, chains, account, shift, cache.lanes, laneKey);
+    const star = await matrixFromEnv(env).star(pt(task)!, flat);
+    return lanes.map((lane) => {
+      const k = cache.lanes.get(laneKey(lane))!;
+      return { kept: k, item: slotIn(k, task, star, chains.get(lane)!.offset, account, shift) };
+    });
   };
   const out: AutoAssignResult[] = [];
   const failed: { id: string; reason: UnassignedReason }[] = [];
@@ -154,11 +196,20 @@ export async function autoAssign(
         : false;
     if (partnerOpenElsewhere) return [none("shift")];
     const candidates = partnerLane ? [partnerLane] : lanes;
-    const built = await Promise.all(candidates.map(instanceOf));
-    const best = cheapestInsertion(built, task.id);
-    if ("reason" in best) return [none(best.reason)];
+    let best: ReturnType<typeof cheapestInsertion>;
+    let order: string[];
+    if (pairs) {
+      const built = await Promise.all(candidates.map(instanceOf));
+      best = cheapestInsertion(built, task.id);
+      if ("reason" in best) return [none(best.reason)];
+      order = built[best.route].order;
+    } else {
+      const slots = await slotted(task);
+      best = bestPlacement(slots.map((s) => s.item));
+      if ("reason" in best) return [none(best.reason)];
+      order = slots[best.route].kept.order;
+    }
     const lane = candidates[best.route];
-    const inst = built[best.route];
     const partner =
       best.pickupPosition !== undefined
         ? waiting.find((t) => t.order_id === task.order_id && t.id !== task.id && t.state === "unassigned")
@@ -173,11 +224,12 @@ export async function autoAssign(
     } else placements.push([task, best.position]);
     const results: AutoAssignResult[] = [];
     for (const [t, at] of placements) {
-      const position = positionAt(lane, inst.order, at);
+      const position = positionAt(lane, order, at);
       const ok = await assign(t, lane.worker.user_id, route.id, position);
       if (ok) {
-        // The lane as it now is: the next task is placed against it.
-        inst.order.splice(at, 0, t.id);
+        // The lane as it now is: the next task is placed against it (its kept instance built again).
+        order.splice(at, 0, t.id);
+        cache.lanes.delete(laneKey(lane));
         const row = {
           ...t,
           state: "assigned" as const,
@@ -186,7 +238,7 @@ export async function autoAssign(
           position,
         };
         lane.stops.splice(lane.stops.length, 0, row);
-        lane.stops.sort((a, b) => inst.order.indexOf(a.id) - inst.order.indexOf(b.id));
+        lane.stops.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
         t.state = "assigned";
       }
       results.push(

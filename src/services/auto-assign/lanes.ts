@@ -2,12 +2,13 @@
  * The solver's view of a lane (services/auto-assign): its chain of points, the travel the
  * insertion reads, and one small instance per route (src/solver/insert.ts).
  */
-import type { InsertionRoute } from "../../solver/insert";
+import type { CompiledInsertion, InsertionRoute } from "../../solver/insert";
+import { compile } from "../../solver/model";
 import type { Job, Shipment } from "../../solver/types";
 import { type AccountShift, demandValue, seconds, windowOf } from "../route-optimizations/build";
-import { matrixFromEnv, type Point } from "../routing";
+import { type MatrixProvider, matrixFromEnv, type Point } from "../routing";
 import { parseJson } from "../tasks/types";
-import { type Lane, pt, type StopRow } from "./day";
+import { type KeptLane, type Lane, pt, type StopRow } from "./day";
 
 /** The account's shift today, epoch seconds. */
 export type Shift = { start: number; end: number };
@@ -47,8 +48,8 @@ function chainOf(lane: Lane): Omit<Chain, "offset" | "legs"> {
   return { points, start: !!lane.start, end: !!end, stops };
 }
 
-export async function travelOf(env: Env, lanes: Lane[], waiting: StopRow[]): Promise<Travel> {
-  const provider = matrixFromEnv(env);
+/** Every lane's chain, each with its points' offset in one list of all of them (`flat`). */
+export function chainsOf(lanes: Lane[]): { chains: Map<Lane, Chain>; flat: Point[] } {
   const chains = new Map<Lane, Chain>();
   const flat: Point[] = [];
   for (const lane of lanes) {
@@ -56,14 +57,127 @@ export async function travelOf(env: Env, lanes: Lane[], waiting: StopRow[]): Pro
     chains.set(lane, { ...c, offset: flat.length, legs: [] });
     flat.push(...c.points);
   }
-  // One legs call over every chain end to end (the legs between two chains are not read).
-  const legs = flat.length > 1 ? await provider.legs(flat) : [];
-  for (const c of chains.values()) c.legs = legs.slice(c.offset, c.offset + Math.max(0, c.points.length - 1));
+  return { chains, flat };
+}
+
+/** The consecutive legs of these chains, in one `legs` call over them end to end (the legs between two chains are not read). */
+async function legsOf(provider: MatrixProvider, chains: Chain[]): Promise<void> {
+  const points = chains.flatMap((c) => c.points);
+  const legs = points.length > 1 ? await provider.legs(points) : [];
+  let at = 0;
+  for (const c of chains) {
+    c.legs = legs.slice(at, at + Math.max(0, c.points.length - 1));
+    at += c.points.length;
+  }
+}
+
+export async function travelOf(env: Env, lanes: Lane[], waiting: StopRow[]): Promise<Travel> {
+  const provider = matrixFromEnv(env);
+  const { chains, flat } = chainsOf(lanes);
+  await legsOf(provider, [...chains.values()]);
   const candidates = waiting.filter((t) => pt(t));
   const points = [...flat, ...candidates.map((t) => pt(t)!)];
   const stars = new Map<string, { to: number[]; from: number[] }>();
   for (const t of candidates) stars.set(t.id, await provider.star(pt(t)!, points));
   return { chains, candidates, candidateOffset: flat.length, stars };
+}
+
+/** The slot's stand-in while compiling: located (its legs are written later), three demand dimensions (any task's fit). */
+const SLOT: StopRow = {
+  id: "\u0000slot",
+  state: "unassigned",
+  route_id: null,
+  position: null,
+  created_at: 0,
+  version: 0,
+  order_id: null,
+  category: "drop_off",
+  duration_seconds: 0,
+  complete_after: null,
+  complete_before: null,
+  assignee_id: null,
+  lon: 0,
+  lat: 0,
+  demand: [0, 0, 0],
+};
+
+/** What a kept lane depends on besides its stops' fingerprint (`key`): a changed one is built again. */
+export const laneSignature = (lane: Lane, key: string, account: AccountShift, shift: Shift) =>
+  `${key}|${lane.start ?? ""}|${lane.route?.end ?? ""}|${lane.worker.vehicle_capacity}|${account.optimize_visit_duration_margin}|${shift.end}`;
+
+/** The lanes in `build` compiled with their slot (their legs read in one call), keyed in `kept` by `keyOf`. */
+export async function keepLanes(
+  env: Env,
+  build: { lane: Lane; sig: string }[],
+  chains: Map<Lane, Chain>,
+  account: AccountShift,
+  shift: Shift,
+  kept: Map<string, KeptLane>,
+  keyOf: (lane: Lane) => string,
+): Promise<void> {
+  if (!build.length) return;
+  const own = build.map(({ lane }) => ({ ...chains.get(lane)!, offset: 0 }));
+  await legsOf(matrixFromEnv(env), own);
+  build.forEach(({ lane, sig }, i) => {
+    const chain = own[i];
+    const n = chain.points.length;
+    const never = new Array<number>(n).fill(Number.POSITIVE_INFINITY);
+    const inst = laneInstance(
+      lane,
+      {
+        chains: new Map([[lane, chain]]),
+        candidates: [SLOT],
+        candidateOffset: n,
+        stars: new Map([[SLOT.id, { to: never, from: never }]]),
+      },
+      account,
+      shift,
+    );
+    const m = compile(inst.instance, { neighbours: false });
+    const index = new Map(m.ids.map((id, j) => [id, j]));
+    kept.set(keyOf(lane), {
+      sig,
+      m,
+      seq: inst.order.map((id) => index.get(id)!).filter((j) => j !== undefined),
+      order: inst.order,
+      fixed: inst.fixed,
+      slot: index.get(SLOT.id)!,
+    });
+  });
+}
+
+/**
+ * `task` written into the kept lane's slot: its service, window and demand, the shift's start
+ * (now, once it has begun), and its legs to and from each point of the chain (`star`, read over
+ * every lane's points, this chain's from `offset`). A leg with no route is Infinity, as the
+ * solver's matrices have it.
+ */
+export function slotIn(
+  k: KeptLane,
+  task: StopRow,
+  star: { to: number[]; from: number[] },
+  offset: number,
+  account: AccountShift,
+  shift: Shift,
+): CompiledInsertion {
+  const { m, slot } = k;
+  m.svc[slot] = (task.duration_seconds ?? 0) + seconds(account.optimize_visit_duration_margin || "00:00:00");
+  const [a, b] = windowOf(task) ?? [Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY];
+  m.twA[slot] = a;
+  m.twB[slot] = b;
+  const demand = demandOf(task);
+  for (let d = 0; d < m.D; d++) m.dem[slot * m.D + d] = demand[d] ?? 0;
+  m.vShiftA[0] = shift.start;
+  // The slot's legs may differ each way (a road network's): never read as symmetric.
+  m.symmetric = false;
+  const u = m.loc[slot];
+  const leg = (x: number) => (Number.isFinite(x) ? Math.max(0, x) : Number.POSITIVE_INFINITY);
+  // One matrix is the distances, the durations and the cost (the objective is time).
+  for (let p = 0; p < u; p++) {
+    m.time[u * m.L + p] = leg(star.to[offset + p]);
+    m.time[p * m.L + u] = leg(star.from[offset + p]);
+  }
+  return { m, seq: k.seq, fixed: k.fixed, job: slot };
 }
 
 /**
