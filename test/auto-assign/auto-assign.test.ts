@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { autoAssign as autoAssignService, newDayCache } from "../../src/services/auto-assign";
 import { streamOf } from "../../src/services/live";
 import { cronAutoAssign } from "../../src/services/positions/cron";
 import {
@@ -13,6 +14,7 @@ import {
   storedEvents,
   type TestAccount,
 } from "../helpers";
+import { stored } from "../stored";
 
 const HOUR = 3_600_000;
 const at = (ms: number) => new Date(ms).toISOString();
@@ -256,6 +258,37 @@ describe("auto-assign (contract §29)", () => {
     expect(u.assignee).not.toBeNull();
     expect(d).toMatchObject({ assignee: u.assignee, route: u.route, reason: null });
     expect(u.position).toBeLessThan(d.position);
+  });
+
+  it("after its own insertion, its kept read of the route has the route's fingerprint as stored: nothing is read again", async () => {
+    const { acc, today } = await middayAccount();
+    const { route } = await workerWithRoute(acc, today, "Aino", [
+      { lon: 24.9 },
+      { lon: 25.0 },
+      { lon: 25.1 },
+    ]);
+    const cache = newDayCache();
+    for (const lon of [24.95, 25.05, 24.92]) {
+      const t = await task(acc, { lon });
+      const [r] = (await autoAssignService(env, acc.account.id, [t.id], "https://api.test", { cache })) as {
+        routeId: string | null;
+      }[];
+      expect(r.routeId).toBe(route.id);
+      const sql = await stored
+        .prepare(
+          "SELECT count(*) || ':' || sum(version) || ':' || max(updated_at) AS key FROM tasks WHERE account_id = ? AND route_id = ?",
+        )
+        .bind(acc.account.id, route.id)
+        .first<{ key: string }>();
+      expect(cache.routes.get(route.id)?.key).toBe(sql?.key);
+      // In the route's order, the new task among them.
+      expect(cache.routes.get(route.id)?.rows.map((x) => x.position)).toEqual(
+        [...cache.routes.get(route.id)!.rows.map((x) => x.position)].sort((a, b) => a! - b!),
+      );
+      expect(cache.routes.get(route.id)?.rows.some((x) => x.id === t.id && x.state === "assigned")).toBe(
+        true,
+      );
+    }
   });
 
   it("a day: its unassigned tasks by window start; bad input is 400 and places nothing", async () => {

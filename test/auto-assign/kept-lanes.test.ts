@@ -47,6 +47,7 @@ function day(seed: number) {
       lon: 24.9 + rnd() * 0.2,
       lat: 60.15 + rnd() * 0.1,
       demand: pick([null, 1, 2, [1, 3]]),
+      updated_at: n,
     };
   };
   const lanes: Lane[] = Array.from({ length: 6 }, (_, i) => {

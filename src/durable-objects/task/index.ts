@@ -205,6 +205,9 @@ export class TaskDO extends DurableObject<Env> {
       return { error: r.error, token: r.token };
     }
     const [outcome] = await this.after({ ...args, commands: [args.command] }, r);
+    // With the task's version and last change after it: auto-assign keeps its read of a route
+    // up to date with them instead of reading the route again.
+    if (r.task) outcome.written = { version: r.task.version, updatedAt: r.task.updated_at };
     return { outcome, token: r.token };
   }
 

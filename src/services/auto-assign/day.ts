@@ -30,6 +30,7 @@ export type StopRow = Pick<
   | "complete_after"
   | "complete_before"
   | "assignee_id"
+  | "updated_at"
 > & { lon: number | null; lat: number | null; demand: unknown };
 /** A StopRow's fields in the order of STOP_ARRAY's list. */
 const STOP_FIELDS = [
@@ -48,6 +49,7 @@ const STOP_FIELDS = [
   "lon",
   "lat",
   "demand",
+  "updated_at",
 ] as const;
 /**
  * A task as one JSON list of STOP_FIELDS (the demand is JSON itself: a number or a list). Rows
@@ -58,7 +60,7 @@ const STOP_FIELDS = [
 const STOP_ARRAY = `json_array(t.id, t.state, t.route_id, t.position, t.created_at, t.version, t.order_id, t.category,
   t.duration_seconds, t.complete_after, t.complete_before, t.assignee_id,
   json_extract(t.address, '$.location.coordinates[0]'), json_extract(t.address, '$.location.coordinates[1]'),
-  json_extract(t.metafields, '$.demand'))`;
+  json_extract(t.metafields, '$.demand'), t.updated_at)`;
 const stopsOf = (json: unknown): StopRow[] =>
   parseJson<unknown[][]>(typeof json === "string" ? json : "[]", []).map(
     (a) => Object.fromEntries(STOP_FIELDS.map((f, i) => [f, a[i] ?? null])) as StopRow,
@@ -122,6 +124,29 @@ export type DayCache = {
   lanes: Map<string, KeptLane>;
 };
 export const newDayCache = (): DayCache => ({ day: "", zone: "", routes: new Map(), lanes: new Map() });
+
+/** A route's fingerprint as the day's read computes it in SQL: count, sum of versions, latest change. */
+const fingerprintOf = (rows: StopRow[]) =>
+  `${rows.length}:${rows.reduce((a, t) => a + t.version, 0)}:${Math.max(...rows.map((t) => t.updated_at))}`;
+
+/** The read's order of a route's tasks: by position (none last), then creation, then id. */
+const byPosition = (a: StopRow, b: StopRow) =>
+  (a.position === null ? 1 : 0) - (b.position === null ? 1 : 0) ||
+  (a.position ?? 0) - (b.position ?? 0) ||
+  a.created_at - b.created_at ||
+  (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * A task this call wrote onto `routeId` (its version and last change as the write left them),
+ * put into the kept read of that route with the fingerprint it now has: the next call's
+ * fingerprint finds it unchanged unless someone else wrote meanwhile, and reads nothing again.
+ */
+export function keepWritten(cache: DayCache, routeId: string, row: StopRow): void {
+  const rows = (cache.routes.get(routeId)?.rows ?? []).filter((t) => t.id !== row.id);
+  const at = rows.findIndex((t) => byPosition(row, t) < 0);
+  rows.splice(at < 0 ? rows.length : at, 0, row);
+  cache.routes.set(routeId, { key: fingerprintOf(rows), rows });
+}
 
 /** A JSON list read in one D1 value (see STOP_ARRAY: bytes and values, not the query, are the cost). */
 const listOf = <T>(res: D1Result, column: string): T[] =>

@@ -22,7 +22,16 @@ import { clockOn } from "../route-optimizations/build";
 import { insertRoute, type RouteRow } from "../routes";
 import { matrixFromEnv } from "../routing";
 import type { Actor } from "../task-commands/types";
-import { type DayCache, type Lane, type LaneRoute, OPEN, pt, readDay, type StopRow } from "./day";
+import {
+  type DayCache,
+  keepWritten,
+  type Lane,
+  type LaneRoute,
+  OPEN,
+  pt,
+  readDay,
+  type StopRow,
+} from "./day";
 import {
   chainsOf,
   keepLanes,
@@ -225,8 +234,9 @@ export async function autoAssign(
     const results: AutoAssignResult[] = [];
     for (const [t, at] of placements) {
       const position = positionAt(lane, order, at);
-      const ok = await assign(t, lane.worker.user_id, route.id, position);
-      if (ok) {
+      const written = await assign(t, lane.worker.user_id, route.id, position);
+      const ok = written !== null;
+      if (written) {
         // The lane as it now is: the next task is placed against it (its kept instance built again).
         order.splice(at, 0, t.id);
         cache.lanes.delete(laneKey(lane));
@@ -238,6 +248,9 @@ export async function autoAssign(
           position,
         };
         lane.stops.splice(lane.stops.length, 0, row);
+        if (written.version !== undefined && written.updatedAt !== undefined)
+          keepWritten(cache, route.id, { ...row, version: written.version, updated_at: written.updatedAt });
+        else cache.routes.delete(route.id);
         lane.stops.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
         t.state = "assigned";
       }
@@ -272,8 +285,16 @@ export async function autoAssign(
     return lane.route;
   }
 
-  /** The system's `assign` with the route and position (contract §29); false when the task moved meanwhile. */
-  async function assign(t: StopRow, worker: string, routeId: string, position: number): Promise<boolean> {
+  /**
+   * The system's `assign` with the route and position (contract §29): the task's version and last
+   * change after it (unknown: undefined), or null when the task moved meanwhile.
+   */
+  async function assign(
+    t: StopRow,
+    worker: string,
+    routeId: string,
+    position: number,
+  ): Promise<{ version?: number; updatedAt?: number } | null> {
     const r = await taskWriter(env, t.id).applyOne({
       actor: { ...SYSTEM, accountId },
       taskId: t.id,
@@ -293,6 +314,7 @@ export async function autoAssign(
       },
       baseUrl,
     });
-    return !r.error && r.outcome?.row.state === "accepted";
+    if (r.error || r.outcome?.row.state !== "accepted") return null;
+    return r.outcome.written ?? {};
   }
 }

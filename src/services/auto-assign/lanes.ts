@@ -99,6 +99,7 @@ const SLOT: StopRow = {
   lon: 0,
   lat: 0,
   demand: [0, 0, 0],
+  updated_at: 0,
 };
 
 /** What a kept lane depends on besides its stops' fingerprint (`key`): a changed one is built again. */

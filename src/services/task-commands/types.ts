@@ -52,4 +52,9 @@ export type CommandRow = {
 };
 
 /** What the TaskDO answers per command: the stored row, and whether it was a replay. */
-export type CommandOutcome = { row: CommandRow; replay: boolean };
+export type CommandOutcome = {
+  row: CommandRow;
+  replay: boolean;
+  /** The task as the command left it (TaskDO's `applyOne` only). */
+  written?: { version: number; updatedAt: number };
+};
