@@ -489,6 +489,73 @@ describe("ETA and lateness (contract §28)", () => {
     return list.body.results as any[];
   }
 
+  it("without a position, a GET and the list tell the same ETA from the route's start, then from the worker's newest command's location", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const now = Date.now();
+    const day = new Date(now).toISOString().slice(0, 10);
+    const r = await call("/routes/", {
+      token: acc.admin.token,
+      body: {
+        name: "R",
+        assignee: worker.user,
+        date: day,
+        start_address: { raw_address: "Depot", location: point(25.5, 60.17) },
+      },
+    });
+    expectStatus(r, 201);
+    const made: { id: string; url: string }[] = [];
+    for (const lon of [24.95, 25.0]) {
+      const t = await call("/tasks/", {
+        token: acc.admin.token,
+        body: {
+          account: acc.account.url,
+          category: "drop_off",
+          address: { raw_address: `${lon}`, location: point(lon, 60.17) },
+          complete_after: at(now),
+          complete_before: at(now + 8 * HOUR),
+          assignee: worker.user,
+          route: r.body.url,
+          position: made.length + 1,
+        },
+      });
+      expectStatus(t, 201);
+      made.push(t.body);
+    }
+    const both = async () => {
+      const list = await call(`/tasks/?assignee=${encodeURIComponent(worker.user)}`, {
+        token: acc.admin.token,
+      });
+      const listed = new Map<string, string>(list.body.results.map((t: any) => [t.id, t.eta]));
+      const got = [];
+      for (const t of made) {
+        const g = await call(`/tasks/${t.id}/`, { token: acc.admin.token });
+        expect(g.body.eta, t.id).toEqual(expect.any(String));
+        // Each read computes from its own "now": a few milliseconds apart.
+        expect(Math.abs(Date.parse(g.body.eta) - Date.parse(listed.get(t.id)!)), t.id).toBeLessThan(5_000);
+        got.push(Date.parse(g.body.eta));
+      }
+      return got;
+    };
+    // From the depot, about 28 km east of the first stop.
+    const fromDepot = await both();
+    expect(fromDepot[0]).toBeGreaterThan(now + 20 * 60_000);
+    // The worker's command with a location next to the first stop: the ETA starts there.
+    const cmd = await call("/task_commands/", {
+      token: worker.token,
+      body: {
+        task: made[0].url,
+        external_id: `acc-${made[0].id}`,
+        time: at(Date.now()),
+        action: "accept",
+        location: point(24.95, 60.171),
+      },
+    });
+    expectStatus(cmd, 201);
+    const fromCommand = await both();
+    expect(fromCommand[0]).toBeLessThan(fromDepot[0] - 10 * 60_000);
+  });
+
   it("a task's GET reads its chain up to itself, and tells the same ETA as the list, in any order of positions", async () => {
     const acc = await newAccount();
     const worker = await addUser(acc, "worker");

@@ -61,8 +61,8 @@ const pointOfStop = (s: Stop): Point | null =>
     : null;
 
 /** The location of a worker's newest command that carried one (task_commands_user_location_idx). */
-export const lastLocationSql = (worker: string) => `SELECT location FROM task_commands
-  WHERE user_id = ${uuidBytes(worker)} AND location IS NOT NULL AND account_id = ${uuidBytes()} ORDER BY time DESC LIMIT 1`;
+export const lastLocationSql = (worker: string, account = "?") => `SELECT location FROM task_commands
+  WHERE user_id = ${uuidBytes(worker)} AND location IS NOT NULL AND account_id = ${uuidBytes(account)} ORDER BY time DESC LIMIT 1`;
 
 /**
  * The four reads an ETA needs, for the workers a subquery names (`workers`: SQL yielding
@@ -95,34 +95,45 @@ const BEFORE_SQL = `CASE WHEN x.p IS NULL
 
 export function etaStatements(db: D1Database, accountId: string, scope: EtaScope): D1PreparedStatement[] {
   const w = scope.workers;
-  const chain = scope.before
-    ? db
+  if (scope.before)
+    return [
+      db
         .prepare(
-          // The task's assignee, its open tasks counted up to the cap (the index alone), and the
-          // stops before the task in order, as one compact JSON list of [null, lon, lat,
-          // duration_seconds, complete_after]: a D1 answer's bytes cost the Worker more than the
-          // query costs SQLite (200 rows of columns are 4 times the bytes).
+          // One task's ETA in one statement (`etasFrom` reads it as the four): its assignee,
+          // their open tasks counted up to the cap (the index alone), the stops before the task
+          // in order as one compact JSON list of [null, lon, lat, duration_seconds,
+          // complete_after] (a D1 answer's bytes and values cost the Worker more than the query
+          // costs SQLite: 200 rows of columns are 4 times the bytes, and each statement of a
+          // batch its own answer), the worker's position, their newest command's location, and
+          // the task's route's start.
           `SELECT x.n AS open_count, x.a AS worker,
              (SELECT json_group_array(json_array(NULL, lon, lat, duration_seconds, complete_after)) FROM (
                 SELECT json_extract(t.address, '$.location.coordinates[0]') AS lon,
                   json_extract(t.address, '$.location.coordinates[1]') AS lat, t.duration_seconds, t.complete_after
                 FROM tasks t WHERE t.account_id = s_account AND t.assignee_id = x.a AND t.state IN (${OPEN_SQL})
                   AND ${BEFORE_SQL}
-                ORDER BY t.position IS NULL, t.position, t.created_at, t.id LIMIT ${MAX_ETA_STOPS})) AS stops
+                ORDER BY t.position IS NULL, t.position, t.created_at, t.id LIMIT ${MAX_ETA_STOPS})) AS stops,
+             (SELECT json_array(lon, lat) FROM worker_positions
+                WHERE account_id = ${uuidBytes("x.s_account")} AND user_id = ${uuidBytes("x.a")}) AS fix,
+             (${lastLocationSql("x.a", "x.s_account")}) AS location,
+             x.r AS route_id,
+             (SELECT start_address FROM routes WHERE account_id = x.s_account AND id = x.r) AS start_address
            FROM (SELECT s.account_id AS s_account, s.assignee_id AS a, s.position AS p, s.created_at AS c, s.id AS i,
+                   s.route_id AS r,
                    (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE account_id = s.account_id
                       AND assignee_id = s.assignee_id AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})) AS n
                  FROM tasks s WHERE s.id = ? AND s.account_id = ? AND s.assignee_id IS NOT NULL
                    AND s.state IN (${OPEN_SQL})) x`,
         )
-        .bind(scope.before.id, accountId)
-    : db
-        .prepare(
-          // Each worker's unfinished tasks, at most CHAIN_READ_CAP of them through the assignee's
-          // index (no sort over a list that may be huge), counted, and the first MAX_ETA_STOPS of
-          // them in `position` order as one compact list of [id, lon, lat, duration_seconds,
-          // complete_after] per worker (as above: bytes, not rows, are what a read costs).
-          `SELECT x.a AS worker,
+        .bind(scope.before.id, accountId),
+    ];
+  const chain = db
+    .prepare(
+      // Each worker's unfinished tasks, at most CHAIN_READ_CAP of them through the assignee's
+      // index (no sort over a list that may be huge), counted, and the first MAX_ETA_STOPS of
+      // them in `position` order as one compact list of [id, lon, lat, duration_seconds,
+      // complete_after] per worker (as above: bytes, not rows, are what a read costs).
+      `SELECT x.a AS worker,
              (SELECT count(*) FROM (SELECT 1 FROM tasks WHERE account_id = ?
                 AND assignee_id = x.a AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})) AS open_count,
              (SELECT json_group_array(json_array(id, lon, lat, duration_seconds, complete_after)) FROM (
@@ -132,8 +143,8 @@ export function etaStatements(db: D1Database, accountId: string, scope: EtaScope
                   WHERE account_id = ? AND assignee_id = x.a AND state IN (${OPEN_SQL}) LIMIT ${CHAIN_READ_CAP})
                 ORDER BY t.position IS NULL, t.position, t.created_at, t.id LIMIT ${MAX_ETA_STOPS})) AS stops
            FROM (SELECT DISTINCT assignee_id AS a FROM (${w.sql})) x`,
-        )
-        .bind(accountId, accountId, ...w.params);
+    )
+    .bind(accountId, accountId, ...w.params);
   return [
     chain,
     db
@@ -198,6 +209,32 @@ export async function etas(env: Env, tasks: readonly EtaTask[], now: number): Pr
   return etasFrom(env, tasks, results, now);
 }
 
+/** One task's ETA statement (`before`) read as the four reads of a list's. */
+function asFour(one: D1Result): D1Result[] {
+  type Row = {
+    worker: string;
+    open_count: number;
+    stops: string | null;
+    fix: string | null;
+    location: string | null;
+    route_id: string | null;
+    start_address: string | null;
+  };
+  const rows = one.results as Row[];
+  const result = (results: unknown[]) => ({ ...one, results }) as D1Result;
+  return [
+    result(rows.map(({ worker, open_count, stops }) => ({ worker, open_count, stops }))),
+    result(
+      rows.flatMap((r) => {
+        const fix = parseJson<[number, number] | null>(r.fix, null);
+        return fix ? [{ user_id: r.worker, lon: fix[0], lat: fix[1] }] : [];
+      }),
+    ),
+    result(rows.map((r) => ({ user_id: r.worker, location: r.location }))),
+    result(rows.flatMap((r) => (r.route_id ? [{ id: r.route_id, start_address: r.start_address }] : []))),
+  ];
+}
+
 /** ETAs of tasks from the results of `etaStatements` (null: none is needed). */
 export async function etasFrom(
   env: Env,
@@ -214,7 +251,7 @@ export async function etasFrom(
     else byWorker.get(task.assignee_id)?.push(task) ?? byWorker.set(task.assignee_id, [task]);
   }
   if (!byWorker.size || !inputs) return out;
-  const [chainsRes, positionsRes, lastRes, routesRes] = inputs;
+  const [chainsRes, positionsRes, lastRes, routesRes] = inputs.length === 1 ? asFour(inputs[0]) : inputs;
   type Chain = { worker: string; open_count: number; stops: string | null };
   const chains = new Map<string, Stop[]>();
   const tooMany = new Set<string>();
