@@ -36,7 +36,7 @@ const seconds = Number(opt("seconds", "10"));
 const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
-// VRP_TAILS, VRP_PAIRS, VRP_PEX, VRP_CYCLES, VRP_SEED.
+// VRP_TAILS, VRP_SEED.
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
   ...(process.env.VRP_T0
@@ -45,9 +45,6 @@ const tuning = {
   ...(process.env.VRP_NEAR ? { neighbourhood: Number(process.env.VRP_NEAR) } : {}),
   ...(process.env.VRP_ROUTE ? { routeRemoval: Number(process.env.VRP_ROUTE) } : {}),
   ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
-  ...(process.env.VRP_CYCLES ? { annealingCycles: Number(process.env.VRP_CYCLES) } : {}),
-  ...(process.env.VRP_PEX ? { pairExchange: Number(process.env.VRP_PEX) } : {}),
-  ...(process.env.VRP_PAIRS ? { pairRelocation: Number(process.env.VRP_PAIRS) } : {}),
 };
 const seed = Number(process.env.VRP_SEED || 1);
 

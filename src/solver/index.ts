@@ -4,7 +4,6 @@
  * out: no I/O, no clock; the same instance, seed and iteration budget give the same solution.
  */
 import { compile, leg, type Model, NONE } from "./model";
-import { pairMove, pairScratch, pairsApply } from "./pairs";
 import { Random } from "./random";
 import { Route } from "./route";
 import { removeRoute, ruin } from "./ruin";
@@ -33,10 +32,6 @@ export const DEFAULT_ROUTE_REMOVAL = 0;
  * −0.4 % (r1_10_2), −1.6 % (r2_10_2), −1.7 % (rc2_10_2), −1.3 % (rc2_10_3) against none.
  */
 export const DEFAULT_TAIL_EXCHANGE = 0.5;
-/** Pair relocations before each ruin and recreate: each drawn with this probability (pairs.ts). */
-export const DEFAULT_PAIR_RELOCATION = 0;
-/** Pair exchanges before each ruin and recreate: each drawn with this probability (pairs.ts). */
-export const DEFAULT_PAIR_EXCHANGE = 0;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -65,8 +60,6 @@ export function solve(
   const lMax = options.maxStringLength ?? 10;
   const unassignedPenalty = penalty(m);
   const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
-  const pairs = pairsApply(m) ? (options.pairRelocation ?? DEFAULT_PAIR_RELOCATION) : 0;
-  const exchanges = pairsApply(m) ? (options.pairExchange ?? DEFAULT_PAIR_EXCHANGE) : 0;
 
   // Initial construction: every job by cheapest insertion, the ones far from the depot first.
   const current = new State(m);
@@ -90,9 +83,7 @@ export function solve(
   const [startT, finalT] = options.temperatures ?? DEFAULT_TEMPERATURES;
   const t0 = startT * scale;
   const tf = finalT * scale;
-  const cycles = Math.max(1, Math.floor(options.annealingCycles ?? 1));
   const g = new Recreate(m, rnd, near);
-  const relocation = pairs > 0 || exchanges > 0 ? pairScratch(m, near) : null;
   let spent = 0;
   let it = 0;
   for (; it < iterations; it++) {
@@ -114,24 +105,7 @@ export function solve(
         }
       }
     }
-    // The same for pick-up-and-delivery pairs: relocations, each only ever shortening.
-    for (let kind = 0; relocation && kind < 2; kind++) {
-      const share = kind ? exchanges : pairs;
-      while (share > 0 && rnd.next() < share) {
-        const unassigned = current.begin();
-        current.unassigned.push(...unassigned);
-        if (pairMove(m, current, rnd, relocation, kind === 1)) {
-          current.cost += current.routesDelta();
-          if (current.cost < best.cost) {
-            current.cost = totalCost(m, current, unassignedPenalty);
-            best = current.snapshot(m);
-          }
-        } else current.undo();
-      }
-    }
-    // With several cycles the schedule starts again from T0 at the start of each (a reheat), the current solution kept.
-    const progress = (clock ? spent : it / iterations) * cycles;
-    const temperature = t0 * (tf / t0) ** (progress - Math.floor(Math.min(progress, cycles - 1e-9)));
+    const temperature = t0 * (tf / t0) ** (clock ? spent : it / iterations);
     // One move on the current solution, in place: undone if the annealing rejects it.
     const again = current.begin();
     const dropped: number[] = [];

@@ -67,8 +67,6 @@ export type SolveOptions = {
   maxStringLength?: number;
   /** Start and final annealing temperatures in Solomon's units (default 30 and 0.5), scaled to the instance. */
   temperatures?: [number, number];
-  /** Annealing schedules run one after the other within the budget, each from T0 down to Tf (default 1). */
-  annealingCycles?: number;
   /** The share of iterations that first remove a whole route and may not open a vehicle. */
   routeRemoval?: number;
   /**
@@ -77,14 +75,6 @@ export type SolveOptions = {
    * falls below this probability (0: none; default 0.5, one on average). Not counted as iterations.
    */
   tailExchange?: number;
-  /**
-   * Pair relocations (pick-up-and-delivery pairs only): before each ruin and recreate, a random
-   * pair moved to its cheapest position near it when that shortens the routes, repeated while a
-   * draw falls below this probability (0: none). Not counted as iterations.
-   */
-  pairRelocation?: number;
-  /** Pair exchanges (two pairs near each other change routes), drawn as `pairRelocation` is, after them. */
-  pairExchange?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
