@@ -5,7 +5,7 @@
 import type { CompiledInsertion, InsertionRoute } from "../../solver/insert";
 import { compile } from "../../solver/model";
 import type { Job, Shipment } from "../../solver/types";
-import { type AccountShift, demandValue, seconds, windowOf } from "../route-optimizations/build";
+import { type AccountShift, demandValue, seconds, shipmentOf, windowOf } from "../route-optimizations/build";
 import { type MatrixProvider, matrixFromEnv, type Point } from "../routing";
 import { parseJson } from "../tasks/types";
 import { type KeptLane, type Lane, pt, type StopRow } from "./day";
@@ -246,12 +246,7 @@ export function laneInstance(
     const up = group.filter((t) => t.category === "pick_up");
     const down = group.filter((t) => t.category === "drop_off");
     if (up.length === 1 && down.length === 1) {
-      const demand = demandOf(down[0]).length ? demandOf(down[0]) : demandOf(up[0]);
-      shipments.push({
-        pickup: { ...job(up[0]), demand: [] },
-        delivery: { ...job(down[0]), demand: [] },
-        demand,
-      });
+      shipments.push(shipmentOf(job(up[0]), job(down[0]), demandOf(up[0]), demandOf(down[0])));
       paired.add(up[0].id).add(down[0].id);
     }
   }

@@ -49,6 +49,18 @@ export function demandOf(task: TaskRow): number[] {
 }
 
 /** A metafield `demand`'s value (contract §16): an integer, or a list of up to 3; else none. */
+/**
+ * An order's pick-up and drop-off as the solver's shipment (contract §16): the load is the
+ * drop-off's demand, else the pick-up's, carried from one to the other.
+ */
+export function shipmentOf(up: Job, down: Job, upDemand: number[], downDemand: number[]): Shipment {
+  return {
+    pickup: { ...up, demand: [] },
+    delivery: { ...down, demand: [] },
+    demand: downDemand.length ? downDemand : upDemand,
+  };
+}
+
 export function demandValue(d: unknown): number[] {
   if (typeof d === "number" && Number.isFinite(d)) return [Math.max(0, d)];
   if (Array.isArray(d))
@@ -187,12 +199,7 @@ export function buildInstance(args: {
     }
     if (fixedOn.has(downs[0].id)) continue;
     if (job(ups[0]).vehicle === job(downs[0]).vehicle) {
-      const demand = demandOf(downs[0]).length ? demandOf(downs[0]) : demandOf(ups[0]);
-      shipments.push({
-        pickup: { ...job(ups[0]), demand: [] },
-        delivery: { ...job(downs[0]), demand: [] },
-        demand,
-      });
+      shipments.push(shipmentOf(job(ups[0]), job(downs[0]), demandOf(ups[0]), demandOf(downs[0])));
       paired.add(ups[0].id).add(downs[0].id);
     }
   }
