@@ -127,6 +127,20 @@ export function paginateByCreation<Row extends { id: string; created_at: number 
   });
 }
 
+/**
+ * The rows of one account, and with `externalId` only the one with that `external_id`: the
+ * filter every resource with an external id takes (`?external_id=`, interface §4).
+ */
+export function accountRows(accountId: string, externalId?: string): { where: string[]; params: unknown[] } {
+  const where = ["account_id = ?"];
+  const params: unknown[] = [accountId];
+  if (externalId !== undefined) {
+    where.push("external_id = ?");
+    params.push(externalId);
+  }
+  return { where, params };
+}
+
 /** A page with its rows serialized. */
 export const mapPage = <A, B>(page: Page<A>, serialize: (row: A) => B): Page<B> => ({
   ...page,

@@ -6,7 +6,7 @@
 
 import { accountRow } from "../../db/account-rows";
 import { type FieldErrors, ValidationError } from "../../http/errors";
-import { paginateByCreation } from "../../http/pagination";
+import { accountRows, paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { uuidv7 } from "../../lib/ids";
 import type { Principal } from "../auth/principal";
@@ -84,12 +84,7 @@ export function listClients(
   q: { external_id?: string; cursor?: string; page_size?: number },
   url: string,
 ) {
-  const where = ["account_id = ?"];
-  const params: unknown[] = [p.accountId];
-  if (q.external_id !== undefined) {
-    where.push("external_id = ?");
-    params.push(q.external_id);
-  }
+  const { where, params } = accountRows(p.accountId, q.external_id);
   return paginateByCreation<ClientRow>({
     db,
     select: "SELECT * FROM clients",

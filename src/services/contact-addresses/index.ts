@@ -1,5 +1,5 @@
 import { type FieldErrors, notFound, ValidationError } from "../../http/errors";
-import { paginateByCreation } from "../../http/pagination";
+import { accountRows, paginateByCreation } from "../../http/pagination";
 import { link, type RenderCtx, ts } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
@@ -100,12 +100,7 @@ export async function listContactAddresses(
   q: { external_id?: string; cursor?: string; page_size?: number },
   url: string,
 ) {
-  const where = ["account_id = ?"];
-  const params: unknown[] = [p.accountId];
-  if (q.external_id !== undefined) {
-    where.push("external_id = ?");
-    params.push(q.external_id);
-  }
+  const { where, params } = accountRows(p.accountId, q.external_id);
   return paginateByCreation<ContactAddressRow>({
     db,
     select: "SELECT * FROM contact_addresses",

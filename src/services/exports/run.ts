@@ -23,6 +23,7 @@ import { accountEnv } from "../../db/shards";
  */
 import { csvRecord } from "../../formats/csv";
 import { jsonLine } from "../../formats/jsonl";
+import { accountRows } from "../../http/pagination";
 import type { RenderCtx } from "../../http/serialize";
 import { randomToken } from "../../lib/crypto";
 import { settleSeconds } from "../../lib/settle";
@@ -102,12 +103,7 @@ async function fetchPage(
 ): Promise<Record<string, unknown>[]> {
   if (row.kind === "contact_addresses") {
     const filters = parseJson<Record<string, string>>(row.filters, {});
-    const where = ["account_id = ?"];
-    const params: unknown[] = [row.account_id];
-    if (filters.external_id !== undefined) {
-      where.push("external_id = ?");
-      params.push(filters.external_id);
-    }
+    const { where, params } = accountRows(row.account_id, filters.external_id);
     if (cursor) {
       where.push("(created_at, id) > (?, ?)");
       params.push(cursor.v, cursor.id);

@@ -1,6 +1,6 @@
 /** Reading orders: one, a page, their tasks and documents, and rendering. */
 import { fieldError, notFound } from "../../http/errors";
-import { paginateByCreation } from "../../http/pagination";
+import { accountRows, paginateByCreation } from "../../http/pagination";
 import type { RenderCtx } from "../../http/serialize";
 import { parseHyperlink } from "../../http/urls";
 import type { Principal } from "../auth/principal";
@@ -82,12 +82,7 @@ export async function listOrders(
   q: { external_id?: string; client?: string; cursor?: string; page_size?: number },
   url: string,
 ) {
-  const where = ["account_id = ?"];
-  const params: unknown[] = [principal.accountId];
-  if (q.external_id !== undefined) {
-    where.push("external_id = ?");
-    params.push(q.external_id);
-  }
+  const { where, params } = accountRows(principal.accountId, q.external_id);
   if (q.client !== undefined) {
     const clientId = parseHyperlink(q.client, "clients");
     if (!clientId) throw fieldError("client", "Invalid hyperlink - No URL match.");
