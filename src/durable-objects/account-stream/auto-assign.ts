@@ -1,5 +1,10 @@
 import { accountDatabase, inAccount } from "../../db/shards";
-import { type AutoAssignResult, autoAssign, newDayCache } from "../../services/auto-assign";
+import {
+  type AutoAssignResult,
+  autoAssign,
+  type LatestPositions,
+  newDayCache,
+} from "../../services/auto-assign";
 import { accountHasWebhooks, dispatchSoon } from "../../services/events/dispatch";
 import { dayIn } from "../../services/route-optimizations/build";
 
@@ -28,6 +33,11 @@ export class AutoAssigner {
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
+    /**
+     * The workers' latest positions as this object holds them: a position sent a moment ago
+     * decides a route before its copy reaches D1 (the alarm makes it within about a second).
+     */
+    private readonly latest: LatestPositions,
   ) {}
 
   /** Runs `work` after every insertion before it (one at a time per account). */
@@ -54,6 +64,7 @@ export class AutoAssigner {
       announce: true,
       cache: this.day,
       strict,
+      latest: this.latest,
     });
     if ("missing" in results) return results;
     if (

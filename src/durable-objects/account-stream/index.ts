@@ -129,7 +129,7 @@ export class AccountStreamDO extends DurableObject<Env> {
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.positions = new PositionStore(ctx, env);
-    this.assigner = new AutoAssigner(ctx, env);
+    this.assigner = new AutoAssigner(ctx, env, (users) => this.positions.latest(users));
     // Counted so that hibernation can be observed (GET /events/stream_stats/): a start after
     // the first is a wake. One storage write per start; nothing while asleep.
     ctx.blockConcurrencyWhile(async () => {

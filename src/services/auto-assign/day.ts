@@ -1,10 +1,10 @@
 /**
  * What auto-assign reads of the day (services/auto-assign): the account's shift, the on-duty
- * workers, today's routes with their unfinished stops, the fresh positions. Each read answers one
+ * workers, today's routes with their unfinished stops (the fresh positions come from the account's
+ * stream object, which runs every insertion). Each read answers one
  * compact JSON value: in the Workers runtime a D1 answer costs in proportion to its bytes and
  * values, more than the query costs SQLite.
  */
-import { uuidBytes, uuidText } from "../../db/uuid-bytes";
 import type { Model } from "../../solver/model";
 import { positionFreshMs } from "../positions/fresh";
 import { type AccountShift, dayIn } from "../route-optimizations/build";
@@ -148,6 +148,14 @@ export function keepWritten(cache: DayCache, routeId: string, row: StopRow): voi
   cache.routes.set(routeId, { key: fingerprintOf(rows), rows });
 }
 
+/**
+ * The latest positions of some users (the account's stream object's, durable-objects/account-stream
+ * positions.ts), `time` in epoch milliseconds.
+ */
+export type LatestPositions = (
+  users: readonly string[],
+) => Map<string, { lon: number; lat: number; time: number }>;
+
 /** A JSON list read in one D1 value (see STOP_ARRAY: bytes and values, not the query, are the cost). */
 const listOf = <T>(res: D1Result, column: string): T[] =>
   parseJson<T[]>(((res.results[0] ?? {}) as Record<string, string | null>)[column] ?? "[]", []);
@@ -155,7 +163,8 @@ const point = (lon: unknown, lat: unknown) => pt({ lon: lon as number | null, la
 
 /**
  * The day's reads in one batch: the account's shift, the on-duty workers, the tasks asked for,
- * today's routes of those workers with each route's fingerprint, and the fresh positions.
+ * today's routes of those workers with each route's fingerprint; the workers' fresh positions
+ * from `latest`.
  * "Today" is in the account's zone, which the batch itself reads: the day of the zone last seen
  * (else UTC's) is assumed, and read again in a second batch only when the zone says otherwise.
  */
@@ -164,7 +173,8 @@ export async function readDay(
   accountId: string,
   taskIds: string[],
   now: number,
-  cache: DayCache = newDayCache(),
+  cache: DayCache,
+  latest: LatestPositions,
 ) {
   const db = env.DB;
   const onDuty = `SELECT user_id FROM account_roles WHERE account_id = ? AND on_duty = 1 AND is_active = 1 AND state = 'active'`;
@@ -183,7 +193,7 @@ export async function readDay(
       )
       .bind(accountId, day, accountId);
   const guess = dayIn(now, cache.zone || "UTC");
-  const [accountRes, workersRes, askedRes, positionsRes, guessRes] = await db.batch([
+  const [accountRes, workersRes, askedRes, guessRes] = await db.batch([
     db
       .prepare(
         "SELECT timezone, optimize_earliest_start, optimize_latest_end, optimize_visit_duration_margin FROM accounts WHERE id = ?",
@@ -202,12 +212,6 @@ export async function readDay(
          WHERE t.account_id = ? AND t.id IN (SELECT value FROM json_each(?))`,
       )
       .bind(accountId, JSON.stringify(taskIds)),
-    db
-      .prepare(
-        `SELECT json_group_array(json_array(${uuidText("user_id")}, lon, lat)) AS positions FROM worker_positions
-         WHERE account_id = ${uuidBytes()} AND time >= ?`,
-      )
-      .bind(accountId, now - positionFreshMs(env)),
     ofDay(guess),
   ]);
   const account = accountRes.results[0] as AccountShift;
@@ -244,12 +248,12 @@ export async function readDay(
     for (const t of stopsOf(read?.stops)) fresh.get(t.route_id!)?.push(t);
     for (const [id, rows] of fresh) cache.routes.set(id, { key: keys.get(id)!, rows });
   }
-  const fixes = new Map(
-    listOf<[string, number, number]>(positionsRes, "positions").map(([user, lon, lat]) => [
-      user,
-      [lon, lat] as Point,
-    ]),
-  );
+  // Where each worker is: the account's stream object holds the latest positions (it runs every
+  // insertion, so a position sent a moment ago counts before its copy reaches D1).
+  const since = now - positionFreshMs(env);
+  const fixes = new Map<string, Point>();
+  for (const [user, f] of latest(workers.map((w) => w.user_id)))
+    if (f.time >= since) fixes.set(user, [f.lon, f.lat]);
   const lanes: Lane[] = [];
   for (const worker of workers) {
     const mine = routes.filter((r) => r[1] === worker.user_id);

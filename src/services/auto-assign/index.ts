@@ -27,6 +27,8 @@ import {
   keepWritten,
   type Lane,
   type LaneRoute,
+  type LatestPositions,
+  newDayCache,
   OPEN,
   pt,
   readDay,
@@ -43,7 +45,7 @@ import {
   travelOf,
 } from "./lanes";
 
-export { type DayCache, newDayCache } from "./day";
+export { type DayCache, type LatestPositions, newDayCache } from "./day";
 
 export type AutoAssignResult = {
   taskId: string;
@@ -83,7 +85,14 @@ export async function autoAssign(
   accountId: string,
   taskIds: string[],
   baseUrl: string,
-  opts: { now?: number; announce?: boolean; cache?: DayCache; strict?: boolean } = {},
+  opts: {
+    now?: number;
+    announce?: boolean;
+    cache?: DayCache;
+    strict?: boolean;
+    /** The workers' latest positions (the account's stream object holds them). */
+    latest: LatestPositions;
+  },
 ): Promise<AutoAssignResult[] | { missing: number[] }> {
   const now = opts.now ?? Date.now();
   env = await accountEnv(env, accountId);
@@ -93,7 +102,7 @@ export async function autoAssign(
     lanes,
     asked: rows,
     cache,
-  } = await readDay(env, accountId, taskIds, now, opts.cache);
+  } = await readDay(env, accountId, taskIds, now, opts.cache ?? newDayCache(), opts.latest);
   const byId = new Map(rows.map((t) => [t.id, t]));
   // Asked for by a list (`strict`): a task that is not the account's places nothing (400).
   if (opts.strict && taskIds.some((id) => !byId.has(id)))
