@@ -156,10 +156,13 @@ export function apiClient(base, { retries429 = 0 } = {}) {
   };
 }
 
+/** The password of every user the bench makes (its accounts are local and thrown away). */
+export const BENCH_PASSWORD = "bench-password-123";
+
 /** A new account through the public sign-up, its admin's token and one field worker. */
 export async function makeAccount(api, name) {
   const email = `bench-${name}-${randomBytes(4).toString("hex")}@example.test`;
-  const password = "bench-password-123";
+  const password = BENCH_PASSWORD;
   const r = await api("/accounts/", { body: { name, email, password } });
   if (r.status !== 201) throw new Error(`sign-up: ${r.status} ${r.text}`);
   const auth = await api("/authenticate/", { body: { username: email, password } });
@@ -171,6 +174,59 @@ export async function makeAccount(api, name) {
     body: { email: `worker-${email}`, name: "Bench worker", password, role: "worker" },
   });
   return { account: r.body, token: auth.body.token, user: me.body, worker: worker.body };
+}
+
+/**
+ * Workers `Driver <from + k>` of `acc` (e-mails `<prefix>-<k>-…`), made `parallel` at a time; with
+ * `hijack` each with a session acting as it (contract §14: its positions, without a sign-in per
+ * worker). Each is `{id, url, token}` (token null without `hijack`).
+ */
+export async function addWorkers(api, acc, { prefix, count, from = 0, hijack = false, parallel = 1 }) {
+  const one = async (w) => {
+    const u = await api("/users/", {
+      token: acc.token,
+      body: {
+        email: `${prefix}-${w}-${acc.user.email}`,
+        name: `Driver ${w}`,
+        password: BENCH_PASSWORD,
+        role: "worker",
+      },
+    });
+    if (u.status !== 201) throw new Error(`POST /users/: ${u.status} ${u.text.slice(0, 300)}`);
+    if (!hijack) return { id: u.body.id, url: u.body.url, token: null };
+    const h = await api(`/users/${u.body.id}/hijack/`, { method: "POST", token: acc.token });
+    if (h.status !== 200) throw new Error(`hijack: ${h.status} ${h.text.slice(0, 300)}`);
+    return { id: u.body.id, url: u.body.url, token: h.body.token };
+  };
+  const made = [];
+  for (let w = from; w < from + count; w += parallel)
+    made.push(
+      ...(await Promise.all(
+        Array.from({ length: Math.min(parallel, from + count - w) }, (_, k) => one(w + k)),
+      )),
+    );
+  return made;
+}
+
+/**
+ * The account's worker roles on duty (all of them, or those of `users`' URLs), with `extra`
+ * fields of the role beside (its start and end addresses).
+ */
+export async function putOnDuty(api, token, { users = null, extra = {} } = {}) {
+  let next = "/account_roles/?page_size=500&role=worker";
+  while (next) {
+    const r = await api(next, { token });
+    if (r.status !== 200) throw new Error(`GET /account_roles/: ${r.status} ${r.text.slice(0, 300)}`);
+    const mine = r.body.results.filter((role) => !users || users.some((u) => u.url === role.user));
+    const patched = await Promise.all(
+      mine.map((role) =>
+        api(`/account_roles/${role.id}/`, { method: "PATCH", token, body: { on_duty: true, ...extra } }),
+      ),
+    );
+    const bad = patched.find((p) => p.status !== 200);
+    if (bad) throw new Error(`PATCH role: ${bad.status} ${bad.text.slice(0, 300)}`);
+    next = r.body.next ? new URL(r.body.next).pathname + new URL(r.body.next).search : null;
+  }
 }
 
 export const taskBody = (i) => ({
@@ -254,12 +310,13 @@ export const cpuMs = (pids) => {
 };
 
 /**
- * Waits until `pids` have used no CPU for `idleMs` (at most `maxMs`): the work a request set off
- * after its answer (queues, a Durable Object's alarm, the outbox) has run. Returns the CPU ms
- * read then.
+ * Waits until `pids` have used no CPU for `idleMs` (at most `maxMs`), and not before `notBefore`
+ * (`performance.now()` time: work set off for later, such as an alarm a few seconds on): the work
+ * a request set off after its answer (queues, a Durable Object's alarm, the outbox) has run.
+ * Returns the CPU ms read then.
  */
-export async function quiet(pids, { idleMs = 60, maxMs = 3000 } = {}) {
-  const until = performance.now() + maxMs;
+export async function quiet(pids, { idleMs = 60, maxMs = 3000, notBefore = 0 } = {}) {
+  const until = Math.max(performance.now(), notBefore) + maxMs;
   let last = cpuMs(pids);
   let since = performance.now();
   while (performance.now() < until) {
@@ -268,7 +325,7 @@ export async function quiet(pids, { idleMs = 60, maxMs = 3000 } = {}) {
     if (now !== last) {
       last = now;
       since = performance.now();
-    } else if (performance.now() - since >= idleMs) break;
+    } else if (performance.now() - since >= idleMs && performance.now() >= notBefore) break;
   }
   return last;
 }

@@ -15,7 +15,7 @@
 //   (`types=worker.position`): the delay from each POST's 202 to its `worker.position`.
 
 import { join } from "node:path";
-import { log, makeAccount, percentile } from "../lib/harness.mjs";
+import { addWorkers, BENCH_PASSWORD, log, makeAccount, percentile, putOnDuty } from "../lib/harness.mjs";
 import { d1Files, dbstat } from "../storage.mjs";
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -55,33 +55,8 @@ export const positionsSection = {
     const trailWorkers = Math.min(workers, settings.positionWorkers);
     const acc = await makeAccount(api, "positions");
     const admin = acc.token;
-    const users = [];
-    for (let w = 0; w < workers; w++) {
-      const u = await api("/users/", {
-        token: admin,
-        body: {
-          email: `pos-${w}-${acc.user.email}`,
-          name: `Driver ${w}`,
-          password: "bench-password-123",
-          role: "worker",
-        },
-      });
-      if (u.status !== 201) throw new Error(`POST /users/: ${u.status} ${u.text.slice(0, 300)}`);
-      // A session acting as the worker (contract §14), without a sign-in per worker.
-      const h = await api(`/users/${u.body.id}/hijack/`, { method: "POST", token: admin });
-      if (h.status !== 200) throw new Error(`hijack: ${h.status} ${h.text.slice(0, 300)}`);
-      users.push({ id: u.body.id, url: u.body.url, token: h.body.token });
-    }
-    const roles = await api("/account_roles/?page_size=500&role=worker", { token: admin });
-    for (const r of roles.body.results) {
-      if (!users.some((u) => u.url === r.user)) continue;
-      const p = await api(`/account_roles/${r.id}/`, {
-        method: "PATCH",
-        token: admin,
-        body: { on_duty: true },
-      });
-      if (p.status !== 200) throw new Error(`PATCH role: ${p.status} ${p.text.slice(0, 300)}`);
-    }
+    const users = await addWorkers(api, acc, { prefix: "pos", count: workers, hijack: true });
+    await putOnDuty(api, admin, { users });
     // A route for each worker (two stops today, windows open all day): the lateness check after
     // positions then has ETAs to compute, as it has on a working day.
     const day = new Date().toISOString().slice(0, 10);
@@ -245,38 +220,17 @@ export const positionsSection = {
 async function consoleMarkers({ api, admin, acc, users, report, settings, svcUrl }) {
   const { chromium } = await import("playwright-core");
   const want = settings.consoleWorkers;
-  const password = "bench-password-123";
-  for (let w = users.length; w < want; w += 20) {
-    const made = await Promise.all(
-      Array.from({ length: Math.min(20, want - w) }, async (_, k) => {
-        const u = await api("/users/", {
-          token: admin,
-          body: {
-            email: `pos-${w + k}-${acc.user.email}`,
-            name: `Driver ${w + k}`,
-            password,
-            role: "worker",
-          },
-        });
-        if (u.status !== 201) throw new Error(`POST /users/: ${u.status} ${u.text.slice(0, 200)}`);
-        const h = await api(`/users/${u.body.id}/hijack/`, { method: "POST", token: admin });
-        return { id: u.body.id, url: u.body.url, token: h.body.token };
-      }),
+  if (want > users.length)
+    users.push(
+      ...(await addWorkers(api, acc, {
+        prefix: "pos",
+        from: users.length,
+        count: want - users.length,
+        hijack: true,
+        parallel: 20,
+      })),
     );
-    users.push(...made);
-  }
-  const roles = [];
-  let next = "/account_roles/?page_size=500&role=worker";
-  while (next) {
-    const r = await api(next, { token: admin });
-    roles.push(...r.body.results);
-    next = r.body.next ? new URL(r.body.next).pathname + new URL(r.body.next).search : null;
-  }
-  await Promise.all(
-    roles
-      .filter((r) => !r.on_duty)
-      .map((r) => api(`/account_roles/${r.id}/`, { method: "PATCH", token: admin, body: { on_duty: true } })),
-  );
+  await putOnDuty(api, admin);
   const round = async (k, onAnswer) =>
     Promise.all(
       users.map(async (u, w) => {
@@ -300,7 +254,7 @@ async function consoleMarkers({ api, admin, acc, users, report, settings, svcUrl
     ).newPage();
     await page.goto(`${svcUrl}/console/?lang=en`);
     await page.getByRole("textbox", { name: "Email" }).fill(acc.user.email);
-    await page.getByRole("textbox", { name: "Password" }).fill(password);
+    await page.getByRole("textbox", { name: "Password" }).fill(BENCH_PASSWORD);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("status").filter({ hasText: "Live" }).waitFor({ timeout: 30_000 });
     await page.waitForFunction((n) => document.querySelectorAll(".worker-pin").length >= n, users.length, {

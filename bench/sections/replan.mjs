@@ -7,7 +7,7 @@
 // (ROUTE_OPTIMIZATION_ITERATIONS = settings.optimizationIterations). Beside it, as a reference,
 // the same routes optimized from scratch (no `from_now`: the 500 unfinished stops from the
 // workers' depots at the shift's start) at the same budget; both distances are printed.
-import { log, makeAccount } from "../lib/harness.mjs";
+import { addWorkers, log, makeAccount, putOnDuty } from "../lib/harness.mjs";
 
 const WORKERS = 50;
 const PER_ROUTE = 20;
@@ -69,33 +69,8 @@ export const replan = {
       day: "2-digit",
     }).format(Date.now());
     const depot = { raw_address: "Depot", location: { type: "Point", coordinates: DEPOT } };
-    const workers = [];
-    for (let w = 0; w < WORKERS; w++) {
-      const u = await api("/users/", {
-        token: admin,
-        body: {
-          email: `replan-${w}-${acc.user.email}`,
-          name: `Driver ${w}`,
-          password: "bench-password-123",
-          role: "worker",
-        },
-      });
-      if (u.status !== 201) throw new Error(`POST /users/: ${u.status} ${u.text.slice(0, 300)}`);
-      // A session acting as the worker (contract §14) for its position, without a sign-in.
-      const h = await api(`/users/${u.body.id}/hijack/`, { method: "POST", token: admin });
-      if (h.status !== 200) throw new Error(`hijack: ${h.status} ${h.text.slice(0, 300)}`);
-      workers.push({ url: u.body.url, token: h.body.token });
-    }
-    const roles = await api("/account_roles/?page_size=500&role=worker", { token: admin });
-    for (const role of roles.body.results) {
-      if (!workers.some((w) => w.url === role.user)) continue;
-      const p = await api(`/account_roles/${role.id}/`, {
-        method: "PATCH",
-        token: admin,
-        body: { on_duty: true, start_address: depot, end_address: depot },
-      });
-      if (p.status !== 200) throw new Error(`PATCH role: ${p.status} ${p.text.slice(0, 300)}`);
-    }
+    const workers = await addWorkers(api, acc, { prefix: "replan", count: WORKERS, hijack: true });
+    await putOnDuty(api, admin, { users: workers, extra: { start_address: depot, end_address: depot } });
     const routes = [];
     for (const [w, worker] of workers.entries()) {
       const r = await api("/routes/", {
