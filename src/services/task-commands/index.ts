@@ -16,7 +16,7 @@ import type { TaskRow } from "../tasks/types";
 import { overdueScheduledTasks } from "./apply";
 import { COMMAND_SELECT } from "./apply/statements";
 import { applyGrouped, applyTogether } from "./batch";
-import { applyPendingRows } from "./recovery";
+import { applyPendingRows, rowToInput } from "./recovery";
 import { storedCommands } from "./store";
 import type { Actor, CommandInput, CommandOutcome, CommandRow } from "./types";
 
@@ -454,17 +454,7 @@ export async function pendingCommands(env: Env, msg: PendingMessage): Promise<Co
   return msg.externalIds
     .map((e) => byExt.get(e))
     .filter((r): r is CommandRow => !!r)
-    .map((r) => ({
-      id: r.id,
-      externalId: r.external_id,
-      taskId: r.task_id,
-      action: r.action as CommandInput["action"],
-      time: r.time,
-      assigneeId: r.assignee_id,
-      taskData: JSON.parse(r.task_data || "{}"),
-      notes: r.notes,
-      location: r.location ? JSON.parse(r.location) : null,
-    }));
+    .map(rowToInput);
 }
 
 export async function getCommand(env: Env, p: Principal, id: string) {
