@@ -75,6 +75,12 @@ export type SolveOptions = {
    * falls below this probability (0: none; default 0.5, one on average). Not counted as iterations.
    */
   tailExchange?: number;
+  /**
+   * Fleet minimisation (standalone visits only): the share of the budget spent first on finding
+   * the smallest fleet that serves every job (SISR's procedure); the annealing starts from it.
+   * 0 (the default): none.
+   */
+  fleetMinimisation?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
