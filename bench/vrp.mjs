@@ -200,12 +200,13 @@ for (const file of files) {
     distance_gap_percent: dBest === null ? null : pct(solution.distance),
     distance_gap_truncated_percent: dBest === null || truncated === null ? null : pct(truncated),
     iterations,
+    ...(solution.stats.fleet ? { fleet_minimisation: solution.stats.fleet } : {}),
     iterations_per_second: Math.round(iterations / s),
     routes: solution.routes.map((r) => r.stops.map((x) => Number(x.job))),
   };
   rows.push(row);
   console.log(
-    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}${row.distance_gap_percent === null ? "" : `  dist-gap ${row.distance_gap_percent.toFixed(2).padStart(6)}% (truncated ${row.distance_gap_truncated_percent.toFixed(2)}%)`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
+    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}${row.distance_gap_percent === null ? "" : `  dist-gap ${row.distance_gap_percent.toFixed(2).padStart(6)}% (truncated ${row.distance_gap_truncated_percent.toFixed(2)}%)`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)${solution.stats.fleet ? ` fleet phase ${solution.stats.fleet.routes} routes in ${solution.stats.fleet.iterations} it` : ""}  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
   );
 }
 const gaps = rows.map((r) => r.gap_percent).filter((g) => g !== null);

@@ -3,7 +3,7 @@
  * multi-dimensional capacities, service times and pick-up/drop-off pairs. Instance in, solution
  * out: no I/O, no clock; the same instance, seed and iteration budget give the same solution.
  */
-import { fleetApplies, minimiseFleet } from "./fleet";
+import { fleetApplies, minimiseFleet, routesUsed } from "./fleet";
 import { compile, leg, type Model, NONE } from "./model";
 import { Random } from "./random";
 import { Route } from "./route";
@@ -100,6 +100,7 @@ export function solve(
   let current = constructed;
   // The annealing's progress runs from 0 to 1 over what the fleet minimisation leaves.
   let from = 0;
+  let fleetStats: { routes: number | null; iterations: number } | undefined;
   if (fleetShare > 0) {
     const phaseIterations = clock ? Number.POSITIVE_INFINITY : Math.floor(iterations * fleetShare);
     const more = () => {
@@ -111,6 +112,7 @@ export function solve(
     };
     const fleet = minimiseFleet(m, current.snapshot(m), rnd, g, cBar, lMax, more);
     g.open = true;
+    fleetStats = { routes: fleet.best ? routesUsed(fleet.best) : null, iterations: fleet.iterations };
     if (fleet.best) {
       current = fleet.best;
       current.cost = totalCost(m, current, unassignedPenalty);
@@ -160,7 +162,12 @@ export function solve(
     } else current.undo();
     if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
   }
-  return output(m, best, { iterations: it, initialCost, cost: best.cost });
+  return output(m, best, {
+    iterations: it,
+    initialCost,
+    cost: best.cost,
+    ...(fleetStats ? { fleet: fleetStats } : {}),
+  });
 }
 
 /** The mean leg to a job's nearest neighbours over 10 (Solomon instances come out near 1). */

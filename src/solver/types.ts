@@ -117,5 +117,11 @@ export type Solution = {
   distance: number;
   duration: number;
   /** What the search did: iterations run and the cost of the initial construction and of the result. */
-  stats: { iterations: number; initialCost: number; cost: number };
+  stats: {
+    iterations: number;
+    initialCost: number;
+    cost: number;
+    /** With fleet minimisation: the smallest fleet it found serving every job (null: none) and its iterations. */
+    fleet?: { routes: number | null; iterations: number };
+  };
 };

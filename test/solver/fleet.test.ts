@@ -29,7 +29,14 @@ function randomInstance(seed: number): Instance {
     locations: n + 1,
     distances,
     durations: distances,
-    vehicles: Array.from({ length: n }, (_, i) => ({ id: `v${i}`, start: 0, end: 0, shiftStart: 0, shiftEnd, capacity })),
+    vehicles: Array.from({ length: n }, (_, i) => ({
+      id: `v${i}`,
+      start: 0,
+      end: 0,
+      shiftStart: 0,
+      shiftEnd,
+      capacity,
+    })),
     jobs: Array.from({ length: n }, (_, i) => {
       // Each job alone on a vehicle is in time: its window opens after the drive from the depot.
       const a = Math.ceil(distances[i + 1]) + Math.floor(r() * 200);
@@ -107,7 +114,15 @@ describe("fleet minimisation", () => {
       tried++;
       const rnd = new Random(seed);
       let budget = 400;
-      const { best } = minimiseFleet(m, start.snapshot(m), rnd, new Recreate(m, rnd, 30), 10, 10, () => budget-- > 0);
+      const { best } = minimiseFleet(
+        m,
+        start.snapshot(m),
+        rnd,
+        new Recreate(m, rnd, 30),
+        10,
+        10,
+        () => budget-- > 0,
+      );
       // The construction serves every job, so the phase has a solution to return.
       expect(best).not.toBeNull();
       if (!best) continue;
@@ -160,7 +175,9 @@ describe("fleet minimisation", () => {
     const base = randomInstance(7);
     expect(fleetApplies(compile({ ...base, objective: "balance" } as Instance))).toBe(false);
     expect(
-      fleetApplies(compile({ ...base, jobs: base.jobs.map((j, i) => (i ? j : { ...j, vehicle: "v0" })) } as Instance)),
+      fleetApplies(
+        compile({ ...base, jobs: base.jobs.map((j, i) => (i ? j : { ...j, vehicle: "v0" })) } as Instance),
+      ),
     ).toBe(false);
   });
 });
