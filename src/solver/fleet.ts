@@ -46,6 +46,7 @@ export function minimiseFleet(
   lMax: number,
   more: () => boolean,
   absences: Int32Array = new Int32Array(m.J),
+  around = 0.5,
 ): { best: State | null; iterations: number } {
   let best: State | null = null;
   let iterations = 0;
@@ -67,7 +68,9 @@ export function minimiseFleet(
   while (more()) {
     iterations++;
     const again = s.begin();
-    const { removed } = ruin(m, s, rnd, cBar, lMax);
+    // Ruined around a job left out (the routes near it make room), else anywhere.
+    const at = again.length && rnd.next() < around ? again[rnd.int(again.length)] : -1;
+    const { removed } = ruin(m, s, rnd, cBar, lMax, at);
     recreate(m, s, [...removed, ...again], g);
     const out = s.unassigned;
     for (const j of out) absences[j]++;
