@@ -3,7 +3,6 @@
  * multi-dimensional capacities, service times and pick-up/drop-off pairs. Instance in, solution
  * out: no I/O, no clock; the same instance, seed and iteration budget give the same solution.
  */
-import { exchangeMove } from "./exchange";
 import { fleetApplies, minimiseFleet, routesUsed } from "./fleet";
 import { compile, leg, type Model, NONE } from "./model";
 import { Random } from "./random";
@@ -45,11 +44,6 @@ export const DEFAULT_TAIL_EXCHANGE = 0.5;
 export const DEFAULT_FLEET_MINIMISATION = 0.2;
 /** After fleet minimisation, the routes the annealing may add to the fleet it found (Infinity: any). */
 export const DEFAULT_FLEET_SLACK = Number.POSITIVE_INFINITY;
-/**
- * Granular relocate and swap (`exchange.ts`): each ruin and recreate is preceded by such descent
- * steps drawn with this probability each, as the tail exchanges are. 0: none.
- */
-export const DEFAULT_EXCHANGE = 0;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -78,7 +72,6 @@ export function solve(
   const lMax = options.maxStringLength ?? 10;
   const unassignedPenalty = penalty(m);
   const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
-  const exchange = tailsApply(m) ? (options.exchange ?? DEFAULT_EXCHANGE) : 0;
   const fleetShare = fleetApplies(m)
     ? Math.min(1, Math.max(0, options.fleetMinimisation ?? DEFAULT_FLEET_MINIMISATION))
     : 0;
@@ -147,17 +140,6 @@ export function solve(
       const unassigned = current.begin();
       current.unassigned.push(...unassigned);
       if (tailMove(m, current, rnd, near)) {
-        current.cost += current.routesDelta();
-        if (current.cost < best.cost) {
-          current.cost = totalCost(m, current, unassignedPenalty);
-          best = current.snapshot(m);
-        }
-      }
-    }
-    while (exchange > 0 && rnd.next() < exchange) {
-      const unassigned = current.begin();
-      current.unassigned.push(...unassigned);
-      if (exchangeMove(m, current, rnd, near)) {
         current.cost += current.routesDelta();
         if (current.cost < best.cost) {
           current.cost = totalCost(m, current, unassignedPenalty);

@@ -83,13 +83,6 @@ export type SolveOptions = {
   fleetMinimisation?: number;
   /** After fleet minimisation, how many routes the annealing may add to the fleet it found (default: any). */
   fleetSlack?: number;
-  /**
-   * Granular relocate and swap (standalone visits only, as the tail exchanges): before each ruin
-   * and recreate, the best relocate or swap that puts a random stop next to one of its nearest
-   * neighbours, when one shortens the routes, repeated while a draw falls below this probability
-   * (0: none). Not counted as iterations.
-   */
-  exchange?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
