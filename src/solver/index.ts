@@ -42,8 +42,6 @@ export const DEFAULT_TAIL_EXCHANGE = 0.5;
  * −0.20 % (95 instead of 99); bench/VRP.md "Session 4" has the whole set.
  */
 export const DEFAULT_FLEET_MINIMISATION = 0.2;
-/** After fleet minimisation, the routes the annealing may add to the fleet it found (Infinity: any). */
-export const DEFAULT_FLEET_SLACK = Number.POSITIVE_INFINITY;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -117,9 +115,6 @@ export function solve(
     const fleet = minimiseFleet(m, current.snapshot(m), rnd, g, cBar, lMax, more);
     g.open = true;
     fleetStats = { routes: fleet.best ? routesUsed(fleet.best) : null, iterations: fleet.iterations };
-    // The annealing may then use this many routes more than the fleet found, at most.
-    if (fleetStats.routes !== null)
-      g.maxRoutes = fleetStats.routes + (options.fleetSlack ?? DEFAULT_FLEET_SLACK);
     if (fleet.best) {
       current = fleet.best;
       current.cost = totalCost(m, current, unassignedPenalty);

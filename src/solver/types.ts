@@ -81,8 +81,6 @@ export type SolveOptions = {
    * 0 (the default): none.
    */
   fleetMinimisation?: number;
-  /** After fleet minimisation, how many routes the annealing may add to the fleet it found (default: any). */
-  fleetSlack?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
