@@ -34,8 +34,8 @@ export function routesUsed(s: State): number {
  * The phase's search on `s` (changed in place), each job's absences in `absences`. `more()` says
  * whether to go on (read before each iteration; the caller's budget). Returns the smallest-fleet
  * solution with every job assigned that it saw (a snapshot; `s` itself if it never had every job
- * in and no route could be taken out), and the iterations made. `g` is the search's recreate: it
- * is left closed (`g.open = false`) for the caller to reopen.
+ * in and no route could be taken out), and the iterations made. `g` is the search's recreate: its
+ * cap on the routes (`maxRoutes`) is left set for the caller to lift.
  */
 export function minimiseFleet(
   m: Model,
@@ -50,17 +50,20 @@ export function minimiseFleet(
 ): { best: State | null; iterations: number } {
   let best: State | null = null;
   let iterations = 0;
-  g.open = false;
   const sumAbsences = (jobs: number[]) => {
     let x = 0;
     for (const j of jobs) x += absences[j];
     return x;
   };
-  // Every job in: keep it, take a route out. Until a route cannot be taken out (one left).
+  // Every job in: keep it, take a route out, and aim at one route fewer (a ruin that empties a
+  // route frees its vehicle for the recreate, within the target). Until one route is left.
   const settle = () => {
     while (!s.unassigned.length) {
       best = s.snapshot(m);
-      if (!removeEasiestRoute(m, s, absences)) return false;
+      const used = routesUsed(s);
+      if (used < 2) return false;
+      g.maxRoutes = used - 1;
+      removeEasiestRoute(m, s, absences);
     }
     return true;
   };
@@ -83,17 +86,15 @@ export function minimiseFleet(
 
 /**
  * Takes out the route whose stops have the fewest absences summed (the easiest to place
- * elsewhere; ties: the shortest), its stops left unassigned. False when fewer than two routes
- * are in use (nothing is taken out). Begins a move of its own (a new state of the search).
+ * elsewhere; ties: the shortest), its stops left unassigned. Begins a move of its own (a new
+ * state of the search).
  */
-function removeEasiestRoute(m: Model, s: State, absences: Int32Array): boolean {
+function removeEasiestRoute(m: Model, s: State, absences: Int32Array): void {
   let pick = -1;
   let pickSum = 0;
-  let used = 0;
   for (let r = 0; r < s.routes.length; r++) {
     const seq = s.routes[r].seq;
     if (!seq.length) continue;
-    used++;
     let sum = 0;
     for (const j of seq) sum += absences[j];
     if (pick < 0 || sum < pickSum || (sum === pickSum && seq.length < s.routes[pick].seq.length)) {
@@ -101,7 +102,6 @@ function removeEasiestRoute(m: Model, s: State, absences: Int32Array): boolean {
       pickSum = sum;
     }
   }
-  if (used < 2) return false;
   s.begin();
   const route = s.writable(pick);
   for (const j of route.seq) {
@@ -110,5 +110,4 @@ function removeEasiestRoute(m: Model, s: State, absences: Int32Array): boolean {
   }
   route.seq = [];
   route.update(m);
-  return true;
 }

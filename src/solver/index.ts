@@ -113,7 +113,7 @@ export function solve(
       return true;
     };
     const fleet = minimiseFleet(m, current.snapshot(m), rnd, g, cBar, lMax, more);
-    g.open = true;
+    g.maxRoutes = Number.POSITIVE_INFINITY;
     fleetStats = { routes: fleet.best ? routesUsed(fleet.best) : null, iterations: fleet.iterations };
     if (fleet.best) {
       current = fleet.best;
