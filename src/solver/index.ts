@@ -37,11 +37,11 @@ export const DEFAULT_TAIL_EXCHANGE = 0.5;
  * Fleet minimisation (SISR's, `fleet.ts`): the share of the budget (iterations, or the clock's
  * fraction) spent first on finding a small fleet; the annealing then starts from the smallest
  * fleet found with every job in. 0: none. Standalone visits only (not with pairs, pinned or
- * fixed stops, or `balance`). Measured on Gehring & Homberger's 1,000-customer training
- * instances at 120 s of CPU, one seed: c1_10_2 −0.37 % (98 routes instead of 100), r1_10_2
- * −0.20 % (95 instead of 99); bench/VRP.md "Session 4" has the whole set.
+ * fixed stops, or `balance`), and only where routes are short (DEFAULT_FLEET_MAX_STOPS).
+ * Measured at 30 s of CPU, seed 1: c1_10_3 −1.13 % (96 routes instead of 98; the phase reached
+ * 90), rc1_10_2 −0.14 %; bench/VRP.md "Session 4".
  */
-export const DEFAULT_FLEET_MINIMISATION = 0;
+export const DEFAULT_FLEET_MINIMISATION = 0.2;
 /**
  * The fleet phase runs only where the construction's routes are short, this many jobs a route on
  * average at most: capping the fleet helped at 30 s where routes hold about ten customers
