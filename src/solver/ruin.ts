@@ -13,7 +13,7 @@ const SPLIT_KEEP = 0.99;
 type Ruin = { removed: number[]; touched: Set<number> };
 
 /** §4.1: strings of consecutive stops from routes near a seed stop. */
-export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number): Ruin {
+export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number, at = -1): Ruin {
   const removed: number[] = [];
   const touched = new Set<number>();
   let used = 0;
@@ -30,8 +30,10 @@ export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number
   const lsMax = Math.min(lMax, stops / used);
   const ksMax = (4 * cBar) / (1 + lsMax) - 1;
   const ks = Math.floor(rnd.next() * ksMax) + 1;
-  let seed = rnd.int(m.J);
-  for (let tries = 0; (s.routeOf[seed] < 0 || m.locked[seed]) && tries < m.J; tries++)
+  // The seed: `at` if given (an unassigned job: the strings come from the routes around it), else
+  // a random job on a route.
+  let seed = at >= 0 ? at : rnd.int(m.J);
+  for (let tries = 0; at < 0 && (s.routeOf[seed] < 0 || m.locked[seed]) && tries < m.J; tries++)
     seed = (seed + 1) % m.J;
   const around = m.neighbours[seed];
   for (let k = -1; k < around.length && touched.size < ks; k++) {

@@ -47,6 +47,12 @@ export class Recreate {
   qBest = new Float64Array(64);
   /** Whether an empty vehicle may be opened (not after a route removal). */
   open = true;
+  /**
+   * At most this many routes with stops: an empty vehicle is opened only below it (fleet
+   * minimisation's target; Infinity: no cap). `used` counts them, from `findEmpty` on.
+   */
+  maxRoutes = Number.POSITIVE_INFINITY;
+  used = 0;
   /** Per vehicle class, the index in it of its first empty vehicle (its size: none). */
   readonly firstEmpty: Int32Array;
 
@@ -62,6 +68,10 @@ export class Recreate {
   /** Finds each class's first empty vehicle in `s`. */
   findEmpty(s: State): void {
     this.firstEmpty.fill(0);
+    if (this.maxRoutes < s.routes.length) {
+      this.used = 0;
+      for (const r of s.routes) if (r.seq.length) this.used++;
+    }
     for (let c = 0; c < this.m.classes.length; c++) this.moveOn(s, c);
   }
 
@@ -186,7 +196,7 @@ function stopsAt(m: Model, route: Route, u: number, p: number, monotone: boolean
 
 /** The first empty vehicle of each class not yet tried for this job (identical empty vehicles give identical answers). */
 function scanEmpty(m: Model, s: State, u: number, g: Recreate, tick: number): void {
-  if (!g.open) return;
+  if (!g.open || g.used >= g.maxRoutes) return;
   for (let c = 0; c < m.classes.length; c++) {
     const members = m.classes[c];
     const i = g.firstEmpty[c];
@@ -250,7 +260,10 @@ export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void 
     route.seq.splice(g.pos, 0, j);
     route.update(m, g.pos, g.pos + 1);
     s.place(j, g.route);
-    if (route.seq.length === 1) g.moveOn(s, m.vClass[g.route]);
+    if (route.seq.length === 1) {
+      g.moveOn(s, m.vClass[g.route]);
+      g.used++;
+    }
   }
 }
 

@@ -75,6 +75,14 @@ export type SolveOptions = {
    * falls below this probability (0: none; default 0.5, one on average). Not counted as iterations.
    */
   tailExchange?: number;
+  /**
+   * Fleet minimisation (standalone visits only): the share of the budget spent first on finding
+   * the smallest fleet that serves every job (SISR's procedure); the annealing starts from it.
+   * 0 (the default): none.
+   */
+  fleetMinimisation?: number;
+  /** The fleet phase runs only when the construction's routes hold this many jobs on average at most (default 20). */
+  fleetMaxStops?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
@@ -111,5 +119,11 @@ export type Solution = {
   distance: number;
   duration: number;
   /** What the search did: iterations run and the cost of the initial construction and of the result. */
-  stats: { iterations: number; initialCost: number; cost: number };
+  stats: {
+    iterations: number;
+    initialCost: number;
+    cost: number;
+    /** With fleet minimisation: the smallest fleet it found serving every job (null: none) and its iterations. */
+    fleet?: { routes: number | null; iterations: number };
+  };
 };

@@ -1,0 +1,113 @@
+/**
+ * Fleet minimisation, after SISR's (Christiaens & Vanden Berghe, Transportation Science 54(2),
+ * 2020): a route is taken out and its stops left unassigned; ruins and recreates that may not
+ * open a vehicle then try to place them. Each job counts how often a recreate left it out (its
+ * absences); a result is kept when it leaves fewer jobs out, or jobs whose absences sum lower
+ * (the hard ones are placed first, the easy ones are left for later). Whenever every job is in,
+ * that solution is the smallest fleet so far, and the next route comes out.
+ */
+import { type Model, NONE, VISIT } from "./model";
+import type { Random } from "./random";
+import { ruin } from "./ruin";
+import { type Recreate, recreate } from "./search";
+import type { State } from "./state";
+
+/**
+ * Whether the phase applies: standalone visits only (no pairs, no pinned or fixed stops), not
+ * with `balance` (its routes' lengths matter more than their number), and a fleet of 2 or more.
+ */
+export function fleetApplies(m: Model): boolean {
+  if (m.balance || m.V < 2) return false;
+  for (let j = 0; j < m.J; j++) if (m.kind[j] !== VISIT || m.only[j] !== NONE) return false;
+  for (let v = 0; v < m.V; v++) if (m.fixedCount[v]) return false;
+  return true;
+}
+
+/** The number of routes with a stop. */
+export function routesUsed(s: State): number {
+  let n = 0;
+  for (const r of s.routes) if (r.seq.length) n++;
+  return n;
+}
+
+/**
+ * The phase's search on `s` (changed in place), each job's absences in `absences`. `more()` says
+ * whether to go on (read before each iteration; the caller's budget). Returns the smallest-fleet
+ * solution with every job assigned that it saw (a snapshot; `s` itself if it never had every job
+ * in and no route could be taken out), and the iterations made. `g` is the search's recreate: its
+ * cap on the routes (`maxRoutes`) is left set for the caller to lift.
+ */
+export function minimiseFleet(
+  m: Model,
+  s: State,
+  rnd: Random,
+  g: Recreate,
+  cBar: number,
+  lMax: number,
+  more: () => boolean,
+  absences: Int32Array = new Int32Array(m.J),
+  around = 0.5,
+): { best: State | null; iterations: number } {
+  let best: State | null = null;
+  let iterations = 0;
+  const sumAbsences = (jobs: number[]) => {
+    let x = 0;
+    for (const j of jobs) x += absences[j];
+    return x;
+  };
+  // Every job in: keep it, take a route out, and aim at one route fewer (a ruin that empties a
+  // route frees its vehicle for the recreate, within the target). Until one route is left.
+  const settle = () => {
+    while (!s.unassigned.length) {
+      best = s.snapshot(m);
+      const used = routesUsed(s);
+      if (used < 2) return false;
+      g.maxRoutes = used - 1;
+      removeEasiestRoute(m, s, absences);
+    }
+    return true;
+  };
+  if (!settle()) return { best, iterations };
+  while (more()) {
+    iterations++;
+    const again = s.begin();
+    // Ruined around a job left out (the routes near it make room), else anywhere.
+    const at = again.length && rnd.next() < around ? again[rnd.int(again.length)] : -1;
+    const { removed } = ruin(m, s, rnd, cBar, lMax, at);
+    recreate(m, s, [...removed, ...again], g);
+    const out = s.unassigned;
+    for (const j of out) absences[j]++;
+    if (out.length < again.length || (out.length === again.length && sumAbsences(out) < sumAbsences(again))) {
+      if (!settle()) break;
+    } else s.undo();
+  }
+  return { best, iterations };
+}
+
+/**
+ * Takes out the route whose stops have the fewest absences summed (the easiest to place
+ * elsewhere; ties: the shortest), its stops left unassigned. Begins a move of its own (a new
+ * state of the search).
+ */
+function removeEasiestRoute(m: Model, s: State, absences: Int32Array): void {
+  let pick = -1;
+  let pickSum = 0;
+  for (let r = 0; r < s.routes.length; r++) {
+    const seq = s.routes[r].seq;
+    if (!seq.length) continue;
+    let sum = 0;
+    for (const j of seq) sum += absences[j];
+    if (pick < 0 || sum < pickSum || (sum === pickSum && seq.length < s.routes[pick].seq.length)) {
+      pick = r;
+      pickSum = sum;
+    }
+  }
+  s.begin();
+  const route = s.writable(pick);
+  for (const j of route.seq) {
+    s.place(j, -1);
+    s.unassigned.push(j);
+  }
+  route.seq = [];
+  route.update(m);
+}
