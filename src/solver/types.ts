@@ -78,7 +78,7 @@ export type SolveOptions = {
   /**
    * Fleet minimisation (standalone visits only): the share of the budget spent first on finding
    * the smallest fleet that serves every job (SISR's procedure); the annealing starts from it.
-   * 0 (the default): none.
+   * 0: none; default 0.2 (DEFAULT_FLEET_MINIMISATION), where routes are short (`fleetMaxStops`).
    */
   fleetMinimisation?: number;
   /** The fleet phase runs only when the construction's routes hold this many jobs on average at most (default 20). */
