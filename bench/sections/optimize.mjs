@@ -33,7 +33,7 @@ async function offlineOptimization(api, acc, routeUrls, optimizationId, iteratio
   try {
     await esbuild({
       stdin: {
-        contents: `export { buildInstance, collectPoints, seedOf } from "./src/services/route-optimizations/build.ts"; export { OfflineMatrix } from "./src/services/routing/index.ts"; export { solve } from "./src/solver/index.ts";`,
+        contents: `export { buildInstance, collectPoints, seedOf, SOLVE_OPTIONS } from "./src/services/route-optimizations/build.ts"; export { OfflineMatrix } from "./src/services/routing/index.ts"; export { solve } from "./src/solver/index.ts";`,
         resolveDir: process.cwd(),
         loader: "ts",
       },
@@ -43,7 +43,7 @@ async function offlineOptimization(api, acc, routeUrls, optimizationId, iteratio
       outfile: join(dir, "service.mjs"),
       logLevel: "error",
     });
-    const { buildInstance, collectPoints, seedOf, OfflineMatrix, solve } = await import(
+    const { buildInstance, collectPoints, seedOf, SOLVE_OPTIONS, OfflineMatrix, solve } = await import(
       pathToFileURL(join(dir, "service.mjs")).href
     );
     const account = (await api(new URL(acc.account.url).pathname, { token: acc.token })).body;
@@ -80,7 +80,7 @@ async function offlineOptimization(api, acc, routeUrls, optimizationId, iteratio
       today: routes[0].date,
     });
     const t0 = performance.now();
-    const solution = solve(built.instance, { seed: seedOf(optimizationId), iterations });
+    const solution = solve(built.instance, { ...SOLVE_OPTIONS, seed: seedOf(optimizationId), iterations });
     return {
       distance: solution.distance,
       routes: solution.routes.length,

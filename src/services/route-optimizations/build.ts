@@ -79,6 +79,15 @@ export function windowOf(
   ];
 }
 
+/**
+ * The solver's options for the API's optimizations, beside the seed and the budget: no fleet
+ * phase. The API's budget is iterations (`ROUTE_OPTIMIZATION_ITERATIONS`), and an iteration of
+ * the fleet phase places a route's worth of stops again, several times an annealing iteration's
+ * work: its default 0.2 of the iterations took bench section 8's solve (1,000 stops, 50 routes)
+ * from about 5 to 14 s of the consumer's CPU, for no shorter plan (bench/VRP.md, "Session 4").
+ */
+export const SOLVE_OPTIONS = { fleetMinimisation: 0 } as const;
+
 /** The solver's seed for an optimization: from its id (FNV-1a), so a re-run solves alike. */
 export const seedOf = (id: string) => {
   let h = 2166136261;

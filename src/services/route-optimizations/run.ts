@@ -31,6 +31,7 @@ import {
   type FromNow,
   memoryLimitMb,
   optimizationBytes,
+  SOLVE_OPTIONS,
   seedOf,
   tooBigMessage,
 } from "./build";
@@ -146,7 +147,7 @@ export async function runOptimization(
     pins: row.reassign ? null : pinnedRoutes(routes, tasks),
   });
   const iterations = Number(env.ROUTE_OPTIMIZATION_ITERATIONS) || 20_000;
-  const solution = solve(built.instance, { seed: seedOf(row.id), iterations });
+  const solution = solve(built.instance, { ...SOLVE_OPTIONS, seed: seedOf(row.id), iterations });
   const result = resultOf(msg.baseUrl, solution, built, beforeOf(built.instance, routes, tasks));
   if (row.apply) {
     // Cancelled during the solve: nothing is applied.
