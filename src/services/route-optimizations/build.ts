@@ -48,7 +48,6 @@ export function demandOf(task: TaskRow): number[] {
   return demandValue(parseJson<Record<string, unknown>>(task.metafields, {}).demand);
 }
 
-/** A metafield `demand`'s value (contract §16): an integer, or a list of up to 3; else none. */
 /**
  * An order's pick-up and drop-off as the solver's shipment (contract §16): the load is the
  * drop-off's demand, else the pick-up's, carried from one to the other.
@@ -61,6 +60,7 @@ export function shipmentOf(up: Job, down: Job, upDemand: number[], downDemand: n
   };
 }
 
+/** A metafield `demand`'s value (contract §16): an integer, or a list of up to 3; else none. */
 export function demandValue(d: unknown): number[] {
   if (typeof d === "number" && Number.isFinite(d)) return [Math.max(0, d)];
   if (Array.isArray(d))
@@ -84,7 +84,7 @@ export function windowOf(
  * phase. The API's budget is iterations (`ROUTE_OPTIMIZATION_ITERATIONS`), and an iteration of
  * the fleet phase places a route's worth of stops again, several times an annealing iteration's
  * work: its default 0.2 of the iterations took bench section 8's solve (1,000 stops, 50 routes)
- * from about 5 to 14 s of the consumer's CPU, for no shorter plan (bench/VRP.md, "Session 4").
+ * from 7.2 to 13.9 s in the queue's consumer, for no shorter plan (bench/VRP.md, "Session 4").
  */
 export const SOLVE_OPTIONS = { fleetMinimisation: 0 } as const;
 
