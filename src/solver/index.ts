@@ -10,6 +10,7 @@ import { Route } from "./route";
 import { removeRoute, ruin } from "./ruin";
 import { Recreate, recreate } from "./search";
 import { penalty, State, totalCost } from "./state";
+import { swapStarMove } from "./swapstar";
 import { tailMove, tailsApply } from "./tails";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
 
@@ -49,6 +50,13 @@ export const DEFAULT_FLEET_MINIMISATION = 0.2;
  * three routes more than the distance-best's fleet).
  */
 export const DEFAULT_FLEET_MAX_STOPS = 20;
+/**
+ * SWAP* (Vidal 2022, `swapstar.ts`): the probability that an iteration's ruin and recreate is
+ * preceded by one SWAP* descent step. 0: none.
+ */
+export const DEFAULT_SWAP_STAR = 0;
+/** SWAP* pairs a random stop's route with the routes of this many of its nearest neighbours. */
+export const SWAP_STAR_NEAR = 10;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -77,6 +85,7 @@ export function solve(
   const lMax = options.maxStringLength ?? 10;
   const unassignedPenalty = penalty(m);
   const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
+  const swapStar = tailsApply(m) ? (options.swapStar ?? DEFAULT_SWAP_STAR) : 0;
   const fleetShare = fleetApplies(m)
     ? Math.min(1, Math.max(0, options.fleetMinimisation ?? DEFAULT_FLEET_MINIMISATION))
     : 0;
@@ -144,6 +153,18 @@ export function solve(
       const unassigned = current.begin();
       current.unassigned.push(...unassigned);
       if (tailMove(m, current, rnd, near)) {
+        current.cost += current.routesDelta();
+        if (current.cost < best.cost) {
+          current.cost = totalCost(m, current, unassignedPenalty);
+          best = current.snapshot(m);
+        }
+      }
+    }
+    // A SWAP* descent step, as the tail exchanges: only made when it shortens the routes.
+    if (swapStar > 0 && rnd.next() < swapStar) {
+      const unassigned = current.begin();
+      current.unassigned.push(...unassigned);
+      if (swapStarMove(m, current, rnd, SWAP_STAR_NEAR)) {
         current.cost += current.routesDelta();
         if (current.cost < best.cost) {
           current.cost = totalCost(m, current, unassignedPenalty);

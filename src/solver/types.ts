@@ -76,6 +76,11 @@ export type SolveOptions = {
    */
   tailExchange?: number;
   /**
+   * SWAP* (standalone visits only): the probability that a ruin and recreate is preceded by one
+   * SWAP* descent step between a random stop's route and its neighbours' routes (default 0).
+   */
+  swapStar?: number;
+  /**
    * Fleet minimisation (standalone visits only): the share of the budget spent first on finding
    * the smallest fleet that serves every job (SISR's procedure); the annealing starts from it.
    * 0: none; default 0.2 (DEFAULT_FLEET_MINIMISATION), where routes are short (`fleetMaxStops`).
