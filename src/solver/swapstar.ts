@@ -50,6 +50,9 @@ class Top3 {
 
 const topU = new Top3();
 const topV = new Top3();
+/** Each stop's removal cost in A and in B (`removal`), computed once per pair of routes. */
+let remA = new Float64Array(64);
+let remB = new Float64Array(64);
 
 /** Each stop of `from`'s three cheapest positions in `to` where it fits in time as `to` stands. */
 function cheapest(m: Model, from: Route, to: Route, top: Top3): void {
@@ -191,13 +194,17 @@ export function bestSwapStar(m: Model, A: Route, B: Route, best = -1e-9): SwapSt
   if (!nA || !nB) return null;
   cheapest(m, A, B, topU);
   cheapest(m, B, A, topV);
+  if (remA.length < nA) remA = new Float64Array(2 * nA);
+  if (remB.length < nB) remB = new Float64Array(2 * nB);
+  for (let i = 0; i < nA; i++) remA[i] = removal(m, A, i);
+  for (let k = 0; k < nB; k++) remB[k] = removal(m, B, k);
   let found: SwapStar | null = null;
   for (let i = 0; i < nA; i++) {
     const u = A.seq[i];
-    const remU = removal(m, A, i);
+    const remU = remA[i];
     for (let k = 0; k < nB; k++) {
       const v = B.seq[k];
-      const base = remU + removal(m, B, k);
+      const base = remU + remB[k];
       // Lower bounds from cost alone (each side's cheapest candidate) before any time check.
       const lowU = Math.min(inPlace(m, B, k, u), firstApart(topU, 3 * i, k));
       const lowV = Math.min(inPlace(m, A, i, v), firstApart(topV, 3 * k, i));
@@ -250,19 +257,20 @@ function moved(seq: number[], k: number, x: number, p: number): number[] {
 }
 
 /**
- * One descent step: a random stop u, and SWAP* between its route and each route of its `near`
- * nearest neighbours; the best exchange that lowers the cost is made. Returns whether one was.
+ * One descent step: a random stop u, and SWAP* between its route and the first `routes` other
+ * routes met among its nearest neighbours (Vidal pairs routes whose polar sectors overlap; a
+ * neighbour's route is the granular equivalent); the best exchange that lowers the cost is made.
+ * Returns whether one was.
  */
-export function swapStarMove(m: Model, s: State, rnd: Random, near: number): boolean {
+export function swapStarMove(m: Model, s: State, rnd: Random, routes: number): boolean {
   const u = rnd.int(m.J);
   const a = s.routeOf[u];
   if (a < 0) return false;
   const around = m.neighbours[u];
-  const k = Math.min(near, around.length);
   let best: SwapStar | null = null;
   let bb = -1;
   const seen: number[] = [];
-  for (let t = 0; t < k; t++) {
+  for (let t = 0; t < around.length && seen.length < routes; t++) {
     const b = s.routeOf[around[t]];
     if (b < 0 || b === a || seen.includes(b)) continue;
     seen.push(b);
