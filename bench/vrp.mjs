@@ -36,7 +36,7 @@ const seconds = Number(opt("seconds", "10"));
 const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
-// VRP_TAILS, VRP_SWAPSTAR, VRP_SSROUTES, VRP_STRINGS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
+// VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
@@ -46,9 +46,6 @@ const tuning = {
   ...(process.env.VRP_NEAR ? { neighbourhood: Number(process.env.VRP_NEAR) } : {}),
   ...(process.env.VRP_ROUTE ? { routeRemoval: Number(process.env.VRP_ROUTE) } : {}),
   ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
-  ...(process.env.VRP_SWAPSTAR ? { swapStar: Number(process.env.VRP_SWAPSTAR) } : {}),
-  ...(process.env.VRP_SSROUTES ? { swapStarRoutes: Number(process.env.VRP_SSROUTES) } : {}),
-  ...(process.env.VRP_STRINGS ? { stringRelocation: Number(process.env.VRP_STRINGS) } : {}),
   ...(process.env.VRP_FLEETMIN ? { fleetMinimisation: Number(process.env.VRP_FLEETMIN) } : {}),
   ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
 };

@@ -10,8 +10,6 @@ import { Route } from "./route";
 import { removeRoute, ruin } from "./ruin";
 import { Recreate, recreate } from "./search";
 import { penalty, State, totalCost } from "./state";
-import { stringMove } from "./strings";
-import { swapStarMove } from "./swapstar";
 import { tailMove, tailsApply } from "./tails";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
 
@@ -51,18 +49,6 @@ export const DEFAULT_FLEET_MINIMISATION = 0.2;
  * three routes more than the distance-best's fleet).
  */
 export const DEFAULT_FLEET_MAX_STOPS = 20;
-/**
- * SWAP* (Vidal 2022, `swapstar.ts`): the probability that an iteration's ruin and recreate is
- * preceded by one SWAP* descent step. 0: none.
- */
-export const DEFAULT_SWAP_STAR = 0;
-/** SWAP* pairs a random stop's route with this many other routes, the first met among its nearest neighbours. */
-export const DEFAULT_SWAP_STAR_ROUTES = 1;
-/**
- * Inter-route string relocation (`strings.ts`): the probability that an iteration's ruin and
- * recreate is preceded by one relocation step. 0: none.
- */
-export const DEFAULT_STRING_RELOCATION = 0;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -91,9 +77,6 @@ export function solve(
   const lMax = options.maxStringLength ?? 10;
   const unassignedPenalty = penalty(m);
   const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
-  const swapStar = tailsApply(m) ? (options.swapStar ?? DEFAULT_SWAP_STAR) : 0;
-  const swapStarRoutes = options.swapStarRoutes ?? DEFAULT_SWAP_STAR_ROUTES;
-  const strings = tailsApply(m) ? (options.stringRelocation ?? DEFAULT_STRING_RELOCATION) : 0;
   const fleetShare = fleetApplies(m)
     ? Math.min(1, Math.max(0, options.fleetMinimisation ?? DEFAULT_FLEET_MINIMISATION))
     : 0;
@@ -161,29 +144,6 @@ export function solve(
       const unassigned = current.begin();
       current.unassigned.push(...unassigned);
       if (tailMove(m, current, rnd, near)) {
-        current.cost += current.routesDelta();
-        if (current.cost < best.cost) {
-          current.cost = totalCost(m, current, unassignedPenalty);
-          best = current.snapshot(m);
-        }
-      }
-    }
-    // A SWAP* descent step, as the tail exchanges: only made when it shortens the routes.
-    if (swapStar > 0 && rnd.next() < swapStar) {
-      const unassigned = current.begin();
-      current.unassigned.push(...unassigned);
-      if (swapStarMove(m, current, rnd, swapStarRoutes)) {
-        current.cost += current.routesDelta();
-        if (current.cost < best.cost) {
-          current.cost = totalCost(m, current, unassignedPenalty);
-          best = current.snapshot(m);
-        }
-      }
-    }
-    if (strings > 0 && rnd.next() < strings) {
-      const unassigned = current.begin();
-      current.unassigned.push(...unassigned);
-      if (stringMove(m, current, rnd, near)) {
         current.cost += current.routesDelta();
         if (current.cost < best.cost) {
           current.cost = totalCost(m, current, unassignedPenalty);

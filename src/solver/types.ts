@@ -76,18 +76,6 @@ export type SolveOptions = {
    */
   tailExchange?: number;
   /**
-   * SWAP* (standalone visits only): the probability that a ruin and recreate is preceded by one
-   * SWAP* descent step between a random stop's route and its neighbours' routes (default 0).
-   */
-  swapStar?: number;
-  /** SWAP*: how many other routes a step pairs the random stop's route with (default 1). */
-  swapStarRoutes?: number;
-  /**
-   * Inter-route string relocation (standalone visits only): the probability that a ruin and
-   * recreate is preceded by one relocation step of 1–3 stops (default 0).
-   */
-  stringRelocation?: number;
-  /**
    * Fleet minimisation (standalone visits only): the share of the budget spent first on finding
    * the smallest fleet that serves every job (SISR's procedure); the annealing starts from it.
    * 0: none; default 0.2 (DEFAULT_FLEET_MINIMISATION), where routes are short (`fleetMaxStops`).
