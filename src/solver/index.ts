@@ -4,8 +4,9 @@
  * out: no I/O, no clock; the same instance, seed and iteration budget give the same solution.
  */
 import { fleetApplies, minimiseFleet, routesUsed } from "./fleet";
-import { compile, leg, type Model, NONE } from "./model";
+import { compile, leg, type Model, NONE, VISIT } from "./model";
 import { Random } from "./random";
+import { regretRecreate } from "./regret";
 import { Route } from "./route";
 import { removeRoute, ruin } from "./ruin";
 import { Recreate, recreate } from "./search";
@@ -49,6 +50,12 @@ export const DEFAULT_FLEET_MINIMISATION = 0.2;
  * three routes more than the distance-best's fleet).
  */
 export const DEFAULT_FLEET_MAX_STOPS = 20;
+/**
+ * Regret-k insertion of pairs (`regret.ts`, Ropke & Pisinger 2006) as a second recreate: the
+ * share of iterations that use it instead of the greedy one (0: none), and its k.
+ */
+export const DEFAULT_REGRET = 0;
+export const DEFAULT_REGRET_K = 2;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -77,6 +84,9 @@ export function solve(
   const lMax = options.maxStringLength ?? 10;
   const unassignedPenalty = penalty(m);
   const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
+  // Only where there are pairs: the single-stop path keeps its draws (and its solutions).
+  const regretShare = m.kind.some((k) => k !== VISIT) ? (options.regret ?? DEFAULT_REGRET) : 0;
+  const regretK = Math.max(2, Math.floor(options.regretK ?? DEFAULT_REGRET_K));
   const fleetShare = fleetApplies(m)
     ? Math.min(1, Math.max(0, options.fleetMinimisation ?? DEFAULT_FLEET_MINIMISATION))
     : 0;
@@ -158,7 +168,9 @@ export function solve(
     g.open = !(routeRemoval > 0 && rnd.next() < routeRemoval);
     if (!g.open) removeRoute(m, current, rnd, dropped);
     const { removed } = ruin(m, current, rnd, cBar, lMax);
-    recreate(m, current, [...dropped, ...removed, ...again], g);
+    if (regretShare > 0 && rnd.next() < regretShare)
+      regretRecreate(m, current, [...dropped, ...removed, ...again], g, regretK);
+    else recreate(m, current, [...dropped, ...removed, ...again], g);
     const before = current.cost;
     const cost = m.balance
       ? totalCost(m, current, unassignedPenalty)

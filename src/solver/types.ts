@@ -83,6 +83,13 @@ export type SolveOptions = {
   fleetMinimisation?: number;
   /** The fleet phase runs only when the construction's routes hold this many jobs on average at most (default 20). */
   fleetMaxStops?: number;
+  /**
+   * Regret-k insertion (pick-up/drop-off pairs only): the share of iterations whose recreate
+   * inserts the pairs by regret (Ropke & Pisinger 2006) instead of greedily (0: none, the default).
+   */
+  regret?: number;
+  /** The k of regret-k (default 2): a request's regret sums its 2nd … k-th best routes' extra cost. */
+  regretK?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
