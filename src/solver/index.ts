@@ -10,6 +10,7 @@ import { regretRecreate } from "./regret";
 import { Route } from "./route";
 import { removeRoute, ruin } from "./ruin";
 import { Recreate, recreate } from "./search";
+import { shawRuin } from "./shaw";
 import { penalty, State, totalCost } from "./state";
 import { tailMove, tailsApply } from "./tails";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
@@ -56,6 +57,8 @@ export const DEFAULT_FLEET_MAX_STOPS = 20;
  */
 export const DEFAULT_REGRET = 0;
 export const DEFAULT_REGRET_K = 2;
+/** Shaw removal of related requests (`shaw.ts`, Ropke & Pisinger 2006) as a second ruin: its share of iterations (pairs only; 0: none). */
+export const DEFAULT_SHAW = 0;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -85,7 +88,11 @@ export function solve(
   const unassignedPenalty = penalty(m);
   const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
   // Only where there are pairs: the single-stop path keeps its draws (and its solutions).
-  const regretShare = m.kind.some((k) => k !== VISIT) ? (options.regret ?? DEFAULT_REGRET) : 0;
+  const paired = m.kind.some((k) => k !== VISIT);
+  const regretShare = paired ? (options.regret ?? DEFAULT_REGRET) : 0;
+  const shawShare = paired ? (options.shaw ?? DEFAULT_SHAW) : 0;
+  // As many stops on average as SISR's ruin (c̄) unless told: 1 … c̄ / 2 requests of two stops.
+  const shawMost = options.shawSize ?? cBar / 2;
   const regretK = Math.max(2, Math.floor(options.regretK ?? DEFAULT_REGRET_K));
   const fleetShare = fleetApplies(m)
     ? Math.min(1, Math.max(0, options.fleetMinimisation ?? DEFAULT_FLEET_MINIMISATION))
@@ -167,7 +174,10 @@ export function solve(
     const dropped: number[] = [];
     g.open = !(routeRemoval > 0 && rnd.next() < routeRemoval);
     if (!g.open) removeRoute(m, current, rnd, dropped);
-    const { removed } = ruin(m, current, rnd, cBar, lMax);
+    const removed =
+      shawShare > 0 && rnd.next() < shawShare
+        ? shawRuin(m, current, rnd, shawMost)
+        : ruin(m, current, rnd, cBar, lMax).removed;
     if (regretShare > 0 && rnd.next() < regretShare)
       regretRecreate(m, current, [...dropped, ...removed, ...again], g, regretK);
     else recreate(m, current, [...dropped, ...removed, ...again], g);

@@ -88,6 +88,10 @@ export type SolveOptions = {
    * inserts the pairs by regret (Ropke & Pisinger 2006) instead of greedily (0: none, the default).
    */
   regret?: number;
+  /** Shaw removal of related requests (pairs only): the share of iterations that ruin with it instead of SISR's strings (0: none, the default). */
+  shaw?: number;
+  /** The most requests one Shaw removal takes (uniform from 1; default c̄ / 2). */
+  shawSize?: number;
   /** The k of regret-k (default 2): a request's regret sums its 2nd … k-th best routes' extra cost. */
   regretK?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
