@@ -59,6 +59,8 @@ export const DEFAULT_REGRET = 0;
 export const DEFAULT_REGRET_K = 2;
 /** Shaw removal of related requests (`shaw.ts`, Ropke & Pisinger 2006) as a second ruin: its share of iterations (pairs only; 0: none). */
 export const DEFAULT_SHAW = 0;
+/** Fleet minimisation on instances with pick-up/drop-off pairs too (off: measured no gain, bench/VRP.md). */
+export const DEFAULT_FLEET_PAIRS = false;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -94,7 +96,7 @@ export function solve(
   // As many stops on average as SISR's ruin (c̄) unless told: 1 … c̄ / 2 requests of two stops.
   const shawMost = options.shawSize ?? cBar / 2;
   const regretK = Math.max(2, Math.floor(options.regretK ?? DEFAULT_REGRET_K));
-  const fleetShare = fleetApplies(m)
+  const fleetShare = fleetApplies(m, options.fleetPairs ?? DEFAULT_FLEET_PAIRS)
     ? Math.min(1, Math.max(0, options.fleetMinimisation ?? DEFAULT_FLEET_MINIMISATION))
     : 0;
 

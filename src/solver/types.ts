@@ -81,6 +81,8 @@ export type SolveOptions = {
    * 0: none; default 0.2 (DEFAULT_FLEET_MINIMISATION), where routes are short (`fleetMaxStops`).
    */
   fleetMinimisation?: number;
+  /** Whether the fleet phase also runs on instances with pick-up/drop-off pairs (default false). */
+  fleetPairs?: boolean;
   /** The fleet phase runs only when the construction's routes hold this many jobs on average at most (default 20). */
   fleetMaxStops?: number;
   /**
