@@ -36,7 +36,7 @@ const seconds = Number(opt("seconds", "10"));
 const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
-// VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_REGRET (share of iterations), VRP_REGRETK, VRP_SHAW, VRP_SHAWSIZE, VRP_FLEETPAIRS (1: the fleet phase with pairs too), VRP_SEED; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
+// VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
@@ -48,11 +48,6 @@ const tuning = {
   ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
   ...(process.env.VRP_FLEETMIN ? { fleetMinimisation: Number(process.env.VRP_FLEETMIN) } : {}),
   ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
-  ...(process.env.VRP_REGRET ? { regret: Number(process.env.VRP_REGRET) } : {}),
-  ...(process.env.VRP_FLEETPAIRS ? { fleetPairs: process.env.VRP_FLEETPAIRS === "1" } : {}),
-  ...(process.env.VRP_SHAW ? { shaw: Number(process.env.VRP_SHAW) } : {}),
-  ...(process.env.VRP_SHAWSIZE ? { shawSize: Number(process.env.VRP_SHAWSIZE) } : {}),
-  ...(process.env.VRP_REGRETK ? { regretK: Number(process.env.VRP_REGRETK) } : {}),
 };
 const seed = Number(process.env.VRP_SEED || 1);
 const fleetCap = process.env.VRP_FLEET ? Number(process.env.VRP_FLEET) : null;

@@ -13,13 +13,12 @@ import { type Recreate, recreate } from "./search";
 import type { State } from "./state";
 
 /**
- * Whether the phase applies: standalone visits only (no pinned or fixed stops; pick-up/drop-off
- * pairs too with `pairs`), not with `balance` (its routes' lengths matter more than their
- * number), and a fleet of 2 or more.
+ * Whether the phase applies: standalone visits only (no pairs, no pinned or fixed stops), not
+ * with `balance` (its routes' lengths matter more than their number), and a fleet of 2 or more.
  */
-export function fleetApplies(m: Model, pairs = false): boolean {
+export function fleetApplies(m: Model): boolean {
   if (m.balance || m.V < 2) return false;
-  for (let j = 0; j < m.J; j++) if ((m.kind[j] !== VISIT && !pairs) || m.only[j] !== NONE) return false;
+  for (let j = 0; j < m.J; j++) if (m.kind[j] !== VISIT || m.only[j] !== NONE) return false;
   for (let v = 0; v < m.V; v++) if (m.fixedCount[v]) return false;
   return true;
 }

@@ -392,7 +392,7 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
     scanPair(m, s.routes[r], r, p, q, g);
   };
   const tryEmpty = () => {
-    if (!g.open || g.used >= g.maxRoutes) return;
+    if (!g.open) return;
     for (let c = 0; c < m.classes.length; c++) {
       const i = g.firstEmpty[c];
       if (i < m.classes[c].length && g.mark[m.classes[c][i]] !== tick) tryRoute(m.classes[c][i]);
@@ -425,10 +425,7 @@ function insertPair(m: Model, s: State, p: number, q: number, g: Recreate): void
   route.update(m, g.pos, g.pos2 + 2);
   s.place(p, r);
   s.place(q, r);
-  if (route.seq.length === 2) {
-    g.moveOn(s, m.vClass[r]);
-    g.used++;
-  }
+  if (route.seq.length === 2) g.moveOn(s, m.vClass[r]);
 }
 
 export const isVisit = (m: Model, j: number) => m.kind[j] === VISIT;

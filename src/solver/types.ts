@@ -81,21 +81,8 @@ export type SolveOptions = {
    * 0: none; default 0.2 (DEFAULT_FLEET_MINIMISATION), where routes are short (`fleetMaxStops`).
    */
   fleetMinimisation?: number;
-  /** Whether the fleet phase also runs on instances with pick-up/drop-off pairs (default false). */
-  fleetPairs?: boolean;
   /** The fleet phase runs only when the construction's routes hold this many jobs on average at most (default 20). */
   fleetMaxStops?: number;
-  /**
-   * Regret-k insertion (pick-up/drop-off pairs only): the share of iterations whose recreate
-   * inserts the pairs by regret (Ropke & Pisinger 2006) instead of greedily (0: none, the default).
-   */
-  regret?: number;
-  /** Shaw removal of related requests (pairs only): the share of iterations that ruin with it instead of SISR's strings (0: none, the default). */
-  shaw?: number;
-  /** The most requests one Shaw removal takes (uniform from 1; default c̄ / 2). */
-  shawSize?: number;
-  /** The k of regret-k (default 2): a request's regret sums its 2nd … k-th best routes' extra cost. */
-  regretK?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
