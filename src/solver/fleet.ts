@@ -1,10 +1,12 @@
 /**
  * Fleet minimisation, after SISR's (Christiaens & Vanden Berghe, Transportation Science 54(2),
- * 2020): a route is taken out and its stops left unassigned; ruins and recreates that may not
- * open a vehicle then try to place them. Each job counts how often a recreate left it out (its
- * absences); a result is kept when it leaves fewer jobs out, or jobs whose absences sum lower
- * (the hard ones are placed first, the easy ones are left for later). Whenever every job is in,
- * that solution is the smallest fleet so far, and the next route comes out.
+ * 2020): a route is taken out and its stops left unassigned; ruins and recreates then try to
+ * place them with one route fewer than the last fleet that served every job (a vehicle a ruin
+ * empties may be used again within that cap, `Recreate.maxRoutes`). Each job counts how often a
+ * recreate left it out (its absences); a result is kept when it leaves fewer jobs out, or jobs
+ * whose absences sum lower (the hard ones are placed first, the easy ones are left for later).
+ * Whenever every job is in, that solution is the smallest fleet so far, and the next route comes
+ * out.
  */
 import { type Model, NONE, VISIT } from "./model";
 import type { Random } from "./random";
