@@ -456,6 +456,77 @@ describe("ETA and lateness (contract §28)", () => {
     expect((await lateEvents()).filter((e) => e.data.task === first.url)).toHaveLength(2);
   });
 
+  it("a GET right after a position's 202 tells the ETA from that position, one position after another", async () => {
+    const acc = await newAccount();
+    const worker = await addUser(acc, "worker");
+    const now = Date.now();
+    const [task] = await route(acc, worker, [[now - HOUR, now + 4 * HOUR]]);
+    await onDuty(acc, worker);
+    // No alarm is run here: a client reads right after each 202, as an integration would.
+    const sendThenRead = async (lon: number, lat: number, time: number) => {
+      const r = await call("/positions/", {
+        token: worker.token,
+        body: { location: point(lon, lat), time: at(time) },
+      });
+      expectStatus(r, 202);
+      expect(r.body.stored).toBe(1);
+      const g = await call(`/tasks/${task.id}/`, { token: acc.admin.token });
+      expectStatus(g, 200);
+      return g.body;
+    };
+    const near = await sendThenRead(24.94, 60.17, now);
+    const far = await sendThenRead(24.95, 59.9, now + 6000);
+    const away = await sendThenRead(24.9, 54.7, now + 12_000);
+    expect(Date.parse(near.eta)).toBeLessThan(now + 10 * 60_000);
+    // 30 km further off, then 600 km: each GET follows the position just sent.
+    expect(Date.parse(far.eta)).toBeGreaterThan(Date.parse(near.eta) + 10 * 60_000);
+    expect(far.is_late).toBe(false);
+    expect(away.is_late).toBe(true);
+    // The day's list, read by the worker, too.
+    const list = await call("/tasks/?ordering=position", { token: worker.token });
+    const listed = list.body.results.find((t: any) => t.id === task.id);
+    expect(listed.is_late).toBe(true);
+    // From the same position, read a moment later ("now if later", contract §28).
+    expect(Date.parse(listed.eta) - Date.parse(away.eta)).toBeGreaterThanOrEqual(0);
+    expect(Date.parse(listed.eta) - Date.parse(away.eta)).toBeLessThan(60_000);
+  });
+
+  it("positions of many workers within a moment: each in D1's copy by its 202, in far fewer statements than positions", async () => {
+    const acc = await newAccount();
+    const workers: Actor[] = [];
+    for (let i = 0; i < 20; i++) {
+      const w = await addUser(acc, "worker");
+      await onDuty(acc, w);
+      workers.push(w);
+    }
+    const stub = streamOf(env, acc.account.id);
+    await settle(acc);
+    const before = (await stub.stats()).positions.d1_statements;
+    const now = Date.now();
+    // Spread over 0.4 s, as phones' positions arrive: more than one window of copies.
+    await Promise.all(
+      workers.map(async (w, i) => {
+        await new Promise((r) => setTimeout(r, i * 20));
+        const r = await call("/positions/", {
+          token: w.token,
+          body: { location: point(24 + i / 100, 60), time: at(now) },
+        });
+        expectStatus(r, 202);
+        const row = await stored
+          .prepare(
+            "SELECT lon, time FROM worker_positions WHERE account_id = unhex(?, '-') AND user_id = unhex(?, '-')",
+          )
+          .bind(acc.account.id, w.userId)
+          .first<{ lon: number; time: number }>();
+        expect(row).toEqual({ lon: 24 + i / 100, time: now });
+      }),
+    );
+    // A copy per 0.25 s window of arrivals (plus, should the alarm come meanwhile, its flush and checks).
+    const statements = (await stub.stats()).positions.d1_statements - before;
+    expect(statements).toBeGreaterThanOrEqual(1);
+    expect(statements).toBeLessThan(workers.length / 2);
+  });
+
   /** One order of `n` tasks given to `worker`, with the positions `positionOf` gives (null: none). */
   async function chainOf(
     acc: TestAccount,

@@ -34,8 +34,8 @@ export class AutoAssigner {
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
     /**
-     * The workers' latest positions as this object holds them: a position sent a moment ago
-     * decides a route before its copy reaches D1 (the alarm makes it within about a second).
+     * The workers' latest positions as this object holds them (exact, and no D1 read): a
+     * position answered 202 a moment ago decides a route.
      */
     private readonly latest: LatestPositions,
   ) {}

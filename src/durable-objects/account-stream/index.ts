@@ -69,7 +69,7 @@ export type StreamStats = {
 const POSITION_MESSAGE_MS = 5_000;
 /** A lateness check runs this long after the position or command that asked for it. */
 const LATE_CHECK_MS = 2_000;
-/** Latest positions are copied to D1 (for ETAs) this long after they change: one write for many workers. */
+/** Positions go to their trails (and a failed copy of the latest to D1) this long after they arrive. */
 const MIRROR_MS = 1_000;
 
 /** How far back a poke looks behind the last id sent (ms): covers a writer's late commit. */
@@ -149,8 +149,8 @@ export class AccountStreamDO extends DurableObject<Env> {
 
   /**
    * A batch of one user's positions (contract §28, services/positions): stored here, flushed to
-   * D1 by the alarm; the user's latest position goes to the streams allowed to see it, and the
-   * user's tasks are checked for lateness shortly after.
+   * D1 by the alarm; the user's latest position goes to the streams allowed to see it and to D1's
+   * copy (before the answer, for ETAs), and the user's tasks are checked for lateness shortly after.
    */
   async recordPositions(
     call: PositionsCall & { baseUrl: string },
@@ -162,6 +162,7 @@ export class AccountStreamDO extends DurableObject<Env> {
       if (moved) {
         this.sendPosition(call.userId, moved, call.baseUrl);
         this.lateDue.add(call.userId);
+        await this.positions.mirrorSoon(call.accountId);
       }
       await this.arm();
     }

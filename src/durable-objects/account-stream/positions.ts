@@ -16,8 +16,10 @@ import { fromHex, toHex } from "../../lib/crypto";
  * writer of the account's trails, so thinning, ordering and appending need no coordination.
  *
  * - The **latest** position of each worker lives here (memory, and the object's own SQLite
- *   storage across restarts): `GET /users/{id}/`, ETAs and the console read it from here, never
- *   from D1, so a position costs D1 nothing when it arrives.
+ *   storage across restarts): `GET /users/{id}/`, auto-assign and the console read it from here.
+ *   ETAs and re-plans read it in D1 beside the tasks (`worker_positions`), so it is copied there
+ *   before the 202, one statement for all the workers whose positions arrived within
+ *   MIRROR_WINDOW_MS of each other (`mirrorSoon`).
  * - New positions wait in `pos_pending` (the object's storage, durable before the 202) and are
  *   **flushed** to D1 by the object's alarm about a second later, in one statement for every
  *   worker that sent some (a burst from many workers is one flush): each worker's slice
@@ -60,6 +62,14 @@ const FLUSH_ROWS = 500;
  * is `expected` (see the statement). A flush adds far fewer than COUNT_SHIFT records to a slice.
  */
 const COUNT_SHIFT = 1_048_576;
+
+/**
+ * Copies of the latest positions to D1 start at most this often. The first position after a quiet
+ * spell is copied at once; those that arrive within this time of a copy wait for the next one and
+ * share it (a group commit), so a burst from many workers costs a statement per window, not one
+ * per worker, and each 202 still follows its own copy.
+ */
+export const MIRROR_WINDOW_MS = 250;
 
 /** A worker whose last position is older than this is not checked after every write (the cron still is). */
 const KNOWN_MS = 12 * 3_600_000;
@@ -105,6 +115,9 @@ export class PositionStore {
   private lock: Promise<unknown> = Promise.resolve();
   private flushes = 0;
   private statements = 0;
+  /** The copy to D1 that has not started yet, which a new position joins (`mirrorSoon`). */
+  private nextMirror: { done: Promise<void> } | null = null;
+  private lastMirrorAt = 0;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -329,6 +342,31 @@ export class PositionStore {
       });
       return rows.length;
     });
+  }
+
+  /**
+   * The latest positions copied to D1 before the caller answers: an ETA or a re-plan from now read
+   * right after a 202 starts from that position (read-your-writes). Joins the copy waiting to
+   * start, if one is; else starts one when MIRROR_WINDOW_MS have passed since the last. A failed
+   * copy is left to the alarm (the rows stay unmirrored), and the position stays stored here.
+   */
+  mirrorSoon(accountId: string): Promise<void> {
+    if (this.nextMirror) return this.nextMirror.done;
+    const job = { done: Promise.resolve() };
+    this.nextMirror = job;
+    job.done = (async () => {
+      // Always yields first, so that `job` is in place before it is cleared below.
+      await new Promise((r) => setTimeout(r, Math.max(0, this.lastMirrorAt + MIRROR_WINDOW_MS - Date.now())));
+      // From here on a new position waits for the next copy: this one may have read its rows.
+      if (this.nextMirror === job) this.nextMirror = null;
+      this.lastMirrorAt = Date.now();
+      try {
+        await this.mirrorLatest(accountId);
+      } catch (e) {
+        console.warn("positions: the copy to D1 failed; the alarm tries again", e);
+      }
+    })();
+    return job.done;
   }
 
   /** Whether latest positions wait to be copied to D1 (`worker_positions`). */
