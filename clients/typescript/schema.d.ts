@@ -949,7 +949,7 @@ export interface paths {
         put?: never;
         /**
          * Send the caller's positions (any role, while on duty)
-         * @description The caller's own positions (contract §28). Stored only while the caller's role is `on_duty` (else 409 `off_duty`, nothing stored). Batches may arrive late and out of order; each position lands in time order in the trail. A position closer in time than `POSITION_MIN_INTERVAL_SECONDS` (5) to a stored one is dropped and counted, so a batch sent again changes nothing. Kept to 1e-6 degree (about 0.1 m) and the millisecond.
+         * @description The caller's own positions (contract §28). Stored only while the caller's role is `on_duty` (else 409 `off_duty`, nothing stored). Batches may arrive late and out of order; each position lands in time order in the trail. A position closer in time than `POSITION_MIN_INTERVAL_SECONDS` (5) to a stored one is dropped and counted, so a batch sent again changes nothing. Kept to 1e-6 degree (about 0.1 m) and the millisecond. When the 202 comes, tasks' `eta` and `is_late`, re-plans from now and auto-assign already start from the newest position sent (positions arriving within 0.25 s of each other share one write, so the answer may wait up to that long).
          */
         post: operations["createPositions"];
         delete?: never;
