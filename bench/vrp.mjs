@@ -37,7 +37,7 @@ const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
 // VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_POP (population size), VRP_POP_SHARE, VRP_POP_SLICE,
-// VRP_POP_T0, VRP_SEED; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
+// VRP_POP_T0, VRP_POP_X=0 (no crossover), VRP_SEED; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
@@ -53,6 +53,7 @@ const tuning = {
   ...(process.env.VRP_POP_SHARE ? { populationShare: Number(process.env.VRP_POP_SHARE) } : {}),
   ...(process.env.VRP_POP_SLICE ? { populationSlice: Number(process.env.VRP_POP_SLICE) } : {}),
   ...(process.env.VRP_POP_T0 ? { populationTemperature: Number(process.env.VRP_POP_T0) } : {}),
+  ...(process.env.VRP_POP_X === "0" ? { populationCrossover: false } : {}),
 };
 const seed = Number(process.env.VRP_SEED || 1);
 const fleetCap = process.env.VRP_FLEET ? Number(process.env.VRP_FLEET) : null;

@@ -155,6 +155,7 @@ export function solve(
       slice: options.populationSlice ?? DEFAULT_POPULATION_SLICE,
       temperatures: [t0, tf],
       offspringT0: (options.populationTemperature ?? DEFAULT_POPULATION_TEMPERATURE) * scale,
+      crossover: options.populationCrossover,
     });
     it = budget.it;
     best = evolved.best;

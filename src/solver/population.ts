@@ -303,6 +303,8 @@ export type EvolveOptions = {
   temperatures: [number, number];
   /** An offspring's run starts at this temperature (scaled) and ends at the final one. */
   offspringT0: number;
+  /** false: no crossover, the slice improves a copy of the first parent (an ablation: restarts alone). */
+  crossover?: boolean;
 };
 
 /**
@@ -334,7 +336,7 @@ export function evolve(
   }
   while (budget.now() < 1) {
     const [a, b] = pop.parents(sisr.rnd);
-    const child = srex(m, a, b, sisr.rnd, sisr.g, sisr.unassignedPenalty);
+    const child = o.crossover === false ? null : srex(m, a, b, sisr.rnd, sisr.g, sisr.unassignedPenalty);
     // No vehicle for a route of `a` (no offspring): the slice improves a copy of `a` instead.
     const f = budget.now();
     const found = run(sisr, budget, child ?? a.snapshot(m), f, Math.min(1, f + o.slice), o.offspringT0, tf);

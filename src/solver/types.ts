@@ -95,6 +95,8 @@ export type SolveOptions = {
   populationSlice?: number;
   /** The temperature each offspring's run starts at, in Solomon's units (default 3). */
   populationTemperature?: number;
+  /** false: the population's offspring are copies of a parent, no crossover (an ablation). */
+  populationCrossover?: boolean;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
