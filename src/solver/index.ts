@@ -3,15 +3,14 @@
  * multi-dimensional capacities, service times and pick-up/drop-off pairs. Instance in, solution
  * out: no I/O, no clock; the same instance, seed and iteration budget give the same solution.
  */
-import { Annealer } from "./anneal";
 import { fleetApplies, minimiseFleet, routesUsed } from "./fleet";
 import { compile, leg, type Model, NONE } from "./model";
-import { Budget, evolve, populationApplies } from "./population";
 import { Random } from "./random";
 import { Route } from "./route";
+import { removeRoute, ruin } from "./ruin";
 import { Recreate, recreate } from "./search";
 import { penalty, State, totalCost } from "./state";
-import { tailsApply } from "./tails";
+import { tailMove, tailsApply } from "./tails";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
 
 export type * from "./types";
@@ -50,17 +49,6 @@ export const DEFAULT_FLEET_MINIMISATION = 0.2;
  * three routes more than the distance-best's fleet).
  */
 export const DEFAULT_FLEET_MAX_STOPS = 20;
-/**
- * A population with crossover (HGS's, Vidal et al. 2012; SREX, Nagata & Kobayashi 2010; see
- * `population.ts`): this many solutions, each from a SISR run of its own; 0 or 1: none (SISR alone).
- */
-export const DEFAULT_POPULATION = 0;
-/** The share of what the fleet phase leaves that the population's first runs take, split evenly. */
-export const DEFAULT_POPULATION_SHARE = 0.75;
-/** Each offspring's SISR run: this fraction of the whole budget. */
-export const DEFAULT_POPULATION_SLICE = 0.02;
-/** Each offspring's run starts at this temperature (Solomon's units; it ends at the final one). */
-export const DEFAULT_POPULATION_TEMPERATURE = 3;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -143,31 +131,46 @@ export function solve(
     }
     from = clock ? fleetShare : it;
   }
-  const sisr = new Annealer(m, rnd, g, near, tails, routeRemoval, cBar, lMax, unassignedPenalty);
-  const populationSize = populationApplies(m) ? Math.floor(options.population ?? DEFAULT_POPULATION) : 0;
-  let populationStats: NonNullable<Solution["stats"]["population"]> | undefined;
-  if (populationSize > 1) {
-    const budget = new Budget(iterations, clock, it, spent);
-    // `from` is a fraction with a clock, an iteration count without.
-    const start = clock ? from : from / Math.max(1, iterations);
-    const evolved = evolve(m, sisr, current, best, budget, start, populationSize, {
-      share: options.populationShare ?? DEFAULT_POPULATION_SHARE,
-      slice: options.populationSlice ?? DEFAULT_POPULATION_SLICE,
-      temperatures: [t0, tf],
-      offspringT0: (options.populationTemperature ?? DEFAULT_POPULATION_TEMPERATURE) * scale,
-      crossover: options.populationCrossover,
-    });
-    it = budget.it;
-    best = evolved.best;
-    populationStats = evolved.stats;
-  }
   const progress = () => (clock ? (spent - from) / (1 - from) : (it - from) / Math.max(1, iterations - from));
-  for (; populationSize <= 1 && it < iterations; it++) {
+  for (; it < iterations; it++) {
     if (clock && it % PROGRESS_EVERY === 0) {
       spent = clock();
       if (spent >= 1) break;
     }
-    best = sisr.step(current, t0 * (tf / t0) ** progress(), best);
+    // Before each ruin and recreate, tail exchanges, each drawn with probability `tails` (as many
+    // as the draws allow: on average tails ÷ (1 − tails)); one only ever shortens the routes, so
+    // no annealing. They do not count as iterations: a budget keeps its ruins and recreates.
+    while (tails > 0 && rnd.next() < tails) {
+      const unassigned = current.begin();
+      current.unassigned.push(...unassigned);
+      if (tailMove(m, current, rnd, near)) {
+        current.cost += current.routesDelta();
+        if (current.cost < best.cost) {
+          current.cost = totalCost(m, current, unassignedPenalty);
+          best = current.snapshot(m);
+        }
+      }
+    }
+    const temperature = t0 * (tf / t0) ** progress();
+    // One move on the current solution, in place: undone if the annealing rejects it.
+    const again = current.begin();
+    const dropped: number[] = [];
+    g.open = !(routeRemoval > 0 && rnd.next() < routeRemoval);
+    if (!g.open) removeRoute(m, current, rnd, dropped);
+    const { removed } = ruin(m, current, rnd, cBar, lMax);
+    recreate(m, current, [...dropped, ...removed, ...again], g);
+    const before = current.cost;
+    const cost = m.balance
+      ? totalCost(m, current, unassignedPenalty)
+      : before + current.routesDelta() + (current.unassigned.length - again.length) * unassignedPenalty;
+    if (cost < before - temperature * Math.log(rnd.next() || Number.MIN_VALUE)) {
+      current.cost = cost;
+      if (cost < best.cost) {
+        // Summed deltas drift: the best is costed afresh.
+        current.cost = totalCost(m, current, unassignedPenalty);
+        best = current.snapshot(m);
+      }
+    } else current.undo();
     if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
   }
   return output(m, best, {
@@ -175,7 +178,6 @@ export function solve(
     initialCost,
     cost: best.cost,
     ...(fleetStats ? { fleet: fleetStats } : {}),
-    ...(populationStats ? { population: populationStats } : {}),
   });
 }
 

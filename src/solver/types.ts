@@ -83,20 +83,6 @@ export type SolveOptions = {
   fleetMinimisation?: number;
   /** The fleet phase runs only when the construction's routes hold this many jobs on average at most (default 20). */
   fleetMaxStops?: number;
-  /**
-   * A population with crossover (standalone visits only; `population.ts`): this many solutions,
-   * each from a SISR run, then SREX offspring improved by short SISR runs. 0 or 1 (the default):
-   * SISR alone.
-   */
-  population?: number;
-  /** The share of the budget left after the fleet phase that the population's first runs take (default 0.75). */
-  populationShare?: number;
-  /** Each offspring's SISR run, as a fraction of the whole budget (default 0.02). */
-  populationSlice?: number;
-  /** The temperature each offspring's run starts at, in Solomon's units (default 3). */
-  populationTemperature?: number;
-  /** false: the population's offspring are copies of a parent, no crossover (an ablation). */
-  populationCrossover?: boolean;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
@@ -139,10 +125,5 @@ export type Solution = {
     cost: number;
     /** With fleet minimisation: the smallest fleet it found serving every job (null: none) and its iterations. */
     fleet?: { routes: number | null; iterations: number };
-    /**
-     * With a population: the cost of each first run's best, offspring made, offspring kept in the
-     * population, offspring better than every solution before them.
-     */
-    population?: { runs: number[]; offspring: number; kept: number; improved: number };
   };
 };
