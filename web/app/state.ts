@@ -452,12 +452,9 @@ export const sync = oneAtATime(async () => {
   if (result.stopped !== "done") return;
   const positions = await sendPositions(c, owner);
   if (positions === "unauthorized" && mine === epoch) expired();
-  // New positions move the day's ETAs (contract §28): Today reads them again once the server
-  // has taken them in for ETAs (its copy of the latest positions follows within a second).
-  else if (positions === "sent" && mine === epoch)
-    setTimeout(() => {
-      if (mine === epoch) void refresh();
-    }, ETA_AFTER_POSITION_MS);
+  // New positions move the day's ETAs (contract §28): the server answers a position once its
+  // ETAs start from it, so Today reads them again at once.
+  else if (positions === "sent" && mine === epoch) void refresh();
 });
 
 /**
@@ -544,7 +541,6 @@ function stopWatch() {
  * duty, or without the browser's permission, none. The status counts actions, not positions.
  */
 const POSITION_EVERY_MS = 15_000;
-const ETA_AFTER_POSITION_MS = 2_000;
 const POSITION_EVERY_M = 50;
 const POSITIONS_KEPT = 5_000;
 let lastRecorded: { t: number; lon: number; lat: number } | null = null;
