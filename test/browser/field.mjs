@@ -132,6 +132,26 @@ async function main() {
   context.on("request", (req) => {
     if (!req.url().startsWith(BASE) && !req.url().startsWith("data:")) foreign.push(req.url());
   });
+  // The app paces its requests under the token's rate limit (contract §10, web/shared/pace.ts):
+  // a refresh's burst of reads never leaves the worker's commands to a 429 and a later retry.
+  // A page's API requests (those with a token): when each was sent, per page, as the server
+  // counts them per token (each page here signs in with its own session or shares one in turn).
+  const throttled = [];
+  const sent = new Map();
+  context.on("response", (res) => {
+    if (res.status() === 429) throttled.push(`${res.request().method()} ${res.url()}`);
+  });
+  context.on("request", (req) => {
+    if (!req.headers().authorization) return;
+    let page = null;
+    try {
+      page = req.frame().page();
+    } catch {
+      return; // the service worker's own requests
+    }
+    if (!sent.has(page)) sent.set(page, []);
+    sent.get(page).push(Date.now());
+  });
   try {
     let page = await context.newPage();
     await page.goto(`${BASE}/app/?lang=en`);
@@ -406,6 +426,14 @@ async function main() {
     await page.screenshot({ path: `${OUT}/field-today-fi.png` });
 
     assert.deepEqual(foreign, [], "no request off the service's origin");
+    assert.deepEqual(throttled, [], "no request of the app throttled");
+    const busiest = Math.max(
+      ...[...sent.values()].flatMap((times) =>
+        times.map((t) => times.filter((u) => u >= t && u < t + 1000).length),
+      ),
+    );
+    log("the most API requests of one page within a second:", busiest);
+    assert.ok(busiest <= 20, `${busiest} requests within a second, past the token's 20 (contract §10)`);
     log("ok: offline actions applied once and in order, proof attached, the refusal shown");
   } finally {
     await browser.close();

@@ -286,7 +286,10 @@ export async function start() {
   if (tasks.value.length) timings.listAt ||= performance.now();
   window.addEventListener("online", () => {
     online.value = true;
-    void refresh().then(() => sync());
+    // What the worker did goes first; the day is read after it, once (a sync that sent
+    // positions has read it already).
+    const before = refreshes;
+    void sync().then(() => (refreshes === before ? refresh() : undefined));
   });
   window.addEventListener("offline", () => {
     online.value = false;
@@ -305,10 +308,12 @@ export async function start() {
 }
 
 /** The day's tasks in route order, and what showing them offline needs. */
+let refreshes = 0;
 export async function refresh() {
   const s = session.value;
   const c = client;
   if (!s || !c || !navigator.onLine) return;
+  refreshes++;
   const mineNow = epoch;
   const owner = ownerOf(s);
   // The session ended meanwhile (a 401, another user): what this refresh fetched is not shown.

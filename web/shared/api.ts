@@ -1,4 +1,5 @@
 import { createDispatchClient, type DispatchClient, type Schemas } from "../../clients/typescript/index";
+import { pacerFor } from "./pace";
 
 export type { DispatchClient, Schemas };
 export type Task = Schemas["Task"];
@@ -25,13 +26,18 @@ export function errorMessage(body: unknown, fallback: string): string {
 /**
  * The typed client (clients/typescript) on this origin with the session's token; every answer
  * in the account's time zone (`Accept-Timezone`, contract §1), and a 401 reported once so the
- * app returns to sign-in with the reason (contract §26).
+ * app returns to sign-in with the reason (contract §26). Its requests are paced to stay under the
+ * token's rate limit, writes first (pace.ts).
  */
 export function apiClient(
   token: string | null,
   opts: { zone?: string; onUnauthorized?: (why: string) => void } = {},
 ) {
-  const client = createDispatchClient({ baseUrl: location.origin, token: token ?? undefined });
+  const client = createDispatchClient({
+    baseUrl: location.origin,
+    token: token ?? undefined,
+    fetch: pacerFor(token).fetch,
+  });
   client.use({
     onRequest({ request }) {
       if (opts.zone) request.headers.set("Accept-Timezone", opts.zone);
