@@ -11551,6 +11551,8 @@ export interface operations {
             query?: {
                 /** @description Task URL or id. */
                 task?: string;
+                /** @description Tasks: those of any of them. Comma-separated, at most 100; each a `/tasks/` URL or an id. */
+                task__in?: string;
                 /** @description Order URL or id. */
                 order?: string;
                 /** @description Opaque cursor from `next` or `previous`. */
@@ -11853,6 +11855,8 @@ export interface operations {
             query?: {
                 /** @description Task URL or id. */
                 task?: string;
+                /** @description Tasks: those of any of them. Comma-separated, at most 100; each a `/tasks/` URL or an id. */
+                task__in?: string;
                 /** @description Order URL or id. */
                 order?: string;
                 /** @description Opaque cursor from `next` or `previous`. */
@@ -14511,6 +14515,8 @@ export interface operations {
                 form?: string;
                 /** @description Task URL or id. */
                 task?: string;
+                /** @description Tasks: the responses of any of them. Comma-separated, at most 100; each a `/tasks/` URL or an id. */
+                task__in?: string;
                 state?: "draft" | "completed";
             };
             header?: {

@@ -6,6 +6,9 @@ import { uuidBytes } from "./uuid-bytes";
  * SQLite still answers with index lookups. `sql` names the spot `IN_LIST`, or `UUID_LIST` for a
  * column of UUIDs stored as bytes (./uuid-bytes.ts); `fixed` parameters come first.
  */
+/** `column IN (…)` over one JSON parameter, for a `WHERE` built piece by piece (its value: `JSON.stringify(list)`). */
+export const IN_JSON = (column: string) => `${column} IN (SELECT value FROM json_each(?))`;
+
 export function inStatement(
   db: D1Database,
   sql: string,

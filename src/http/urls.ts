@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { IN_FILTER_MAX } from "../domain/list-filters";
 
 /**
  * The one place where resource URLs are built and parsed back, as DRF's hyperlinked
@@ -112,6 +113,46 @@ export const hyperlinkSchema = (
   description: string,
   opts: { blank?: boolean } = {},
 ) => z.string().openapi({ description, pattern: hyperlinkPattern(collection, opts) });
+
+/**
+ * An `<field>__in` list filter (django-filter's `BaseInFilter`: values separated by commas):
+ * hyperlinks to `collection`, URLs or ids, 1 to `IN_FILTER_MAX` of them. A page reads what
+ * belongs to many objects in one request instead of one per object. An item is a hyperlink as
+ * `hyperlinkPattern` has it, less the commas its URL form allows elsewhere (RFC 3986 lets one
+ * stand in a host, path or query), so the commas split the list the one way the pattern does.
+ */
+export function hyperlinkListPattern(collection: Collection): string {
+  const item = hyperlinkPattern(collection)
+    .slice(1, -1)
+    .replaceAll("$-.", "$-+\\-.")
+    .replaceAll("$->", "$-+\\-->")
+    .replaceAll("$-~", "$-+\\--~")
+    .replaceAll("[!-~]", "[!-+\\--~]");
+  return `^${item}(?:,${item}){0,${IN_FILTER_MAX - 1}}$`;
+}
+
+export const hyperlinkListSchema = (collection: Collection, description: string) =>
+  z.string().openapi({
+    description: `${description} Comma-separated, at most ${IN_FILTER_MAX}; each a \`/${collection}/\` URL or an id.`,
+    pattern: hyperlinkListPattern(collection),
+    example: "0197a0e2-53b1-7000-8000-000000000001,0197a0e2-53b1-7000-8000-000000000002",
+  });
+
+/**
+ * The ids of an `__in` filter's value (`hyperlinkListPattern`), or the field error to answer (400).
+ * Split at every comma: a part that is not a hyperlink (an empty one too) refuses the whole filter.
+ */
+export function parseHyperlinkList(
+  value: string,
+  collection: Collection,
+): { ids: string[] } | { error: string } {
+  const items = value.split(",");
+  if (items.length > IN_FILTER_MAX)
+    return { error: `Ensure this list has at most ${IN_FILTER_MAX} items (it has ${items.length}).` };
+  const ids = items.map((v) => parseHyperlink(v, collection));
+  if (ids.some((id) => !id)) return { error: "Invalid hyperlink - No URL match." };
+  return { ids: [...new Set(ids as string[])] };
+}
 
 /** Paths served outside the versioned JSON API (no trailing-slash rule, no JSON envelope). */
 export const STORAGE_PREFIX = "/storage";

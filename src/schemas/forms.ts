@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { FORM_FIELD_KEY_RE, FORM_FIELD_TYPES, FORM_LAYOUTS } from "../domain/forms";
 import { dateTime } from "../http/openapi";
 import { paginationQuery } from "../http/pagination";
-import { type Collection, hyperlinkSchema } from "../http/urls";
+import { type Collection, hyperlinkListSchema, hyperlinkSchema } from "../http/urls";
 
 // Forms, their fields and their responses (contract §15). Shapes only: references, defaults of
 // the field's type and response data are checked by services/forms against the account.
@@ -136,6 +136,7 @@ export const FormResponseListQuery = z
     ...paginationQuery,
     form: hyperlinkSchema("forms", "Form URL or id.").optional(),
     task: hyperlinkSchema("tasks", "Task URL or id.").optional(),
+    task__in: hyperlinkListSchema("tasks", "Tasks: the responses of any of them.").optional(),
     state: z.enum(["draft", "completed"]).optional(),
   })
   .strict();

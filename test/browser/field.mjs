@@ -412,6 +412,17 @@ async function main() {
       "the dispatcher's draft, completed by the phone",
     );
 
+    // The phone lists each task's documents, read for the whole day in one request (?task__in=).
+    for (const [street, list] of [
+      ["Kauppakatu 1", docs],
+      ["Rantatie 2", photo],
+    ]) {
+      await open(street);
+      const shown = list.body.results[0].description || list.body.results[0].file_name;
+      await page.getByRole("link", { name: shown }).waitFor({ timeout: 5_000 });
+      await back();
+    }
+
     await page.getByRole("listitem", { name: "Satamakatu 5" }).getByRole("link").click();
     await page
       .getByRole("alert")

@@ -376,6 +376,31 @@ describe("documents: list, detail, PATCH, DELETE, batch_delete, visibility, even
     expect(byTask.body.results.map((x: any) => x.id)).toEqual([docs[0].id, docs[1].id]);
     const byOrder = await call(`/documents/?order=${orderId}`, { token: admin.token });
     expect(byOrder.body.results.map((x: any) => x.id)).toEqual([docs[0].id]);
+    // Many tasks' documents in one request (django-filter's `__in`): URLs or ids, comma-separated.
+    const t3 = await insertTask(account.id);
+    const byTasks = await call(`/documents/?task__in=${encodeURIComponent(`${t1.url},${t2.id}`)}`, {
+      token: admin.token,
+    });
+    expectStatus(byTasks, 200);
+    expect(byTasks.body.results.map((x: any) => x.id)).toEqual(docs.map((d) => d.id));
+    const ofOne = await call(`/documents/?task__in=${t2.id},${t3.id}`, { token: admin.token });
+    expect(ofOne.body.results.map((x: any) => x.id)).toEqual([docs[2].id]);
+    const both = await call(`/documents/?task__in=${t1.id},${t2.id}&order=${orderId}`, {
+      token: admin.token,
+    });
+    expect(both.body.results.map((x: any) => x.id)).toEqual([docs[0].id]);
+    const junkIn = await call(`/documents/?task__in=${t1.id},nope`, { token: admin.token });
+    expectStatus(junkIn, 400);
+    expect(junkIn.body).toEqual({ task__in: ["Invalid hyperlink - No URL match."] });
+    const many = Array.from({ length: 101 }, () => uuidv7()).join(",");
+    const tooMany = await call(`/documents/?task__in=${many}`, { token: admin.token });
+    expectStatus(tooMany, 400);
+    expect(tooMany.body.task__in[0]).toMatch(/at most 100/);
+    const hundred = Array.from({ length: 99 }, () => uuidv7())
+      .concat(t2.id)
+      .join(",");
+    const atLimit = await call(`/documents/?task__in=${hundred}`, { token: admin.token });
+    expect(atLimit.body.results.map((x: any) => x.id)).toEqual([docs[2].id]);
     expectStatus(await call("/documents/?colour=red", { token: admin.token }), 400);
     expect((await call("/signatures/", { token: admin.token })).body.results).toEqual([]);
     expectStatus(await call(`/signatures/${docs[0].id}/`, { token: admin.token }), 404);
@@ -489,6 +514,9 @@ describe("documents: list, detail, PATCH, DELETE, batch_delete, visibility, even
     const elsewhere = await mk(notMine);
     const list = await call("/documents/", { token: worker.token });
     expect(list.body.results.map((x: any) => x.id)).toEqual([visible.id]);
+    // Naming another's task in a list filter shows nothing more.
+    const named = await call(`/documents/?task__in=${mine.id},${notMine.id}`, { token: worker.token });
+    expect(named.body.results.map((x: any) => x.id)).toEqual([visible.id]);
     expectStatus(await call(hidden.url, { token: worker.token }), 404);
     expectStatus(await call(elsewhere.url, { token: worker.token }), 404);
     expectStatus(await call(visible.url, { method: "DELETE", token: worker.token }), 403);

@@ -267,6 +267,19 @@ describe("form responses", () => {
     expectStatus(await call(`/form_responses/${other.body.id}/`, { token: worker.token }), 404);
     const list = await call("/form_responses/", { token: worker.token });
     expect(list.body.results.map((x: any) => x.id)).toEqual([byAdmin.body.id]);
+    // Several tasks' responses in one request (`task__in`): a worker's still its own only.
+    const both = `task__in=${encodeURIComponent(`${mine.url},${notMine.id}`)}`;
+    const named = await call(`/form_responses/?${both}`, { token: worker.token });
+    expect(named.body.results.map((x: any) => x.id)).toEqual([byAdmin.body.id]);
+    const all = await call(`/form_responses/?${both}`, { token: acc.admin.token });
+    expect(all.body.results.map((x: any) => x.id)).toEqual([byAdmin.body.id, other.body.id]);
+    const onlyOther = await call(`/form_responses/?task__in=${notMine.id}&form=${form.id}`, {
+      token: acc.admin.token,
+    });
+    expect(onlyOther.body.results.map((x: any) => x.id)).toEqual([other.body.id]);
+    const junk = await call("/form_responses/?task__in=nope", { token: acc.admin.token });
+    expectStatus(junk, 400);
+    expect(junk.body).toEqual({ task__in: ["Invalid hyperlink - No URL match."] });
     // A worker's PUT replaces what it sees and keeps the hidden value.
     const put = await call(`/form_responses/${byAdmin.body.id}/`, {
       method: "PUT",

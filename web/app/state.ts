@@ -1,6 +1,7 @@
 import { batch, computed, signal } from "@preact/signals";
+import { IN_FILTER_MAX } from "../../src/domain/list-filters";
 import { ALLOWED, type TaskAction, type TaskState } from "../../src/domain/task-state-machine";
-import { apiClient, type DispatchClient, errorMessage, idOf, type Task } from "../shared/api";
+import { apiClient, type DispatchClient, errorMessage, idOf, listAll, type Task } from "../shared/api";
 import { firstLine, todayIn } from "../shared/format";
 import type { FormDef, FormField, PendingForm } from "./forms";
 import { follow, unfollow } from "./live";
@@ -341,16 +342,10 @@ export async function refresh() {
     tasks.value = shown;
     timings.listAt ||= performance.now();
     await setDay(owner, "tasks", shown);
-    const docs: Record<string, Doc[]> = {};
-    const [mf, pending] = await Promise.all([
+    const [mf, pending, docs] = await Promise.all([
       c.GET("/metafields/", { params: { query: { applies_to: "tasks", page_size: 500 } as never } }),
       formsOf(c, shown),
-      ...list.map(async (t) => {
-        const d = await c.GET("/documents/", {
-          params: { query: { task: t.url, page_size: 100 } as never },
-        });
-        docs[t.id as string] = ((d.data as { results?: Doc[] } | undefined)?.results ?? []) as Doc[];
-      }),
+      byTask<Doc>(c, "/documents/", list),
     ]);
     const required = (
       (mf.data as { results?: (Metafield & { is_required_before_complete?: boolean })[] } | undefined)
@@ -372,7 +367,36 @@ export async function refresh() {
   }
 }
 
-type ResponseRow = { form: string; state: string; data: Record<string, unknown> };
+type ResponseRow = { task: string | null; form: string; state: string; data: Record<string, unknown> };
+
+/**
+ * The rows of `path` that belong to each of `list`'s tasks, by task id: a few requests for the
+ * whole day (`task__in`, at most `IN_FILTER_MAX` tasks each, every page), not one per task.
+ */
+async function byTask<Row>(
+  c: DispatchClient,
+  path: "/documents/" | "/form_responses/",
+  list: Task[],
+): Promise<Record<string, Row[]>> {
+  const out: Record<string, Row[]> = Object.fromEntries(list.map((t) => [t.id as string, []]));
+  const ids = Object.keys(out);
+  const chunks = Array.from({ length: Math.ceil(ids.length / IN_FILTER_MAX) }, (_, i) =>
+    ids.slice(i * IN_FILTER_MAX, (i + 1) * IN_FILTER_MAX),
+  );
+  const pages = await Promise.all(
+    chunks.map((chunk) =>
+      listAll<Row & { task?: string | null }>(
+        () =>
+          c.GET(path, {
+            params: { query: { task__in: chunk.join(","), page_size: 500 } as never },
+          }) as never,
+        c,
+      ),
+    ),
+  );
+  for (const row of pages.flat()) if (row.task) out[idOf(row.task)]?.push(row);
+  return out;
+}
 
 /**
  * The forms each task's "Complete" asks for (a decision of this app, docs/field-app.md): those
@@ -383,17 +407,7 @@ type ResponseRow = { form: string; state: string; data: Record<string, unknown> 
  */
 async function formsOf(c: DispatchClient, list: Task[]): Promise<Record<string, PendingForm[]>> {
   const open = list.filter((t) => !["completed", "failed", "cancelled"].includes(t.state as string));
-  const responses: Record<string, ResponseRow[]> = {};
-  await Promise.all(
-    open.map(async (t) => {
-      const r = await c.GET("/form_responses/", {
-        params: { query: { task: t.url, page_size: 100 } as never },
-      });
-      responses[t.id as string] = (
-        (r.data as { results?: ResponseRow[] } | undefined)?.results ?? []
-      ).slice();
-    }),
-  );
+  const responses = await byTask<ResponseRow>(c, "/form_responses/", open);
   const wanted = (t: Task) => {
     const given = Object.keys((t.form_default_values ?? {}) as Record<string, unknown>);
     return [...new Set([...given, ...responses[t.id as string].map((r) => idOf(r.form))])];

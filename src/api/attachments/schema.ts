@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { dateTime } from "../../http/openapi";
 import { paginationQuery } from "../../http/pagination";
-import { hyperlinkSchema } from "../../http/urls";
+import { hyperlinkListSchema, hyperlinkSchema } from "../../http/urls";
 import { RESPONSE_HEADER_NAMES } from "../../services/files/response-headers";
 import { type AttachmentKind, COLLECTION_OF } from "../../services/files/types";
 
@@ -95,6 +95,7 @@ export function attachmentSchemas(kind: AttachmentKind) {
   const listQuery = z
     .object({
       task: hyperlinkSchema("tasks", "Task URL or id.").optional(),
+      task__in: hyperlinkListSchema("tasks", "Tasks: those of any of them.").optional(),
       order: hyperlinkSchema("orders", "Order URL or id.").optional(),
       ...paginationQuery,
     })

@@ -8,11 +8,13 @@
  * worker sees those of the tasks assigned to it that are `visible_to_worker`. Changing or
  * deleting one takes a dispatcher role, or being the user who created it.
  */
+
+import { IN_JSON } from "../../db/in-list";
 import { WORKER_ATTACHMENT_SQL } from "../../domain/worker-view";
 import { type FieldErrors, notFound, permissionDenied, ValidationError } from "../../http/errors";
 import { type Page, paginateByCreation } from "../../http/pagination";
 import { link } from "../../http/serialize";
-import { parseHyperlink } from "../../http/urls";
+import { parseHyperlink, parseHyperlinkList } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import { enqueueFiles } from "../../queues/files/message";
 import { attachmentFileName, attachmentKey, thumbnailKey } from "../../s3/keys";
@@ -332,7 +334,7 @@ export async function listAttachments(
   db: D1Database,
   p: Principal,
   kind: AttachmentKind,
-  q: { task?: string; order?: string; cursor?: string; page_size?: number },
+  q: { task?: string; task__in?: string; order?: string; cursor?: string; page_size?: number },
   url: string,
 ): Promise<Page<AttachmentRow>> {
   const v = visibility(p, kind);
@@ -348,6 +350,14 @@ export async function listAttachments(
     else {
       v.sql.push(`${field}_id = ?`);
       v.params.push(id);
+    }
+  }
+  if (q.task__in !== undefined) {
+    const list = parseHyperlinkList(q.task__in, "tasks");
+    if ("error" in list) addError(errors, "task__in", list.error);
+    else {
+      v.sql.push(IN_JSON("task_id"));
+      v.params.push(JSON.stringify(list.ids));
     }
   }
   if (Object.keys(errors).length) throw new ValidationError(errors);

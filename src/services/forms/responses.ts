@@ -3,6 +3,8 @@
  * `form_default_values`, written while `draft`, and completed once, atomically, with the
  * form's schema snapshot and the `form_response.completed` event in the same D1 batch.
  */
+
+import { IN_JSON } from "../../db/in-list";
 import {
   checkFormData,
   type FormSnapshot,
@@ -13,7 +15,7 @@ import {
 import { hiddenKeysOfSnapshot } from "../../domain/worker-view";
 import { type FieldErrors, fieldError, nonFieldError, notFound, ValidationError } from "../../http/errors";
 import { paginateByCreation } from "../../http/pagination";
-import { parseHyperlink } from "../../http/urls";
+import { parseHyperlink, parseHyperlinkList } from "../../http/urls";
 import { uuidv7 } from "../../lib/ids";
 import type { FormResponseWrite } from "../../schemas/forms";
 import { isDispatcher, type Principal } from "../auth/principal";
@@ -51,7 +53,14 @@ export async function getResponse(db: D1Database, p: Principal, id: string): Pro
 export function listResponses(
   db: D1Database,
   p: Principal,
-  q: { form?: string; task?: string; state?: "draft" | "completed"; cursor?: string; page_size?: number },
+  q: {
+    form?: string;
+    task?: string;
+    task__in?: string;
+    state?: "draft" | "completed";
+    cursor?: string;
+    page_size?: number;
+  },
   url: string,
 ) {
   const where = ["account_id = ?"];
@@ -66,6 +75,12 @@ export function listResponses(
     if (!id) throw fieldError(name, "Invalid hyperlink - No URL match.");
     where.push(`${name}_id = ?`);
     params.push(id);
+  }
+  if (q.task__in !== undefined) {
+    const list = parseHyperlinkList(q.task__in, "tasks");
+    if ("error" in list) throw fieldError("task__in", list.error);
+    where.push(IN_JSON("task_id"));
+    params.push(JSON.stringify(list.ids));
   }
   if (q.state) {
     where.push("state = ?");

@@ -7,6 +7,8 @@
  * claims of it go; routes and route optimizations never pointed at it (a task names its route,
  * and an optimization's result is history, written as URLs).
  */
+
+import { IN_JSON } from "../../db/in-list";
 import { uuidBytes } from "../../db/uuid-bytes";
 import { EITHER_KIND } from "../files/types";
 import { COMMAND_SELECT } from "../task-commands/apply/statements";
@@ -44,7 +46,6 @@ export async function oldestFinishedTask(db: D1Database, accountId: string, days
     .first<{ id: string; updated_at: number }>();
 }
 
-const inList = (col: string) => `${col} IN (SELECT value FROM json_each(?))`;
 /** The same over a column of UUIDs stored as bytes (db/uuid-bytes.ts). */
 const inUuids = (col: string) => `${col} IN (SELECT ${uuidBytes("value")} FROM json_each(?))`;
 
@@ -74,23 +75,23 @@ export function taskSource(days: number, now: number): ArchiveSource {
         // The account named (and both kinds): the indexes these tables have lead with it.
         db
           .prepare(
-            `SELECT * FROM attachments WHERE account_id = ? AND ${EITHER_KIND} AND ${inList("task_id")} ORDER BY created_at, id`,
+            `SELECT * FROM attachments WHERE account_id = ? AND ${EITHER_KIND} AND ${IN_JSON("task_id")} ORDER BY created_at, id`,
           )
           .bind(accountId, ids),
         db
           .prepare(
             // Named: for its sort alone the planner would walk every response of the account.
             `SELECT * FROM form_responses INDEXED BY form_responses_account_task_idx
-             WHERE account_id = ? AND ${inList("task_id")} ORDER BY created_at, id`,
+             WHERE account_id = ? AND ${IN_JSON("task_id")} ORDER BY created_at, id`,
           )
           .bind(accountId, ids),
         db
-          .prepare(`SELECT * FROM notification_sends WHERE ${inList("task_id")} ORDER BY created_at, id`)
+          .prepare(`SELECT * FROM notification_sends WHERE ${IN_JSON("task_id")} ORDER BY created_at, id`)
           .bind(ids),
         // Orders none of whose tasks stays: they go with the last of these tasks.
         db
           .prepare(
-            `SELECT * FROM orders o WHERE ${inList("o.id")}
+            `SELECT * FROM orders o WHERE ${IN_JSON("o.id")}
              AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.order_id = o.id AND t.id NOT IN (SELECT value FROM json_each(?)))`,
           )
           .bind(orderIds, ids),
@@ -154,18 +155,20 @@ export function taskSource(days: number, now: number): ArchiveSource {
           .prepare(`DELETE FROM task_commands WHERE account_id = ${uuidBytes()} AND ${inUuids("task_id")}`)
           .bind(accountId, list),
         db
-          .prepare(`DELETE FROM attachments WHERE account_id = ? AND ${EITHER_KIND} AND ${inList("task_id")}`)
+          .prepare(
+            `DELETE FROM attachments WHERE account_id = ? AND ${EITHER_KIND} AND ${IN_JSON("task_id")}`,
+          )
           .bind(accountId, list),
         db
-          .prepare(`DELETE FROM form_responses WHERE account_id = ? AND ${inList("task_id")}`)
+          .prepare(`DELETE FROM form_responses WHERE account_id = ? AND ${IN_JSON("task_id")}`)
           .bind(accountId, list),
         db
-          .prepare(`DELETE FROM notification_sends WHERE account_id = ? AND ${inList("task_id")}`)
+          .prepare(`DELETE FROM notification_sends WHERE account_id = ? AND ${IN_JSON("task_id")}`)
           .bind(accountId, list),
         // By the recurrences that made them: the table's one index leads with the recurrence.
         db
           .prepare(
-            `DELETE FROM recurrence_occurrences WHERE ${inList("recurrence_id")} AND ${inList("object_id")}`,
+            `DELETE FROM recurrence_occurrences WHERE ${IN_JSON("recurrence_id")} AND ${IN_JSON("object_id")}`,
           )
           .bind(JSON.stringify(recurrences), JSON.stringify([...ids, ...orders])),
         // Trackers keep showing the tasks that stay.
