@@ -12,6 +12,7 @@ import { Recreate, recreate } from "./search";
 import { penalty, State, totalCost } from "./state";
 import { tailMove, tailsApply } from "./tails";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
+import { WarpPenalty } from "./warp";
 
 export type * from "./types";
 
@@ -49,6 +50,15 @@ export const DEFAULT_FLEET_MINIMISATION = 0.2;
  * three routes more than the distance-best's fleet).
  */
 export const DEFAULT_FLEET_MAX_STOPS = 20;
+/**
+ * Penalised time windows (warp.ts), when asked for (`timeWarp`): the target share of feasible
+ * solutions and the number of solutions between two adjustments of the weight (Vidal et al.
+ * 2013, §5: 0.2 and 100).
+ */
+export const DEFAULT_WARP_TARGET = 0.2;
+export const DEFAULT_WARP_EVERY = 100;
+/** The weight of a unit of time warp in the fleet phase (`timeWarp` 2 or 3), in cost per unit of time. */
+export const DEFAULT_WARP_FLEET_WEIGHT = 10;
 /** A `progress` callback (a clock) is read once every this many iterations. */
 export const PROGRESS_EVERY = 100;
 
@@ -80,6 +90,12 @@ export function solve(
   const fleetShare = fleetApplies(m)
     ? Math.min(1, Math.max(0, options.fleetMinimisation ?? DEFAULT_FLEET_MINIMISATION))
     : 0;
+
+  // Penalised time windows: the routes keep their segments from the construction on (which
+  // itself places with hard windows: the weight is 0 until a phase that uses it).
+  const warpMode = tailsApply(m) && m.timeNonNegative ? (options.timeWarp ?? 0) : 0;
+  m.warp = (warpMode & 1) > 0;
+  m.warpWeight = 0;
 
   // Initial construction: every job by cheapest insertion, the ones far from the depot first.
   const constructed = new State(m);
@@ -121,7 +137,28 @@ export function solve(
       it++;
       return true;
     };
-    const fleet = minimiseFleet(m, current.snapshot(m), rnd, g, cBar, lMax, more);
+    // Penalised time windows in the fleet phase: a fixed weight (it only ranks positions; what the
+    // phase keeps is decided on the warp itself).
+    if (warpMode & 2) {
+      m.warp = true;
+      m.warpWeight = (options.timeWarpFleetWeight ?? DEFAULT_WARP_FLEET_WEIGHT) * costPerTime(m);
+      // The construction's routes get their segments (recomputed whole: the same times).
+      for (const r of current.routes) r.update(m);
+    }
+    const fleet = minimiseFleet(
+      m,
+      current.snapshot(m),
+      rnd,
+      g,
+      cBar,
+      lMax,
+      more,
+      undefined,
+      undefined,
+      (warpMode & 2) > 0,
+    );
+    m.warpWeight = 0;
+    if (!(warpMode & 1)) m.warp = false;
     g.maxRoutes = Number.POSITIVE_INFINITY;
     fleetStats = { routes: fleet.best ? routesUsed(fleet.best) : null, iterations: fleet.iterations };
     if (fleet.best) {
@@ -132,6 +169,24 @@ export function solve(
     from = clock ? fleetShare : it;
   }
   const progress = () => (clock ? (spent - from) / (1 - from) : (it - from) / Math.max(1, iterations - from));
+  // Penalised time windows in the annealing: the current solution may break windows at a cost
+  // per unit of time warp; the best kept is the best feasible one.
+  const pen =
+    warpMode & 1
+      ? new WarpPenalty(
+          (options.timeWarpWeight ?? 1) * costPerTime(m),
+          options.timeWarpTarget ?? DEFAULT_WARP_TARGET,
+          options.timeWarpEvery ?? DEFAULT_WARP_EVERY,
+        )
+      : null;
+  let madeFeasible = 0;
+  let made = 0;
+  const reweigh = () => {
+    m.warpWeight = pen ? pen.weight : 0;
+    for (const r of current.routes) if (r.seq.length) r.cost = r.dist + m.warpWeight * r.warp;
+    current.cost = totalCost(m, current, unassignedPenalty);
+  };
+  if (m.warp) reweigh();
   for (; it < iterations; it++) {
     if (clock && it % PROGRESS_EVERY === 0) {
       spent = clock();
@@ -145,7 +200,7 @@ export function solve(
       current.unassigned.push(...unassigned);
       if (tailMove(m, current, rnd, near)) {
         current.cost += current.routesDelta();
-        if (current.cost < best.cost) {
+        if (current.cost < best.cost && (!m.warp || allFeasible(current))) {
           current.cost = totalCost(m, current, unassignedPenalty);
           best = current.snapshot(m);
         }
@@ -163,14 +218,20 @@ export function solve(
     const cost = m.balance
       ? totalCost(m, current, unassignedPenalty)
       : before + current.routesDelta() + (current.unassigned.length - again.length) * unassignedPenalty;
+    const feasible = !m.warp || allFeasible(current);
     if (cost < before - temperature * Math.log(rnd.next() || Number.MIN_VALUE)) {
       current.cost = cost;
-      if (cost < best.cost) {
+      if (cost < best.cost && feasible) {
         // Summed deltas drift: the best is costed afresh.
         current.cost = totalCost(m, current, unassignedPenalty);
         best = current.snapshot(m);
       }
     } else current.undo();
+    if (pen) {
+      made++;
+      if (feasible) madeFeasible++;
+      if (pen.record(feasible)) reweigh();
+    }
     if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
   }
   return output(m, best, {
@@ -178,7 +239,31 @@ export function solve(
     initialCost,
     cost: best.cost,
     ...(fleetStats ? { fleet: fleetStats } : {}),
+    ...(pen ? { warp: { weight: pen.weight, feasibleShare: made ? madeFeasible / made : 1 } } : {}),
   });
+}
+
+/** Whether every route keeps its windows and shift (with penalised time windows, some may not). */
+function allFeasible(s: State): boolean {
+  for (const r of s.routes) if (!r.feasible) return false;
+  return true;
+}
+
+/** Cost per unit of time on the legs to each job's ten nearest neighbours (1 where cost is time). */
+function costPerTime(m: Model): number {
+  let c = 0;
+  let t = 0;
+  for (let j = 0; j < m.J; j++) {
+    const near = m.neighbours[j];
+    for (let k = 0; k < Math.min(10, near.length); k++) {
+      const a = m.loc[j] * m.L + m.loc[near[k]];
+      if (Number.isFinite(m.cost[a]) && Number.isFinite(m.time[a])) {
+        c += m.cost[a];
+        t += m.time[a];
+      }
+    }
+  }
+  return t > 0 && c > 0 ? c / t : 1;
 }
 
 /** The mean leg to a job's nearest neighbours over 10 (Solomon instances come out near 1). */
