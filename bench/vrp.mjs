@@ -37,7 +37,8 @@ const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
 // VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows: VRP_TW (1 annealing,
-// 2 fleet phase, 3 both), VRP_TW_TARGET, VRP_TW_EVERY, VRP_TW_W0, VRP_TW_FLEETW; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
+// 2 fleet phase, 3 both), VRP_TW_TARGET, VRP_TW_EVERY, VRP_TW_W0, VRP_TW_FLEETW,
+// VRP_TW_RUIN, VRP_TW_LOCAL (1/0); VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
@@ -53,6 +54,8 @@ const tuning = {
   ...(process.env.VRP_TW_TARGET ? { timeWarpTarget: Number(process.env.VRP_TW_TARGET) } : {}),
   ...(process.env.VRP_TW_EVERY ? { timeWarpEvery: Number(process.env.VRP_TW_EVERY) } : {}),
   ...(process.env.VRP_TW_W0 ? { timeWarpWeight: Number(process.env.VRP_TW_W0) } : {}),
+  ...(process.env.VRP_TW_RUIN ? { timeWarpRuin: Number(process.env.VRP_TW_RUIN) } : {}),
+  ...(process.env.VRP_TW_LOCAL ? { timeWarpLocal: process.env.VRP_TW_LOCAL === "1" } : {}),
   ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
 };
 const seed = Number(process.env.VRP_SEED || 1);

@@ -3,7 +3,7 @@
  * multi-dimensional capacities, service times and pick-up/drop-off pairs. Instance in, solution
  * out: no I/O, no clock; the same instance, seed and iteration budget give the same solution.
  */
-import { fleetApplies, minimiseFleet, routesUsed } from "./fleet";
+import { fleetApplies, lateJob, minimiseFleet, routesUsed } from "./fleet";
 import { compile, leg, type Model, NONE } from "./model";
 import { Random } from "./random";
 import { Route } from "./route";
@@ -179,6 +179,8 @@ export function solve(
           options.timeWarpEvery ?? DEFAULT_WARP_EVERY,
         )
       : null;
+  const warpRuin = options.timeWarpRuin ?? 0.5;
+  const warpLocal = options.timeWarpLocal ?? true;
   let madeFeasible = 0;
   let made = 0;
   const reweigh = () => {
@@ -212,8 +214,13 @@ export function solve(
     const dropped: number[] = [];
     g.open = !(routeRemoval > 0 && rnd.next() < routeRemoval);
     if (!g.open) removeRoute(m, current, rnd, dropped);
-    const { removed } = ruin(m, current, rnd, cBar, lMax);
+    // With time warp, half the ruins start at a job on a late route (when there is one): a random
+    // seed meets one of a hundred routes rarely, and the penalty alone would wait for it.
+    const at = pen && rnd.next() < warpRuin ? lateJob(current, rnd) : -1;
+    const { removed } = ruin(m, current, rnd, cBar, lMax, at);
     recreate(m, current, [...dropped, ...removed, ...again], g);
+    // The weight follows the routes the move made (a late route elsewhere is not this move's).
+    const local = pen && warpLocal ? current.changedFeasible() : true;
     const before = current.cost;
     const cost = m.balance
       ? totalCost(m, current, unassignedPenalty)
@@ -230,7 +237,7 @@ export function solve(
     if (pen) {
       made++;
       if (feasible) madeFeasible++;
-      if (pen.record(feasible)) reweigh();
+      if (pen.record(warpLocal ? local : feasible)) reweigh();
     }
     if (onProgress && (it + 1) % 1000 === 0) onProgress(it + 1, best.cost);
   }

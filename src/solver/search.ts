@@ -219,8 +219,8 @@ function scanRouteWarp(m: Model, route: Route, r: number, u: number, g: Recreate
     const into = prevLoc === NONE ? 0 : cost[prevLoc * L + ul];
     const out = nextLoc === NONE ? 0 : cost[row + nextLoc];
     let delta = into + out - route.edge[p];
-    // A route without warp cannot lose any (warp is never negative): the distance alone bounds.
-    if (base === 0 && !(delta < g.cost)) continue;
+    // The route's warp cannot fall below 0: at best the insertion removes all of it.
+    if (!(delta - w * base < g.cost)) continue;
     delta += w * (warpWith(m, seg, p, u, prevLoc, nextLoc) - base);
     if (!(delta < g.cost)) continue;
     if (rnd && rnd.next() < BLINK) continue;

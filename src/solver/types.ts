@@ -95,6 +95,10 @@ export type SolveOptions = {
   timeWarpEvery?: number;
   /** The initial weight of a unit of time warp, in cost per unit of time (default 1). */
   timeWarpWeight?: number;
+  /** With time warp in the annealing: the share of ruins that start at a job on a late route (default 0.5). */
+  timeWarpRuin?: number;
+  /** Whether the weight follows the feasibility of the routes each move changed (default) or of the whole solution. */
+  timeWarpLocal?: boolean;
   /** The weight of a unit of time warp in the fleet phase (default 10). */
   timeWarpFleetWeight?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
