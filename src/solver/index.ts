@@ -180,7 +180,7 @@ export function solve(
         )
       : null;
   const warpRuin = options.timeWarpRuin ?? 0.5;
-  const warpLocal = options.timeWarpLocal ?? true;
+  const warpLocal = options.timeWarpLocal ?? false;
   let madeFeasible = 0;
   let made = 0;
   const reweigh = () => {
@@ -219,7 +219,7 @@ export function solve(
     const at = pen && rnd.next() < warpRuin ? lateJob(current, rnd) : -1;
     const { removed } = ruin(m, current, rnd, cBar, lMax, at);
     recreate(m, current, [...dropped, ...removed, ...again], g);
-    // The weight follows the routes the move made (a late route elsewhere is not this move's).
+    // `timeWarpLocal`: the weight follows the routes the move made, not the whole solution.
     const local = pen && warpLocal ? current.changedFeasible() : true;
     const before = current.cost;
     const cost = m.balance

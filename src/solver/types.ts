@@ -97,7 +97,7 @@ export type SolveOptions = {
   timeWarpWeight?: number;
   /** With time warp in the annealing: the share of ruins that start at a job on a late route (default 0.5). */
   timeWarpRuin?: number;
-  /** Whether the weight follows the feasibility of the routes each move changed (default) or of the whole solution. */
+  /** Whether the weight follows the feasibility of the routes each move changed, or (default) of the whole solution. */
   timeWarpLocal?: boolean;
   /** The weight of a unit of time warp in the fleet phase (default 10). */
   timeWarpFleetWeight?: number;
