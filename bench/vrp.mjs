@@ -36,9 +36,8 @@ const seconds = Number(opt("seconds", "10"));
 const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
-// VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows: VRP_TW (1 annealing,
-// 2 fleet phase, 3 both), VRP_TW_TARGET, VRP_TW_EVERY, VRP_TW_W0, VRP_TW_FLEETW,
-// VRP_TW_RUIN, VRP_TW_LOCAL (1/0); VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
+// VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows in the fleet phase: VRP_TW (0
+// off), VRP_TW_FLEETW; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
@@ -51,11 +50,6 @@ const tuning = {
   ...(process.env.VRP_FLEETMIN ? { fleetMinimisation: Number(process.env.VRP_FLEETMIN) } : {}),
   ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
-  ...(process.env.VRP_TW_TARGET ? { timeWarpTarget: Number(process.env.VRP_TW_TARGET) } : {}),
-  ...(process.env.VRP_TW_EVERY ? { timeWarpEvery: Number(process.env.VRP_TW_EVERY) } : {}),
-  ...(process.env.VRP_TW_W0 ? { timeWarpWeight: Number(process.env.VRP_TW_W0) } : {}),
-  ...(process.env.VRP_TW_RUIN ? { timeWarpRuin: Number(process.env.VRP_TW_RUIN) } : {}),
-  ...(process.env.VRP_TW_LOCAL ? { timeWarpLocal: process.env.VRP_TW_LOCAL === "1" } : {}),
   ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
 };
 const seed = Number(process.env.VRP_SEED || 1);
@@ -211,13 +205,12 @@ for (const file of files) {
     distance_gap_truncated_percent: dBest === null || truncated === null ? null : pct(truncated),
     iterations,
     ...(solution.stats.fleet ? { fleet_minimisation: solution.stats.fleet } : {}),
-    ...(solution.stats.warp ? { time_warp: solution.stats.warp } : {}),
     iterations_per_second: Math.round(iterations / s),
     routes: solution.routes.map((r) => r.stops.map((x) => Number(x.job))),
   };
   rows.push(row);
   console.log(
-    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}${row.distance_gap_percent === null ? "" : `  dist-gap ${row.distance_gap_percent.toFixed(2).padStart(6)}% (truncated ${row.distance_gap_truncated_percent.toFixed(2)}%)`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)${solution.stats.fleet ? ` fleet phase ${solution.stats.fleet.routes} routes in ${solution.stats.fleet.iterations} it` : ""}${solution.stats.warp ? ` warp weight ${solution.stats.warp.weight.toPrecision(3)} feasible ${solution.stats.warp.feasibleShare.toFixed(2)}` : ""}  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
+    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}${row.distance_gap_percent === null ? "" : `  dist-gap ${row.distance_gap_percent.toFixed(2).padStart(6)}% (truncated ${row.distance_gap_truncated_percent.toFixed(2)}%)`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)${solution.stats.fleet ? ` fleet phase ${solution.stats.fleet.routes} routes in ${solution.stats.fleet.iterations} it` : ""}  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
   );
 }
 const gaps = rows.map((r) => r.gap_percent).filter((g) => g !== null);

@@ -109,7 +109,7 @@ export function minimiseFleet(
 }
 
 /** A random job on a random route that breaks a window or its shift (-1: none). */
-export function lateJob(s: State, rnd: Random): number {
+function lateJob(s: State, rnd: Random): number {
   let count = 0;
   for (const r of s.routes) if (!r.feasible) count++;
   if (!count) return -1;

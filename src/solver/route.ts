@@ -59,7 +59,7 @@ export class Route {
       r.dist = this.dist;
       if (r.seg.length < this.seg.length) r.seg = new Float64Array(this.seg.length);
       r.seg.set(this.seg);
-    }
+    } else if (r.seg.length) r.seg = EMPTY;
     if (r.es.length < this.es.length) r.es = new Float64Array(this.es.length);
     if (r.ls.length < this.ls.length) r.ls = new Float64Array(this.ls.length);
     if (r.edge.length < this.edge.length) r.edge = new Float64Array(this.edge.length);

@@ -61,12 +61,6 @@ export class State {
     return d;
   }
 
-  /** Whether every route this move changed keeps its windows and shift (penalised time windows). */
-  changedFeasible(): boolean {
-    for (let i = 0; i < this.replaced.length; i++) if (!this.routes[this.replaced[i]].feasible) return false;
-    return true;
-  }
-
   /** Puts the state back as it was at `begin`. */
   undo(): void {
     for (let i = this.moved.length - 2; i >= 0; i -= 2) this.routeOf[this.moved[i]] = this.moved[i + 1];

@@ -33,8 +33,6 @@ export function tailDelta(m: Model, A: Route, i: number, B: Route, j: number): n
   const nB = B.seq.length;
   if (i + nB - j === 0 || j + nA - i === 0) return Number.POSITIVE_INFINITY;
   if ((i === 0 && j === 0) || (i === nA && j === nB)) return Number.POSITIVE_INFINITY;
-  // With penalised time windows, only between routes that keep theirs (the test below assumes it).
-  if (m.warp && (!A.feasible || !B.feasible)) return Number.POSITIVE_INFINITY;
   const D = m.D;
   // Standalone visits: the load leaving the start is the route's whole demand, and only falls.
   for (let d = 0; d < D; d++) {

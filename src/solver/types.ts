@@ -84,22 +84,12 @@ export type SolveOptions = {
   /** The fleet phase runs only when the construction's routes hold this many jobs on average at most (default 20). */
   fleetMaxStops?: number;
   /**
-   * Penalised time windows ("time warp", Vidal et al. 2013; src/solver/warp.ts), standalone
-   * visits only: 0 off (the default: windows and shift hard); 1 in the annealing; 2 in the fleet
-   * phase; 3 both. The best solution kept and returned is always a feasible one.
+   * Penalised time windows ("time warp", Vidal et al. 2013; src/solver/warp.ts) in the fleet
+   * phase: its recreate may break windows at a cost, and a fleet counts once none is broken (the
+   * best solution kept is always feasible). 0: off (windows hard throughout); default 1 (on).
    */
   timeWarp?: number;
-  /** The target share of feasible solutions the penalty weight follows (default 0.2). */
-  timeWarpTarget?: number;
-  /** Solutions between two adjustments of the weight (default 100). */
-  timeWarpEvery?: number;
-  /** The initial weight of a unit of time warp, in cost per unit of time (default 1). */
-  timeWarpWeight?: number;
-  /** With time warp in the annealing: the share of ruins that start at a job on a late route (default 0.5). */
-  timeWarpRuin?: number;
-  /** Whether the weight follows the feasibility of the routes each move changed, or (default) of the whole solution. */
-  timeWarpLocal?: boolean;
-  /** The weight of a unit of time warp in the fleet phase (default 10). */
+  /** The weight of a unit of time warp in the fleet phase (default 10), in cost per unit of time. */
   timeWarpFleetWeight?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
@@ -143,7 +133,5 @@ export type Solution = {
     cost: number;
     /** With fleet minimisation: the smallest fleet it found serving every job (null: none) and its iterations. */
     fleet?: { routes: number | null; iterations: number };
-    /** With penalised time windows: the final weight, and the share of the annealing's solutions that were feasible. */
-    warp?: { weight: number; feasibleShare: number };
   };
 };

@@ -4,9 +4,9 @@
  * time-windows", Computers & OR 40(1), 2013, §4 (concatenation of sequences) and §5 (adaptive
  * penalties), with Kindervater & Savelsbergh's time warp: a vehicle that reaches a stop after
  * its window has closed "travels back in time" to the window's end, and the time it travelled
- * back is the route's time warp. A route with time warp is infeasible; the search may keep one
- * in its current solution at a cost of `weight` per unit of warp, and the weight follows the
- * share of feasible solutions the search makes (PyVRP's PenaltyManager does the same).
+ * back is the route's time warp. A route with time warp is infeasible; the fleet phase
+ * (fleet.ts) may make one at a cost of `Model.warpWeight` per unit of warp, and keeps a fleet only
+ * once no route has any.
  *
  * A sequence's data (duration D, time warp TW, earliest and latest start E and L) concatenates
  * in O(1), so each route keeps them for every prefix (its start depot and its first p stops) and
@@ -157,37 +157,4 @@ export function warpWith(
   // ⊕ suffix(p): only its time warp and latest start matter for the total.
   const delta2 = d - tw + leg(m, m.time, ul, nextLoc);
   return tw + seg[b + 5] + Math.max(e + delta2 - seg[b + 7], 0);
-}
-
-/**
- * The penalty weight of a unit of time warp, adapted to a target share of feasible solutions
- * (Vidal et al. 2013, §5: every `every` solutions, ×`up` when fewer than target − 0.05 were
- * feasible, ×`down` when more than target + 0.05 were).
- */
-export class WarpPenalty {
-  private feasible = 0;
-  private count = 0;
-
-  constructor(
-    public weight: number,
-    readonly target: number,
-    readonly every: number,
-    readonly up = 1.2,
-    readonly down = 0.85,
-    readonly min = 0,
-    readonly max = Number.POSITIVE_INFINITY,
-  ) {}
-
-  /** One solution made, feasible or not; true when the weight changed. */
-  record(feasible: boolean): boolean {
-    if (feasible) this.feasible++;
-    if (++this.count < this.every) return false;
-    const share = this.feasible / this.count;
-    this.feasible = 0;
-    this.count = 0;
-    const before = this.weight;
-    if (share < this.target - 0.05) this.weight = Math.min(this.max, this.weight * this.up);
-    else if (share > this.target + 0.05) this.weight = Math.max(this.min, this.weight * this.down);
-    return this.weight !== before;
-  }
 }

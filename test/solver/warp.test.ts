@@ -4,7 +4,7 @@ import { compile, type Model, NONE } from "../../src/solver/model";
 import { Route } from "../../src/solver/route";
 import { Recreate, scanRoute } from "../../src/solver/search";
 import type { Instance } from "../../src/solver/types";
-import { SEG, WarpPenalty, warpWith } from "../../src/solver/warp";
+import { SEG, warpWith } from "../../src/solver/warp";
 import { checkSolution } from "../../src/solver-check";
 import { lcg, randomDistances } from "./arbitrary";
 
@@ -203,25 +203,14 @@ describe("time-warp segments (Vidal et al. 2013, §4)", () => {
     expect(checked).toBeGreaterThan(500);
   });
 
-  it("the weight rises when too few solutions are feasible and falls when too many are", () => {
-    const p = new WarpPenalty(1, 0.2, 10);
-    for (let i = 0; i < 10; i++) p.record(i < 1);
-    expect(p.weight).toBeCloseTo(1.2);
-    for (let i = 0; i < 10; i++) p.record(i < 2);
-    expect(p.weight).toBeCloseTo(1.2);
-    for (let i = 0; i < 10; i++) p.record(i < 5);
-    expect(p.weight).toBeCloseTo(1.02);
-  });
-
-  // Metric travel times: with others, main's hard-window search itself can return a late route
-  // (a ruin that removes a stop between two others may make the leg that replaces it longer; seeds
-  // 20 and 145 of the generator above, bench/VRP.md session 7); timeWarp 1 and 3 keep the best
-  // feasible in any case, 2 is main's search after the fleet phase.
-  it("solves with penalised time windows to feasible solutions the independent checker accepts, the same for a seed", () => {
+  // Metric travel times: with others, the hard-window annealing itself can return a late route (a
+  // ruin that removes a stop between two others may make the leg that replaces it longer; seeds 20
+  // and 145 of the generator above, bench/VRP.md session 7).
+  it("solves with penalised time windows in the fleet phase to feasible solutions the independent checker accepts, the same for a seed", () => {
     for (let seed = 1; seed <= 40; seed++) {
       const inst = randomInstance(seed, true);
-      for (const timeWarp of [1, 2, 3]) {
-        const options = { seed, iterations: 300, timeWarp, timeWarpEvery: 20, fleetMinimisation: 0.3 };
+      for (const timeWarp of [0, 1]) {
+        const options = { seed, iterations: 300, timeWarp, fleetMinimisation: 0.3 };
         const a = solve(inst, options);
         expect(checkSolution(inst, a), `seed ${seed} mode ${timeWarp}`).toEqual([]);
         const b = solve(inst, options);
