@@ -158,11 +158,10 @@ export function solve(
       m.warp = false;
       m.warpWeight = 0;
       // Without their segments: a copy would copy them for nothing.
-      if (fleet.best)
-        for (const r of fleet.best.routes) {
-          r.cost = r.seq.length ? r.dist : 0;
-          r.seg = new Float64Array(0);
-        }
+      for (const r of (fleet.best ?? current).routes) {
+        r.cost = r.seq.length ? r.dist : 0;
+        r.seg = new Float64Array(0);
+      }
     }
     g.maxRoutes = Number.POSITIVE_INFINITY;
     fleetStats = { routes: fleet.best ? routesUsed(fleet.best) : null, iterations: fleet.iterations };
