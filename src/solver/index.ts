@@ -54,7 +54,8 @@ export const DEFAULT_FLEET_MAX_STOPS = 20;
  * may break windows at this weight per unit of time warp (in cost per unit of time; it only ranks
  * positions: what the phase keeps is decided on the warp itself). Measured on Gehring &
  * Homberger's 1,000-customer training instances where the phase runs (C1, R1, RC1), 30 s of CPU,
- * seeds 1–2: better on 9 of 12 instance-seed pairs, C1 by 0.6–1.9 %, mean −0.50 %; 120 s, seed 1:
+ * seeds 1–3: better on 12 of 18 instance-seed pairs, C1 by 0.6–1.9 % in 5 of 6, R1 and RC1 within
+ * noise, mean −0.40 %; 120 s, seed 1:
  * c1_10_2 −0.30 %, c1_10_3 −1.19 %, r1_10_2 −0.64 %, r1_10_3 −0.03 %; bench/VRP.md "Session 7".
  * The same penalty in the annealing was worse (slower scans where routes are long; a whole
  * solution of a hundred routes is rarely feasible) and is not kept.
