@@ -20,7 +20,11 @@ const iterations = Number(opt("iterations", "20000"));
 // `--cpu-seconds N`: a budget of the process's CPU time instead (the solver reads it as its clock).
 const cpuSeconds = Number(opt("cpu-seconds", "0"));
 // VRP_TAILS: the share of tail-exchange iterations (the solver's default without it).
-const tuning = process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {};
+// VRP_TW: penalised time windows in the fleet phase (0: off, main's search before session 7).
+const tuning = {
+  ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
+  ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
+};
 const src = resolve(opt("src", "."));
 const seed = Number(process.env.VRP_SEED || 1);
 const dir = mkdtempSync(join(tmpdir(), "vrp-fixed-"));

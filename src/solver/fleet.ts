@@ -49,6 +49,7 @@ export function minimiseFleet(
   more: () => boolean,
   absences: Int32Array = new Int32Array(m.J),
   around = 0.5,
+  warp = false,
 ): { best: State | null; iterations: number } {
   let best: State | null = null;
   let iterations = 0;
@@ -59,8 +60,12 @@ export function minimiseFleet(
   };
   // Every job in: keep it, take a route out, and aim at one route fewer (a ruin that empties a
   // route frees its vehicle for the recreate, within the target). Until one route is left.
+  // With penalised time windows (`warp`, warp.ts; `Model.warpWeight` set by the caller), a removed
+  // route's jobs go in wherever the load fits, windows broken at a cost, and a result is kept when
+  // it leaves fewer jobs out, or as many and no more time warp (a descent on the warp, drifting on
+  // its plateaus); a fleet counts once every job is in and no window is broken.
   const settle = () => {
-    while (!s.unassigned.length) {
+    while (!s.unassigned.length && (!warp || totalWarp(s) === 0)) {
       best = s.snapshot(m);
       const used = routesUsed(s);
       if (used < 2) return false;
@@ -70,20 +75,54 @@ export function minimiseFleet(
     return true;
   };
   if (!settle()) return { best, iterations };
+  let warpBefore = warp ? totalWarp(s) : 0;
   while (more()) {
     iterations++;
     const again = s.begin();
     // Ruined around a job left out (the routes near it make room), else anywhere.
-    const at = again.length && rnd.next() < around ? again[rnd.int(again.length)] : -1;
+    // With time warp: around a job on a route that breaks its windows, likewise.
+    const at = again.length
+      ? rnd.next() < around
+        ? again[rnd.int(again.length)]
+        : -1
+      : warp && rnd.next() < around
+        ? lateJob(s, rnd)
+        : -1;
     const { removed } = ruin(m, s, rnd, cBar, lMax, at);
     recreate(m, s, [...removed, ...again], g);
     const out = s.unassigned;
     for (const j of out) absences[j]++;
-    if (out.length < again.length || (out.length === again.length && sumAbsences(out) < sumAbsences(again))) {
+    let better = out.length < again.length;
+    const now = warp ? totalWarp(s) : 0;
+    if (!better && out.length === again.length) {
+      if (!warp) better = sumAbsences(out) < sumAbsences(again);
+      else
+        better =
+          now < warpBefore || (now === warpBefore && (now > 0 || sumAbsences(out) < sumAbsences(again)));
+    }
+    if (better) {
       if (!settle()) break;
+      warpBefore = warp ? totalWarp(s) : 0;
     } else s.undo();
   }
   return { best, iterations };
+}
+
+/** A random job on a random route that breaks a window or its shift (-1: none). */
+function lateJob(s: State, rnd: Random): number {
+  let count = 0;
+  for (const r of s.routes) if (!r.feasible) count++;
+  if (!count) return -1;
+  let k = rnd.int(count);
+  for (const r of s.routes) if (!r.feasible && k-- === 0) return r.seq[rnd.int(r.seq.length)];
+  return -1;
+}
+
+/** The routes' time warp summed (0 exactly when every route keeps its windows and shift). */
+function totalWarp(s: State): number {
+  let w = 0;
+  for (const r of s.routes) if (!r.feasible) w += r.warp > 0 ? r.warp : Number.MIN_VALUE;
+  return w;
 }
 
 /**

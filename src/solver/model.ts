@@ -57,6 +57,13 @@ export type Model = {
   time: Matrix;
   cost: Matrix;
   balance: boolean;
+  /**
+   * Penalised time windows (warp.ts): routes keep time-warp segments, and a route's cost adds
+   * `warpWeight` per unit of time warp (0: the windows and shift are hard constraints). Set by
+   * the search, false by default.
+   */
+  warp: boolean;
+  warpWeight: number;
   /** Whether no travel time is negative: then a later departure never arrives earlier (window pruning relies on it). */
   timeNonNegative: boolean;
   /** Whether `cost` is symmetric: an insertion's two legs are then read from one row. */
@@ -139,6 +146,8 @@ export function compile(inst: Instance, options: { neighbours?: boolean } = {}):
     time: time.matrix,
     cost: new Float64Array(0),
     balance: inst.objective === "balance",
+    warp: false,
+    warpWeight: 0,
     symmetric: false,
     timeNonNegative: false,
     neighbours: [],

@@ -6,6 +6,7 @@
  * cost of the leg an insertion before position p replaces.
  */
 import { DELIVERY, leg, type Model, NONE, PICKUP, VISIT } from "./model";
+import { SEG, segments } from "./warp";
 
 export class Route {
   seq: number[] = [];
@@ -19,6 +20,15 @@ export class Route {
   cost = 0;
   duration = 0;
   feasible = true;
+  /**
+   * With penalised time windows only (`Model.warp`, warp.ts): each prefix's and suffix's
+   * segment data, the route's time warp, and its distance (`cost` is then the distance plus
+   * `Model.warpWeight` × the warp).
+   */
+  seg: Float64Array = EMPTY;
+  warp = 0;
+  dist = 0;
+  segOk = false;
   /** The sequence length the caches were computed for, and the arrival at the end then. */
   private n = 0;
   private end = 0;
@@ -43,6 +53,13 @@ export class Route {
     r.cost = this.cost;
     r.duration = this.duration;
     r.feasible = this.feasible;
+    r.segOk = this.segOk;
+    if (this.seg.length) {
+      r.warp = this.warp;
+      r.dist = this.dist;
+      if (r.seg.length < this.seg.length) r.seg = new Float64Array(this.seg.length);
+      r.seg.set(this.seg);
+    } else if (r.seg.length) r.seg = EMPTY;
     if (r.es.length < this.es.length) r.es = new Float64Array(this.es.length);
     if (r.ls.length < this.ls.length) r.ls = new Float64Array(this.ls.length);
     if (r.edge.length < this.edge.length) r.edge = new Float64Array(this.edge.length);
@@ -151,6 +168,16 @@ export class Route {
       }
     }
     this.feasible = ok;
+    if (m.warp) {
+      // A route's segments are valid only when it had them for its old sequence (`segOk`).
+      if (this.seg.length < (n + 1) * SEG)
+        this.seg = copy(this.seg, (oldN + 1) * SEG, Math.max(8, n * 2 + 1) * SEG);
+      const whole = !this.segOk;
+      this.warp = whole ? segments(m, v, seq, this.seg) : segments(m, v, seq, this.seg, lo, hi, oldN);
+      this.segOk = true;
+      this.dist = this.cost;
+      this.cost = n ? this.dist + m.warpWeight * this.warp : 0;
+    } else this.segOk = false;
   }
 
   /** Room for `n` stops, grown with room to spare and the old contents kept (a route is not reallocated at every insertion). */

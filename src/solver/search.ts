@@ -10,6 +10,7 @@ import { leg, type Model, NONE, PICKUP, VISIT } from "./model";
 import type { Random } from "./random";
 import type { Route } from "./route";
 import type { State } from "./state";
+import { warpWith } from "./warp";
 
 /** SISR's blink rate (§6): 0.01. */
 const BLINK = 0.01;
@@ -112,6 +113,10 @@ export class Recreate {
  * the route's cache.
  */
 export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recreate): void {
+  if (m.warpWeight > 0) {
+    scanRouteWarp(m, route, r, u, g);
+    return;
+  }
   const v = route.v;
   const n = route.seq.length;
   const L = m.L;
@@ -173,6 +178,51 @@ export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recre
     if (start > twB) continue;
     const latestNext = p === n ? m.vShiftB[v] : route.ls[p];
     if (start + svc + leg(m, m.time, ul, nextLoc) > latestNext) continue;
+    if (rnd && rnd.next() < BLINK) continue;
+    g.cost = delta;
+    g.route = r;
+    g.pos = p;
+  }
+}
+
+/**
+ * `scanRoute` with penalised time windows (warp.ts): every position where the load fits, at its
+ * added distance plus `Model.warpWeight` × its added time warp (from the route's segments, in
+ * O(1)). The loads' prefix maxima only grow along a route, so the first position where the load
+ * does not fit ends the scan. Blinks as in `scanRoute`. Only where `Model.warp` holds (standalone
+ * visits, no fixed stops: the route's segments are kept).
+ */
+function scanRouteWarp(m: Model, route: Route, r: number, u: number, g: Recreate): void {
+  const v = route.v;
+  const n = route.seq.length;
+  const L = m.L;
+  const D = m.D;
+  const cost = m.cost;
+  const ul = m.loc[u];
+  const row = ul * L;
+  const w = m.warpWeight;
+  const seg = route.seg;
+  const base = route.warp;
+  const rnd = g.rnd;
+  let prevLoc = m.vStart[v];
+  for (let p = 0; p <= n; p++) {
+    if (p > 0) prevLoc = m.loc[route.seq[p - 1]];
+    let fits = true;
+    for (let d = 0; d < D; d++) {
+      if (route.pm[p * D + d] + m.dem[u * D + d] > m.vCap[v * D + d] + 1e-9) {
+        fits = false;
+        break;
+      }
+    }
+    if (!fits) return;
+    const nextLoc = p === n ? m.vEnd[v] : m.loc[route.seq[p]];
+    const into = prevLoc === NONE ? 0 : cost[prevLoc * L + ul];
+    const out = nextLoc === NONE ? 0 : cost[row + nextLoc];
+    let delta = into + out - route.edge[p];
+    // The route's warp cannot fall below 0: at best the insertion removes all of it.
+    if (!(delta - w * base < g.cost)) continue;
+    delta += w * (warpWith(m, seg, p, u, prevLoc, nextLoc) - base);
+    if (!(delta < g.cost)) continue;
     if (rnd && rnd.next() < BLINK) continue;
     g.cost = delta;
     g.route = r;

@@ -83,6 +83,14 @@ export type SolveOptions = {
   fleetMinimisation?: number;
   /** The fleet phase runs only when the construction's routes hold this many jobs on average at most (default 20). */
   fleetMaxStops?: number;
+  /**
+   * Penalised time windows ("time warp", Vidal et al. 2013; src/solver/warp.ts) in the fleet
+   * phase: its recreate may break windows at a cost, and a fleet counts once none is broken (the
+   * best solution kept is always feasible). 0: off (windows hard throughout); default 1 (on).
+   */
+  timeWarp?: number;
+  /** The weight of a unit of time warp in the fleet phase (default 10), in cost per unit of time. */
+  timeWarpFleetWeight?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
