@@ -92,10 +92,11 @@ export function minimiseFleet(
     recreate(m, s, [...removed, ...again], g);
     const out = s.unassigned;
     for (const j of out) absences[j]++;
-    let better = out.length < again.length;
+    // Hard windows: a removal that broke one (travel times off the triangle inequality) is undone.
+    let better = out.length < again.length && (warp || s.changedFeasible());
     const now = warp ? totalWarp(s) : 0;
     if (!better && out.length === again.length) {
-      if (!warp) better = sumAbsences(out) < sumAbsences(again);
+      if (!warp) better = s.changedFeasible() && sumAbsences(out) < sumAbsences(again);
       else
         better =
           now < warpBefore || (now === warpBefore && (now > 0 || sumAbsences(out) < sumAbsences(again)));

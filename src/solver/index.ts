@@ -205,7 +205,7 @@ export function solve(
     const cost = m.balance
       ? totalCost(m, current, unassignedPenalty)
       : before + current.routesDelta() + (current.unassigned.length - again.length) * unassignedPenalty;
-    if (cost < before - temperature * Math.log(rnd.next() || Number.MIN_VALUE)) {
+    if (current.changedFeasible() && cost < before - temperature * Math.log(rnd.next() || Number.MIN_VALUE)) {
       current.cost = cost;
       if (cost < best.cost) {
         // Summed deltas drift: the best is costed afresh.

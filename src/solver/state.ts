@@ -61,6 +61,17 @@ export class State {
     return d;
   }
 
+  /**
+   * Whether every route changed since `begin` keeps its windows, shift and capacity. An
+   * insertion is checked before it is made, but a removal is not, and where travel times break
+   * the triangle inequality (a road matrix may, slightly) the leg that replaces a removed stop
+   * can take longer than the two it replaces and make a later stop late; such a move is undone.
+   */
+  changedFeasible(): boolean {
+    for (let i = 0; i < this.replaced.length; i++) if (!this.routes[this.replaced[i]].feasible) return false;
+    return true;
+  }
+
   /** Puts the state back as it was at `begin`. */
   undo(): void {
     for (let i = this.moved.length - 2; i >= 0; i -= 2) this.routeOf[this.moved[i]] = this.moved[i + 1];

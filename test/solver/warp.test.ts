@@ -203,12 +203,13 @@ describe("time-warp segments (Vidal et al. 2013, §4)", () => {
     expect(checked).toBeGreaterThan(500);
   });
 
-  // Metric travel times: with others, the hard-window annealing itself can return a late route (a
-  // ruin that removes a stop between two others may make the leg that replaces it longer; seeds 20
-  // and 145 of the generator above, bench/VRP.md session 7).
+  // Arbitrary matrices too: off the triangle inequality a ruin that removes a stop from between
+  // two others can make the route longer in time and a later stop late; such a move is undone
+  // (State.changedFeasible). Before that, 2 of 200 arbitrary instances came back late
+  // (bench/VRP.md session 7).
   it("solves with penalised time windows in the fleet phase to feasible solutions the independent checker accepts, the same for a seed", () => {
-    for (let seed = 1; seed <= 40; seed++) {
-      const inst = randomInstance(seed, true);
+    for (let seed = 1; seed <= 200; seed++) {
+      const inst = randomInstance(seed, seed <= 40);
       for (const timeWarp of [0, 1]) {
         const options = { seed, iterations: 300, timeWarp, fleetMinimisation: 0.3 };
         const a = solve(inst, options);
