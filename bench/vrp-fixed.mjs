@@ -21,9 +21,11 @@ const iterations = Number(opt("iterations", "20000"));
 const cpuSeconds = Number(opt("cpu-seconds", "0"));
 // VRP_TAILS: the share of tail-exchange iterations (the solver's default without it).
 // VRP_TW: penalised time windows in the fleet phase (0: off, main's search before session 7).
+// VRP_RELABEL=0: the locations in their own order (session 8's relabelling off; the same search).
 const tuning = {
   ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
+  ...(process.env.VRP_RELABEL ? { relabel: process.env.VRP_RELABEL !== "0" } : {}),
 };
 const src = resolve(opt("src", "."));
 const seed = Number(process.env.VRP_SEED || 1);

@@ -37,7 +37,7 @@ const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
 // VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows in the fleet phase: VRP_TW (0
-// off), VRP_TW_FLEETW; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
+// off), VRP_TW_FLEETW; VRP_RELABEL=0 keeps the locations' own order (session 8's relabelling off); VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
@@ -51,6 +51,7 @@ const tuning = {
   ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
   ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
+  ...(process.env.VRP_RELABEL ? { relabel: process.env.VRP_RELABEL !== "0" } : {}),
 };
 const seed = Number(process.env.VRP_SEED || 1);
 const fleetCap = process.env.VRP_FLEET ? Number(process.env.VRP_FLEET) : null;

@@ -77,7 +77,7 @@ export function solve(
   options: SolveOptions = {},
   onProgress?: (iteration: number, bestCost: number) => void,
 ): Solution {
-  const m = compile(instance);
+  const m = compile(instance, { relabel: options.relabel });
   const rnd = new Random(options.seed ?? 1);
   const clock = options.progress;
   const iterations = Math.max(

@@ -94,6 +94,13 @@ export type SolveOptions = {
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
+   * Renumber the locations in a nearest-neighbour order, the matrices copied in that order
+   * (model.ts, `relabel`): the same search, faster where the matrix outgrows the cache. Default
+   * true; done only for instances of RELABEL_FROM locations or more whose copies take at most
+   * RELABEL_MAX_BYTES. false: never (the same solutions, for comparisons).
+   */
+  relabel?: boolean;
+  /**
    * A benchmark's clock, never the Worker's: the fraction of the time budget spent so far, read
    * every few hundred iterations; the run ends when it reaches 1 (or when `iterations` run out)
    * and the annealing schedule follows it instead of the iteration count.
