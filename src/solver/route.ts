@@ -32,6 +32,8 @@ export class Route {
   /** The sequence length the caches were computed for, and the arrival at the end then. */
   private n = 0;
   private end = 0;
+  /** The model's capacity dimensions when the caches were computed (`pt`, `pm` hold (n + 1) × D). */
+  private D = 0;
 
   constructor(public v: number) {}
 
@@ -54,22 +56,27 @@ export class Route {
     r.duration = this.duration;
     r.feasible = this.feasible;
     r.segOk = this.segOk;
+    // Only the entries of the `n` stops the caches hold are copied (the arrays have room to grow
+    // beyond them, and nothing reads past them: `update` rewrites what it extends).
+    const n = this.n;
+    const D = this.D;
     if (this.seg.length) {
       r.warp = this.warp;
       r.dist = this.dist;
       if (r.seg.length < this.seg.length) r.seg = new Float64Array(this.seg.length);
-      r.seg.set(this.seg);
+      copyInto(r.seg, this.seg, (n + 1) * SEG);
     } else if (r.seg.length) r.seg = EMPTY;
     if (r.es.length < this.es.length) r.es = new Float64Array(this.es.length);
     if (r.ls.length < this.ls.length) r.ls = new Float64Array(this.ls.length);
     if (r.edge.length < this.edge.length) r.edge = new Float64Array(this.edge.length);
     if (r.pt.length < this.pt.length) r.pt = new Float64Array(this.pt.length);
     if (r.pm.length < this.pm.length) r.pm = new Float64Array(this.pm.length);
-    r.es.set(this.es);
-    r.ls.set(this.ls);
-    r.edge.set(this.edge);
-    r.pt.set(this.pt);
-    r.pm.set(this.pm);
+    copyInto(r.es, this.es, n);
+    copyInto(r.ls, this.ls, n);
+    copyInto(r.edge, this.edge, n + 1);
+    copyInto(r.pt, this.pt, (n + 1) * D);
+    copyInto(r.pm, this.pm, (n + 1) * D);
+    r.D = D;
     return r;
   }
 
@@ -146,25 +153,32 @@ export class Route {
       next = l;
     }
     this.n = n;
+    this.D = D;
+    // The loads and their prefix maxima in one pass after the starting load (the same additions
+    // in the same order as three passes: the same numbers).
+    const kind = m.kind;
+    const dem = m.dem;
+    const pt = this.pt;
+    const pm = this.pm;
     for (let d = 0; d < D; d++) {
       let load = 0;
       for (let i = 0; i < n; i++) {
         const j = seq[i];
-        if (m.kind[j] === VISIT) load += m.dem[j * D + d];
+        if (kind[j] === VISIT) load += dem[j * D + d];
       }
-      this.pt[d] = load;
+      const cap = m.vCap[v * D + d] + 1e-9;
+      pt[d] = load;
+      let max = Number.NEGATIVE_INFINITY;
+      if (load > max) max = load;
+      pm[d] = max;
+      if (load > cap) ok = false;
       for (let i = 0; i < n; i++) {
         const j = seq[i];
-        const change = m.kind[j] === VISIT ? -m.dem[j * D + d] : m.dem[j * D + d];
-        load += change;
-        this.pt[(i + 1) * D + d] = load;
-      }
-      let max = Number.NEGATIVE_INFINITY;
-      for (let i = 0; i <= n; i++) {
-        const x = this.pt[i * D + d];
-        if (x > max) max = x;
-        this.pm[i * D + d] = max;
-        if (x > m.vCap[v * D + d] + 1e-9) ok = false;
+        load += kind[j] === VISIT ? -dem[j * D + d] : dem[j * D + d];
+        pt[(i + 1) * D + d] = load;
+        if (load > max) max = load;
+        pm[(i + 1) * D + d] = max;
+        if (load > cap) ok = false;
       }
     }
     this.feasible = ok;
@@ -225,6 +239,11 @@ export class Route {
 }
 
 const EMPTY = new Float64Array(0);
+
+/** `a[0..count)` = `b[0..count)`: a loop, not `set` on a `subarray` view (an object per call). */
+function copyInto(a: Float64Array, b: Float64Array, count: number): void {
+  for (let i = 0; i < count; i++) a[i] = b[i];
+}
 
 /** The first `count` entries of `a` in a new array of `size` (default: as large as `a`). */
 function copy(a: Float64Array, count: number, size = a.length): Float64Array {
