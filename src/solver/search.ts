@@ -133,6 +133,12 @@ export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recre
   // departure are all too late, so the scan begins there (found by bisection).
   // Nothing goes before the fixed prefix (stops under way).
   const fixed = m.fixedCount[v];
+  // The loads' prefix maxima only grow: a load that does not fit at the first position fits at
+  // none (the bisections below would find the range empty; a full route is common where routes
+  // are short).
+  const D = m.D;
+  const pm = route.pm;
+  for (let d = 0; d < D; d++) if (pm[fixed * D + d] + m.dem[u * D + d] > m.vCap[v * D + d] + 1e-9) return;
   let first = fixed;
   if (m.timeNonNegative && n > fixed && route.ls[fixed] < twA + svc) {
     const need = twA + svc;
