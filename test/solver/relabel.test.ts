@@ -58,7 +58,11 @@ describe("relabelled locations (model.ts)", () => {
       expect(Array.from(m.loc)).not.toEqual(Array.from(plain.loc));
       const L = m.L;
       const places = [...Array.from(m.loc), m.vStart[0], ...(m.vEnd[0] === NONE ? [] : [m.vEnd[0]])];
-      const origin = [...Array.from(plain.loc), plain.vStart[0], ...(plain.vEnd[0] === NONE ? [] : [plain.vEnd[0]])];
+      const origin = [
+        ...Array.from(plain.loc),
+        plain.vStart[0],
+        ...(plain.vEnd[0] === NONE ? [] : [plain.vEnd[0]]),
+      ];
       const wrong: string[] = [];
       for (let a = 0; a < places.length; a++) {
         for (let b = 0; b < places.length; b++) {
