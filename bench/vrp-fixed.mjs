@@ -24,6 +24,12 @@ const cpuSeconds = Number(opt("cpu-seconds", "0"));
 const tuning = {
   ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
+  ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
+  ...(process.env.VRP_TW_FLEETGROW ? { timeWarpFleetGrow: Number(process.env.VRP_TW_FLEETGROW) } : {}),
+  ...(process.env.VRP_FLEETPATIENCE ? { fleetPatience: Number(process.env.VRP_FLEETPATIENCE) } : {}),
+  ...(process.env.VRP_TW_PLATEAU ? { timeWarpFleetPlateau: Number(process.env.VRP_TW_PLATEAU) } : {}),
+  ...(process.env.VRP_FLEETMIN ? { fleetMinimisation: Number(process.env.VRP_FLEETMIN) } : {}),
+  ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
 };
 const src = resolve(opt("src", "."));
 const seed = Number(process.env.VRP_SEED || 1);

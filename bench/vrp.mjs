@@ -37,7 +37,9 @@ const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
 // VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows in the fleet phase: VRP_TW (0
-// off), VRP_TW_FLEETW; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
+// off), VRP_TW_FLEETW, VRP_TW_FLEETGROW (the weight × this per 1,000 iterations without a new fleet), VRP_FLEETPATIENCE (the phase ends after this many times the
+// iterations its last fleet took without a new one), VRP_TW_PLATEAU (1: a move that keeps the warp must not lengthen
+// the routes); VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
@@ -51,6 +53,9 @@ const tuning = {
   ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
   ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
+  ...(process.env.VRP_TW_FLEETGROW ? { timeWarpFleetGrow: Number(process.env.VRP_TW_FLEETGROW) } : {}),
+  ...(process.env.VRP_FLEETPATIENCE ? { fleetPatience: Number(process.env.VRP_FLEETPATIENCE) } : {}),
+  ...(process.env.VRP_TW_PLATEAU ? { timeWarpFleetPlateau: Number(process.env.VRP_TW_PLATEAU) } : {}),
 };
 const seed = Number(process.env.VRP_SEED || 1);
 const fleetCap = process.env.VRP_FLEET ? Number(process.env.VRP_FLEET) : null;
@@ -210,7 +215,7 @@ for (const file of files) {
   };
   rows.push(row);
   console.log(
-    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}${row.distance_gap_percent === null ? "" : `  dist-gap ${row.distance_gap_percent.toFixed(2).padStart(6)}% (truncated ${row.distance_gap_truncated_percent.toFixed(2)}%)`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)${solution.stats.fleet ? ` fleet phase ${solution.stats.fleet.routes} routes in ${solution.stats.fleet.iterations} it` : ""}  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
+    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}${row.distance_gap_percent === null ? "" : `  dist-gap ${row.distance_gap_percent.toFixed(2).padStart(6)}% (truncated ${row.distance_gap_truncated_percent.toFixed(2)}%)`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)${solution.stats.fleet ? ` fleet phase ${solution.stats.fleet.routes} routes ${solution.stats.fleet.distance?.toFixed(2)} (last at ${solution.stats.fleet.lastFleet}) in ${solution.stats.fleet.iterations} it` : ""}  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
   );
 }
 const gaps = rows.map((r) => r.gap_percent).filter((g) => g !== null);

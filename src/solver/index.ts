@@ -124,7 +124,7 @@ export function solve(
   let current = constructed;
   // The annealing's progress runs from 0 to 1 over what the fleet minimisation leaves.
   let from = 0;
-  let fleetStats: { routes: number | null; iterations: number } | undefined;
+  let fleetStats: NonNullable<Solution["stats"]["fleet"]> | undefined;
   const shortRoutes =
     m.J / Math.max(1, routesUsed(constructed)) <= (options.fleetMaxStops ?? DEFAULT_FLEET_MAX_STOPS);
   if (fleetShare > 0 && shortRoutes) {
@@ -153,6 +153,11 @@ export function solve(
       undefined,
       undefined,
       fleetWarp,
+      options.timeWarpFleetGrow ?? 1,
+      undefined,
+      options.fleetPatience ?? 0,
+      (options.timeWarpFleetPlateau ?? 0) !== 0,
+      (options.timeWarpFleetPlateau ?? 0) > 1 ? options.timeWarpFleetPlateau! * legScale(m) : 0,
     );
     // The annealing is main's, windows hard: the phase's routes (none late) cost their distance.
     if (fleetWarp) {
@@ -165,13 +170,21 @@ export function solve(
       }
     }
     g.maxRoutes = Number.POSITIVE_INFINITY;
-    fleetStats = { routes: fleet.best ? routesUsed(fleet.best) : null, iterations: fleet.iterations };
+    fleetStats = {
+      routes: fleet.best ? routesUsed(fleet.best) : null,
+      iterations: fleet.iterations,
+      // The routes' cost: their distance (or duration) here, the warp's weight taken off above.
+      distance: fleet.best ? fleet.best.routes.reduce((d, r) => d + r.cost, 0) : null,
+      lastFleet: fleet.lastFleet,
+    };
     if (fleet.best) {
       current = fleet.best;
       current.cost = totalCost(m, current, unassignedPenalty);
       if (current.cost < best.cost) best = current.snapshot(m);
     }
-    from = clock ? fleetShare : it;
+    // A phase that ended early (`fleetPatience`) leaves the annealing the rest of the budget.
+    if (clock && fleet.early) spent = clock();
+    from = clock ? (fleet.early ? spent : fleetShare) : it;
   }
   const progress = () => (clock ? (spent - from) / (1 - from) : (it - from) / Math.max(1, iterations - from));
   for (; it < iterations; it++) {
