@@ -37,9 +37,7 @@ const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
 // VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows in the fleet phase: VRP_TW (0
-// off), VRP_TW_FLEETW, VRP_TW_FLEETGROW (the weight × this per 1,000 iterations without a new fleet), VRP_FLEETPATIENCE (the phase ends after this many times the
-// iterations its last fleet took without a new one), VRP_TW_PLATEAU (1: a move that keeps the warp must not lengthen
-// the routes); VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
+// off), VRP_TW_FLEETW; VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
@@ -53,9 +51,6 @@ const tuning = {
   ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
   ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
-  ...(process.env.VRP_TW_FLEETGROW ? { timeWarpFleetGrow: Number(process.env.VRP_TW_FLEETGROW) } : {}),
-  ...(process.env.VRP_FLEETPATIENCE ? { fleetPatience: Number(process.env.VRP_FLEETPATIENCE) } : {}),
-  ...(process.env.VRP_TW_PLATEAU ? { timeWarpFleetPlateau: Number(process.env.VRP_TW_PLATEAU) } : {}),
 };
 const seed = Number(process.env.VRP_SEED || 1);
 const fleetCap = process.env.VRP_FLEET ? Number(process.env.VRP_FLEET) : null;

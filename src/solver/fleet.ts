@@ -36,7 +36,8 @@ export function routesUsed(s: State): number {
  * The phase's search on `s` (changed in place), each job's absences in `absences`. `more()` says
  * whether to go on (read before each iteration; the caller's budget). Returns the smallest-fleet
  * solution with every job assigned that it saw (a snapshot; `s` itself if it never had every job
- * in and no route could be taken out), and the iterations made. `g` is the search's recreate: its
+ * in and no route could be taken out), the iterations made and the one that found that fleet.
+ * `g` is the search's recreate: its
  * cap on the routes (`maxRoutes`) is left set for the caller to lift.
  */
 export function minimiseFleet(
@@ -50,20 +51,11 @@ export function minimiseFleet(
   absences: Int32Array = new Int32Array(m.J),
   around = 0.5,
   warp = false,
-  grow = 1,
-  growEvery = 1000,
-  patience = 0,
-  plateau = false,
-  plateauT = 0,
-): { best: State | null; iterations: number; lastFleet: number; early: boolean } {
+): { best: State | null; iterations: number; lastFleet: number } {
   let best: State | null = null;
   let iterations = 0;
-  // The iteration that found the last (smallest) fleet.
+  // The iteration that found the last (smallest) fleet (a figure for the caller's stats).
   let lastFleet = 0;
-  // With time warp and `grow` ≠ 1 (an experiment, off by default): the weight is multiplied by
-  // `grow` after every `growEvery` iterations without a new fleet, and reset when one is found.
-  const baseWeight = m.warpWeight;
-  let stuck = 0;
   const sumAbsences = (jobs: number[]) => {
     let x = 0;
     for (const j of jobs) x += absences[j];
@@ -79,10 +71,6 @@ export function minimiseFleet(
     while (!s.unassigned.length && (!warp || totalWarp(s) === 0)) {
       best = s.snapshot(m);
       lastFleet = iterations;
-      if (grow !== 1 && stuck) {
-        stuck = 0;
-        m.warpWeight = baseWeight;
-      }
       const used = routesUsed(s);
       if (used < 2) return false;
       g.maxRoutes = used - 1;
@@ -90,20 +78,10 @@ export function minimiseFleet(
     }
     return true;
   };
-  if (!settle()) return { best, iterations, lastFleet, early: false };
+  if (!settle()) return { best, iterations, lastFleet };
   let warpBefore = warp ? totalWarp(s) : 0;
-  // `patience` > 0 (an experiment, off by default): the phase ends once it has gone this many
-  // times as many iterations as the last fleet took (at least 1,000) without a new one.
-  let early = false;
   while (more()) {
-    if (patience > 0 && iterations - lastFleet > patience * Math.max(lastFleet, 1000)) {
-      early = true;
-      break;
-    }
     iterations++;
-    // Within a factor of 1,000 of the start either way (Infinity × no warp would be NaN).
-    if (warp && grow !== 1 && ++stuck % growEvery === 0)
-      m.warpWeight = Math.min(baseWeight * 1000, Math.max(baseWeight / 1000, m.warpWeight * grow));
     const again = s.begin();
     // Ruined around a job left out (the routes near it make room), else anywhere.
     // With time warp: around a job on a route that breaks its windows, likewise.
@@ -125,26 +103,14 @@ export function minimiseFleet(
       if (!warp) better = s.changedFeasible() && sumAbsences(out) < sumAbsences(again);
       else
         better =
-          now < warpBefore ||
-          (now === warpBefore &&
-            (now > 0
-              ? // `plateau` (an experiment, off by default): a move that leaves the warp as it
-                // was is kept only if it does not lengthen the routes (their cost changes by the
-                // distance alone then: the warp's share is the same).
-                // With `plateauT` > 0, a lengthening is kept at the annealing's odds at that
-                // temperature instead (SISR §5's acceptance on the distance alone).
-                !plateau ||
-                (plateauT > 0
-                  ? s.routesDelta() < -plateauT * Math.log(rnd.next() || Number.MIN_VALUE)
-                  : s.routesDelta() <= 0)
-              : sumAbsences(out) < sumAbsences(again)));
+          now < warpBefore || (now === warpBefore && (now > 0 || sumAbsences(out) < sumAbsences(again)));
     }
     if (better) {
       if (!settle()) break;
       warpBefore = warp ? totalWarp(s) : 0;
     } else s.undo();
   }
-  return { best, iterations, lastFleet, early };
+  return { best, iterations, lastFleet };
 }
 
 /** A random job on a random route that breaks a window or its shift (-1: none). */

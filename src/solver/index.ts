@@ -153,11 +153,6 @@ export function solve(
       undefined,
       undefined,
       fleetWarp,
-      options.timeWarpFleetGrow ?? 1,
-      undefined,
-      options.fleetPatience ?? 0,
-      (options.timeWarpFleetPlateau ?? 0) !== 0,
-      (options.timeWarpFleetPlateau ?? 0) > 1 ? options.timeWarpFleetPlateau! * legScale(m) : 0,
     );
     // The annealing is main's, windows hard: the phase's routes (none late) cost their distance.
     if (fleetWarp) {
@@ -182,9 +177,7 @@ export function solve(
       current.cost = totalCost(m, current, unassignedPenalty);
       if (current.cost < best.cost) best = current.snapshot(m);
     }
-    // A phase that ended early (`fleetPatience`) leaves the annealing the rest of the budget.
-    if (clock && fleet.early) spent = clock();
-    from = clock ? (fleet.early ? spent : fleetShare) : it;
+    from = clock ? fleetShare : it;
   }
   const progress = () => (clock ? (spent - from) / (1 - from) : (it - from) / Math.max(1, iterations - from));
   for (; it < iterations; it++) {

@@ -91,22 +91,6 @@ export type SolveOptions = {
   timeWarp?: number;
   /** The weight of a unit of time warp in the fleet phase (default 10), in cost per unit of time. */
   timeWarpFleetWeight?: number;
-  /**
-   * An experiment (default 1: off): in the fleet phase with time warp, the weight is multiplied
-   * by this after every 1,000 iterations without a new fleet, and reset when one is found.
-   */
-  timeWarpFleetGrow?: number;
-  /**
-   * An experiment (default 0: off): the fleet phase ends once it has gone this many times as
-   * many iterations as its last fleet took (at least 1,000) without finding a smaller one.
-   */
-  fleetPatience?: number;
-  /**
-   * An experiment (default 0: off): in the fleet phase with time warp, a move that leaves the
-   * total warp as it was (above 0) is kept only if it does not lengthen the routes (1), or (a
-   * value above 1) at the annealing's odds at that temperature (Solomon's units, scaled).
-   */
-  timeWarpFleetPlateau?: number;
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
@@ -149,7 +133,8 @@ export type Solution = {
     cost: number;
     /**
      * With fleet minimisation: the smallest fleet it found serving every job (null: none), its
-     * distance, the phase's iterations, and the iteration that found that fleet.
+     * cost (`distance`: the distance, or the duration under that objective), the phase's
+     * iterations, and the iteration that found that fleet.
      */
     fleet?: { routes: number | null; iterations: number; distance: number | null; lastFleet: number };
   };
