@@ -211,7 +211,7 @@ for (const file of files) {
   };
   rows.push(row);
   console.log(
-    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}${row.distance_gap_percent === null ? "" : `  dist-gap ${row.distance_gap_percent.toFixed(2).padStart(6)}% (truncated ${row.distance_gap_truncated_percent.toFixed(2)}%)`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)${solution.stats.fleet ? ` fleet phase ${solution.stats.fleet.routes} routes in ${solution.stats.fleet.iterations} it` : ""}  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
+    `${name.padEnd(10)} ${String(row.distance).padStart(9)} ${String(row.vehicles).padStart(3)} veh  gap ${row.gap_percent === null ? "   n/a" : `${row.gap_percent.toFixed(2).padStart(6)}%`}${row.distance_gap_percent === null ? "" : `  dist-gap ${row.distance_gap_percent.toFixed(2).padStart(6)}% (truncated ${row.distance_gap_truncated_percent.toFixed(2)}%)`}  ${row.seconds.toFixed(2).padStart(6)} s  ${String(iterations).padStart(8)} it (${String(row.iterations_per_second).padStart(6)}/s)${solution.stats.fleet ? ` fleet phase ${solution.stats.fleet.routes} routes ${solution.stats.fleet.distance?.toFixed(2)} (last at ${solution.stats.fleet.lastFleet}) in ${solution.stats.fleet.iterations} it` : ""}  ${row.feasible ? "feasible" : `INFEASIBLE ${problems[0] ?? `${solution.unassigned.length} unassigned`}`}`,
   );
 }
 const gaps = rows.map((r) => r.gap_percent).filter((g) => g !== null);

@@ -36,7 +36,8 @@ export function routesUsed(s: State): number {
  * The phase's search on `s` (changed in place), each job's absences in `absences`. `more()` says
  * whether to go on (read before each iteration; the caller's budget). Returns the smallest-fleet
  * solution with every job assigned that it saw (a snapshot; `s` itself if it never had every job
- * in and no route could be taken out), and the iterations made. `g` is the search's recreate: its
+ * in and no route could be taken out), the iterations made and the one that found that fleet.
+ * `g` is the search's recreate: its
  * cap on the routes (`maxRoutes`) is left set for the caller to lift.
  */
 export function minimiseFleet(
@@ -50,9 +51,11 @@ export function minimiseFleet(
   absences: Int32Array = new Int32Array(m.J),
   around = 0.5,
   warp = false,
-): { best: State | null; iterations: number } {
+): { best: State | null; iterations: number; lastFleet: number } {
   let best: State | null = null;
   let iterations = 0;
+  // The iteration that found the last (smallest) fleet (a figure for the caller's stats).
+  let lastFleet = 0;
   const sumAbsences = (jobs: number[]) => {
     let x = 0;
     for (const j of jobs) x += absences[j];
@@ -67,6 +70,7 @@ export function minimiseFleet(
   const settle = () => {
     while (!s.unassigned.length && (!warp || totalWarp(s) === 0)) {
       best = s.snapshot(m);
+      lastFleet = iterations;
       const used = routesUsed(s);
       if (used < 2) return false;
       g.maxRoutes = used - 1;
@@ -74,7 +78,7 @@ export function minimiseFleet(
     }
     return true;
   };
-  if (!settle()) return { best, iterations };
+  if (!settle()) return { best, iterations, lastFleet };
   let warpBefore = warp ? totalWarp(s) : 0;
   while (more()) {
     iterations++;
@@ -106,7 +110,7 @@ export function minimiseFleet(
       warpBefore = warp ? totalWarp(s) : 0;
     } else s.undo();
   }
-  return { best, iterations };
+  return { best, iterations, lastFleet };
 }
 
 /** A random job on a random route that breaks a window or its shift (-1: none). */

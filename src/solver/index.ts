@@ -124,7 +124,7 @@ export function solve(
   let current = constructed;
   // The annealing's progress runs from 0 to 1 over what the fleet minimisation leaves.
   let from = 0;
-  let fleetStats: { routes: number | null; iterations: number } | undefined;
+  let fleetStats: NonNullable<Solution["stats"]["fleet"]> | undefined;
   const shortRoutes =
     m.J / Math.max(1, routesUsed(constructed)) <= (options.fleetMaxStops ?? DEFAULT_FLEET_MAX_STOPS);
   if (fleetShare > 0 && shortRoutes) {
@@ -165,7 +165,13 @@ export function solve(
       }
     }
     g.maxRoutes = Number.POSITIVE_INFINITY;
-    fleetStats = { routes: fleet.best ? routesUsed(fleet.best) : null, iterations: fleet.iterations };
+    fleetStats = {
+      routes: fleet.best ? routesUsed(fleet.best) : null,
+      iterations: fleet.iterations,
+      // The routes' cost: their distance (or duration) here, the warp's weight taken off above.
+      distance: fleet.best ? fleet.best.routes.reduce((d, r) => d + r.cost, 0) : null,
+      lastFleet: fleet.lastFleet,
+    };
     if (fleet.best) {
       current = fleet.best;
       current.cost = totalCost(m, current, unassignedPenalty);

@@ -138,7 +138,11 @@ export type Solution = {
     iterations: number;
     initialCost: number;
     cost: number;
-    /** With fleet minimisation: the smallest fleet it found serving every job (null: none) and its iterations. */
-    fleet?: { routes: number | null; iterations: number };
+    /**
+     * With fleet minimisation: the smallest fleet it found serving every job (null: none), its
+     * cost (`distance`: the distance, or the duration under that objective), the phase's
+     * iterations, and the iteration that found that fleet.
+     */
+    fleet?: { routes: number | null; iterations: number; distance: number | null; lastFleet: number };
   };
 };

@@ -175,6 +175,23 @@ describe("fleet minimisation", () => {
           const plain = solve(instance, { seed, iterations: 0 });
           expect(solution.distance).toBeLessThanOrEqual(plain.distance + 1e-6);
         }
+        // The phase's figures: its smallest fleet and that fleet's distance (the result is the
+        // shorter of it and the construction when the phase took the whole budget; a construction
+        // of one route leaves the phase nothing to do, and the budget to the annealing), with
+        // and without time warp.
+        for (const timeWarp of [0, 1]) {
+          const s = solve(instance, { seed, iterations: 300, fleetMinimisation: share, timeWarp });
+          const fleet = s.stats.fleet;
+          expect(fleet).toBeDefined();
+          if (!fleet || fleet.routes === null || fleet.distance === null) continue;
+          expect(fleet.routes).toBeGreaterThanOrEqual(smallest);
+          expect(fleet.lastFleet).toBeLessThanOrEqual(fleet.iterations);
+          expect(fleet.distance).toBeGreaterThan(0);
+          if (share === 1 && fleet.iterations === 300) {
+            expect(s.distance).toBeLessThanOrEqual(fleet.distance + 1e-6);
+            if (s.routes.length === fleet.routes) expect(s.distance).toBeCloseTo(fleet.distance, 6);
+          }
+        }
       }
     }
   });
