@@ -21,11 +21,13 @@ const iterations = Number(opt("iterations", "20000"));
 const cpuSeconds = Number(opt("cpu-seconds", "0"));
 // VRP_TAILS: the share of tail-exchange iterations (the solver's default without it).
 // VRP_TW: penalised time windows in the fleet phase (0: off, main's search before session 7);
-// VRP_TW_FLEETW, VRP_FLEETMIN, VRP_FLEETSTOPS as in bench/vrp.mjs.
+// VRP_TW_FLEETW, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_NEAR_SHARE as in bench/vrp.mjs (VRP_NEAR_SHARE=0:
+// the neighbourhood of 30 throughout, the search before session 8's wider one).
 // VRP_RELABEL=0: the locations in their own order (session 8's relabelling off; the same search).
 const tuning = {
   ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
+  ...(process.env.VRP_NEAR_SHARE ? { shortRouteNeighbourhood: Number(process.env.VRP_NEAR_SHARE) } : {}),
   ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
   ...(process.env.VRP_FLEETMIN ? { fleetMinimisation: Number(process.env.VRP_FLEETMIN) } : {}),
   ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),

@@ -36,7 +36,8 @@ const seconds = Number(opt("seconds", "10"));
 const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
 // Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
-// VRP_TAILS, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows in the fleet phase: VRP_TW (0
+// VRP_NEAR_SHARE (the neighbourhood's share of the jobs where the fleet phase runs), VRP_TAILS,
+// VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows in the fleet phase: VRP_TW (0
 // off), VRP_TW_FLEETW; VRP_RELABEL=0 keeps the locations' own order (session 8's relabelling off); VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
@@ -50,6 +51,7 @@ const tuning = {
   ...(process.env.VRP_FLEETMIN ? { fleetMinimisation: Number(process.env.VRP_FLEETMIN) } : {}),
   ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
+  ...(process.env.VRP_NEAR_SHARE ? { shortRouteNeighbourhood: Number(process.env.VRP_NEAR_SHARE) } : {}),
   ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
   ...(process.env.VRP_RELABEL ? { relabel: process.env.VRP_RELABEL !== "0" } : {}),
 };

@@ -94,6 +94,12 @@ export type SolveOptions = {
   /** Granular recreate: a job is tried in the routes of this many of its nearest neighbours first (0: in every route). */
   neighbourhood?: number;
   /**
+   * Where the fleet phase runs (short routes), the search after the construction tries a job in
+   * the routes of this share of the jobs nearest it when that is more than 30 (default 0.08,
+   * SHORT_ROUTE_NEIGHBOURHOOD_SHARE; 0: 30). `neighbourhood`, when given, applies everywhere.
+   */
+  shortRouteNeighbourhood?: number;
+  /**
    * Renumber the locations in a nearest-neighbour order, the matrices copied in that order
    * (model.ts, `relabel`): the same search, faster where the matrix outgrows the cache. Default
    * true; done only for instances of RELABEL_FROM locations or more whose copies take at most

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { solve } from "../../src/solver";
+import { DEFAULT_NEIGHBOURHOOD, searchNeighbourhood, solve } from "../../src/solver";
 import { fleetApplies, minimiseFleet, routesUsed } from "../../src/solver/fleet";
 import { compile, type Model } from "../../src/solver/model";
 import { Random } from "../../src/solver/random";
@@ -194,6 +194,21 @@ describe("fleet minimisation", () => {
         }
       }
     }
+  });
+
+  it("widens the neighbourhood with the fleet phase only, by the share of the jobs, never below the default", () => {
+    // Gehring & Homberger's 1,000 customers: 80; Solomon's 100 and every size up to 375: 30.
+    expect(searchNeighbourhood(1000, {}, true)).toBe(80);
+    expect(searchNeighbourhood(100, {}, true)).toBe(DEFAULT_NEIGHBOURHOOD);
+    expect(searchNeighbourhood(375, {}, true)).toBe(DEFAULT_NEIGHBOURHOOD);
+    expect(searchNeighbourhood(2000, {}, true)).toBe(160);
+    // No phase (long routes, pairs, the service's own solves): the default, whatever the size.
+    expect(searchNeighbourhood(1000, {}, false)).toBe(DEFAULT_NEIGHBOURHOOD);
+    expect(searchNeighbourhood(1000, { shortRouteNeighbourhood: 0.5 }, false)).toBe(DEFAULT_NEIGHBOURHOOD);
+    expect(searchNeighbourhood(1000, { shortRouteNeighbourhood: 0 }, true)).toBe(DEFAULT_NEIGHBOURHOOD);
+    // An explicit neighbourhood applies everywhere.
+    expect(searchNeighbourhood(1000, { neighbourhood: 12 }, true)).toBe(12);
+    expect(searchNeighbourhood(1000, { neighbourhood: 12 }, false)).toBe(12);
   });
 
   it("does not apply with pinned stops, pairs or balance", () => {
