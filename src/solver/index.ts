@@ -31,7 +31,7 @@ export const DEFAULT_NEIGHBOURHOOD = 30;
  * handful of routes, and a stop then goes to a worse place or opens a vehicle where a route a
  * little farther would take it. 0.08 (80 neighbours at 1,000 customers; the default 30 up to 375)
  * on Gehring & Homberger's C1 and R1 training instances at 120 s of CPU: mean gap to the
- * distance-only best 2.24 → 1.87 % over three seeds, shorter in 10 of 12 runs (bench/VRP.md,
+ * distance-only best 2.22 → 1.89 % over four seeds, shorter in 13 of 16 runs (bench/VRP.md,
  * "Session 8: a wider neighbourhood where routes are short"). 80 at 100 customers (Solomon:
  * nearly every job) was worse (mean gap 0.37 %), and 50 or 80 on long routes (r2_10_2) too.
  */
