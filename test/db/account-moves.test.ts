@@ -2,6 +2,7 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ACCOUNT_DATA_TABLES, GLOBAL_TABLES } from "../../src/db/account-tables";
 import { databaseNamed } from "../../src/db/shards";
+import { settleSeconds } from "../../src/lib/settle";
 import { advanceMoves, DRAIN_MS, digest, type MoveRow, requestMove } from "../../src/services/accounts/move";
 import { BASE, call, expectStatus, newAccount, type TestAccount } from "../helpers";
 import { open, ticket } from "../live/client";
@@ -148,6 +149,7 @@ describe("moving an account to another shard (contract §24)", () => {
 
   it("copies, verifies, switches and deletes; writes answer 503 meanwhile, reads and other accounts go on", async () => {
     const { acc, taskIds, trackerUrl } = await busyAccount();
+    const written = Date.now();
     const trackingPage = async () => {
       const r = await exports.default.fetch(
         new Request(trackerUrl, { headers: { Accept: "application/json" } }),
@@ -162,8 +164,15 @@ describe("moving an account to another shard (contract §24)", () => {
     const before = await digests(databaseNamed(env, from), acc.account.id);
     const read = async () => (await call(`/tasks/${taskIds[0]}/`, { token: acc.admin.token })).body;
     const answered = await read();
+    // The events list leaves out events younger than the settle delay (contract §4): wait until the
+    // account's have settled, so that the list compared after the move is not empty by timing (it
+    // was, and a run slow enough to cross the delay in between saw the two differ).
+    await new Promise((r) =>
+      setTimeout(r, Math.max(0, written + settleSeconds(env) * 1000 + 250 - Date.now())),
+    );
     const eventsBefore = await call("/events/?page_size=100", { token: acc.admin.token });
     expectStatus(eventsBefore, 200);
+    expect(eventsBefore.body.results.length).toBeGreaterThan(0);
     expect(before.tasks.rows).toBe(3);
     expect(before.events.rows).toBeGreaterThan(0);
     expect(before.webhook_deliveries.rows).toBe(1);
