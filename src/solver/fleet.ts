@@ -37,8 +37,8 @@ export function routesUsed(s: State): number {
  * whether to go on (read before each iteration; the caller's budget). Returns the smallest-fleet
  * solution with every job assigned that it saw (a snapshot; `s` itself if it never had every job
  * in and no route could be taken out), the iterations made and the one that found that fleet.
- * `g` is the search's recreate: its
- * cap on the routes (`maxRoutes`) is left set for the caller to lift.
+ * `g` is the search's recreate: its cap on the routes (`maxRoutes`) is left set for the caller
+ * to lift.
  */
 export function minimiseFleet(
   m: Model,
