@@ -487,9 +487,13 @@ async function main() {
     const routed = ok(
       await api(`/tasks/?assignee=${encodeURIComponent(s.bertil.url)}&ordering=position`, { token: s.admin }),
     ).results;
+    // What the plan left out (late in the evening, from now, a task may no longer fit in the
+    // shift) keeps its assignee and gets no place; every task the plan placed has its route.
+    const left = new Set(proposed.result.unassigned.map((u) => u.task));
+    const placed = routed.filter((t) => !left.has(t.url));
     assert.ok(
-      routed.length > 0 && routed.every((t) => t.route && Number.isInteger(t.position)),
-      JSON.stringify(routed.map((t) => [t.route, t.position])),
+      placed.length > 0 && placed.every((t) => t.route && Number.isInteger(t.position)),
+      JSON.stringify(routed.map((t) => [t.route, t.position, left.has(t.url)])),
     );
     log(
       `optimize: from now, ${rows} workers' routes before and after, applied, routes and positions written`,
