@@ -89,7 +89,21 @@ export function solve(
   options: SolveOptions = {},
   onProgress?: (iteration: number, bestCost: number) => void,
 ): Solution {
-  const m = compile(instance, { relabel: options.relabel });
+  // Renumbered in place: no copy of the matrices at any size. The instance's matrices are back in
+  // their order when this returns or throws (a progress callback may throw).
+  const m = compile(instance, { relabel: options.relabel === false ? false : "in-place" });
+  try {
+    return search(m, options, onProgress);
+  } finally {
+    m.restore();
+  }
+}
+
+function search(
+  m: Model,
+  options: SolveOptions,
+  onProgress?: (iteration: number, bestCost: number) => void,
+): Solution {
   const rnd = new Random(options.seed ?? 1);
   const clock = options.progress;
   const iterations = Math.max(

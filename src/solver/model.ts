@@ -73,6 +73,12 @@ export type Model = {
   /** Per job: the sum of its demands' magnitudes, and its distance from the first vehicle's start (the recreate's orders). */
   size: Float64Array;
   depotDistance: Float64Array;
+  /**
+   * Puts the instance's matrices back in their own order after an in-place renumbering
+   * (`compile(…, { relabel: "in-place" })`); nothing to do otherwise. Called once, when the
+   * model is no longer read.
+   */
+  restore: () => void;
 };
 
 /**
@@ -105,7 +111,10 @@ function matrixOf(values: ArrayLike<number>): { matrix: Matrix; negative: boolea
  * `neighbours: false` skips the nearest-neighbour lists (O(J²)): what only times given routes
  * (`evaluate`) never reads them.
  */
-export function compile(inst: Instance, options: { neighbours?: boolean; relabel?: boolean } = {}): Model {
+export function compile(
+  inst: Instance,
+  options: { neighbours?: boolean; relabel?: boolean | "in-place" } = {},
+): Model {
   const shipments = inst.shipments ?? [];
   const J = inst.jobs.length + 2 * shipments.length;
   const D = Math.max(
@@ -153,6 +162,7 @@ export function compile(inst: Instance, options: { neighbours?: boolean; relabel
     neighbours: [],
     size: new Float64Array(J),
     depotDistance: new Float64Array(J),
+    restore: () => {},
   };
   m.cost = inst.objective === "duration" || inst.objective === "balance" ? m.time : m.dist;
   let j = 0;
@@ -209,7 +219,8 @@ export function compile(inst: Instance, options: { neighbours?: boolean; relabel
   // a core's cache, and within the copies' memory budget.
   if (options.neighbours !== false && options.relabel !== false && L >= RELABEL_FROM) {
     const bytes = m.dist.byteLength + (m.time === m.dist ? 0 : m.time.byteLength);
-    if (bytes <= RELABEL_MAX_BYTES) relabel(m);
+    if (options.relabel === "in-place") relabel(m, true);
+    else if (bytes <= RELABEL_MAX_BYTES) relabel(m, false);
   }
   m.symmetric = isSymmetric(m.cost, L);
   m.timeNonNegative = !time.negative;
@@ -306,23 +317,24 @@ export const leg = (m: Model, matrix: Matrix, a: number, b: number) =>
  */
 export const RELABEL_FROM = 256;
 /**
- * The renumbered matrices are copies (the instance's own are not changed): made only when they
- * take at most this much, 16 MB (1,000 locations: 8 MB as 64-bit floats, 8 MB as two 32-bit
- * matrices; 2,000 locations' two 32-bit matrices, 32 MB, are solved in their own order and keep
- * their memory estimate, bench/VRP.md "Memory").
+ * Renumbered matrices are copies (the instance's own are not changed) only when they take at
+ * most this much, 16 MB (1,000 locations: 8 MB as 64-bit floats, 8 MB as two 32-bit matrices);
+ * `solve` renumbers in place instead, at any size, and puts them back (`Model.restore`).
  */
 export const RELABEL_MAX_BYTES = 16 * 2 ** 20;
 
 /**
  * Renumbers the locations along a greedy nearest-neighbour chain (by distance, from the first
- * vehicle's start), the matrices copied in that order. A job's insertion scan reads its own row
+ * vehicle's start), the matrices copied in that order, or permuted where they are (`inPlace`:
+ * no memory beyond two rows, so a 2,000-stop day's 32 MB of matrices gain it too; the instance's
+ * matrices are then out of order until `m.restore()`). A job's insertion scan reads its own row
  * of the cost matrix at the locations of the stops of routes near it (bench/VRP.md, session 8:
  * 54 % of the scan's time on r2_10_2 was that read, cache misses on an 8 MB matrix); in the
  * chain's order those stops are near the job in the row too, so the reads fall into a few cache
  * lines. Exact: every entry keeps its value, and nothing in the search breaks ties by location
  * (neighbour lists are built before, and break ties by job).
  */
-function relabel(m: Model): void {
+function relabel(m: Model, inPlace: boolean): void {
   const L = m.L;
   const dist = m.dist;
   const perm = new Int32Array(L).fill(-1);
@@ -343,23 +355,62 @@ function relabel(m: Model): void {
     if (next < 0) break;
     at = next;
   }
-  const move = (x: Matrix): Matrix => {
-    const y = x instanceof Float32Array ? new Float32Array(x.length) : new Float64Array(x.length);
-    for (let a = 0; a < L; a++) {
-      const from = a * L;
-      const to = perm[a] * L;
-      for (let b = 0; b < L; b++) y[to + perm[b]] = x[from + b];
-    }
-    return y;
-  };
-  const newDist = move(m.dist);
-  const newTime = m.time === m.dist ? newDist : move(m.time);
-  m.cost = m.cost === m.dist ? newDist : newTime;
-  m.dist = newDist;
-  m.time = newTime;
+  const matrices = m.time === m.dist ? [m.dist] : [m.dist, m.time];
+  if (inPlace) {
+    const inverse = new Int32Array(L);
+    for (let a = 0; a < L; a++) inverse[perm[a]] = a;
+    for (const x of matrices) permuteInPlace(x, perm, L);
+    m.restore = () => {
+      for (const x of matrices) permuteInPlace(x, inverse, L);
+      m.restore = () => {};
+    };
+  } else {
+    const [newDist, newTime = newDist] = matrices.map((x) => {
+      const y = x instanceof Float32Array ? new Float32Array(x.length) : new Float64Array(x.length);
+      for (let a = 0; a < L; a++) {
+        const from = a * L;
+        const to = perm[a] * L;
+        for (let b = 0; b < L; b++) y[to + perm[b]] = x[from + b];
+      }
+      return y;
+    });
+    m.cost = m.cost === m.dist ? newDist : newTime;
+    m.dist = newDist;
+    m.time = newTime;
+  }
   for (let j = 0; j < m.J; j++) if (m.loc[j] !== NONE) m.loc[j] = perm[m.loc[j]];
   for (let v = 0; v < m.V; v++) {
     if (m.vStart[v] !== NONE) m.vStart[v] = perm[m.vStart[v]];
     if (m.vEnd[v] !== NONE) m.vEnd[v] = perm[m.vEnd[v]];
+  }
+}
+
+/**
+ * An L × L matrix's rows and columns permuted where it is: entry (a, b) goes to
+ * (perm[a], perm[b]). Columns row by row through one spare row, then rows along the
+ * permutation's cycles, each row carried to its place; two rows of memory, every entry's bits
+ * kept (typed-array copies, no arithmetic).
+ */
+function permuteInPlace(x: Matrix, perm: Int32Array, L: number): void {
+  let carry = x instanceof Float32Array ? new Float32Array(L) : new Float64Array(L);
+  let spare = x instanceof Float32Array ? new Float32Array(L) : new Float64Array(L);
+  for (let a = 0; a < L; a++) {
+    const row = x.subarray(a * L, a * L + L);
+    spare.set(row);
+    for (let b = 0; b < L; b++) row[perm[b]] = spare[b];
+  }
+  const placed = new Uint8Array(L);
+  for (let s = 0; s < L; s++) {
+    if (placed[s]) continue;
+    carry.set(x.subarray(s * L, s * L + L));
+    let a = s;
+    do {
+      const b = perm[a];
+      placed[b] = 1;
+      spare.set(x.subarray(b * L, b * L + L));
+      x.set(carry, b * L);
+      [carry, spare] = [spare, carry];
+      a = b;
+    } while (a !== s);
   }
 }

@@ -100,10 +100,11 @@ export type SolveOptions = {
    */
   shortRouteNeighbourhood?: number;
   /**
-   * Renumber the locations in a nearest-neighbour order, the matrices copied in that order
-   * (model.ts, `relabel`): the same search, faster where the matrix outgrows the cache. Default
-   * true; done only for instances of RELABEL_FROM locations or more whose copies take at most
-   * RELABEL_MAX_BYTES. false: never (the same solutions, for comparisons).
+   * Renumber the locations in a nearest-neighbour order, the instance's matrices permuted in
+   * place for the solve and put back before it returns (model.ts, `relabel`): the same search,
+   * faster where the matrix outgrows the cache, no memory beyond two rows. Default true; done
+   * for instances of RELABEL_FROM locations or more. false: never (the same solutions, for
+   * comparisons). The matrices must not be read elsewhere while `solve` runs.
    */
   relabel?: boolean;
   /**

@@ -46,50 +46,96 @@ function randomInstance(seed: number): Instance {
   };
 }
 
-describe("relabelled locations (model.ts)", () => {
-  it("give every leg between the jobs and depots its own matrix entry, and leave the instance unchanged", () => {
-    for (let seed = 1; seed <= 12; seed++) {
-      const inst = randomInstance(seed);
-      const before = Array.from(inst.distances);
-      const plain = compile(inst, { relabel: false });
-      const m = compile(inst);
-      expect(Array.from(inst.distances)).toEqual(before);
-      // Renumbered: the locations are not the instance's (else this test would prove nothing).
-      expect(Array.from(m.loc)).not.toEqual(Array.from(plain.loc));
-      const L = m.L;
-      const places = [...Array.from(m.loc), m.vStart[0], ...(m.vEnd[0] === NONE ? [] : [m.vEnd[0]])];
-      const origin = [
-        ...Array.from(plain.loc),
-        plain.vStart[0],
-        ...(plain.vEnd[0] === NONE ? [] : [plain.vEnd[0]]),
-      ];
-      const wrong: string[] = [];
-      for (let a = 0; a < places.length; a++) {
-        for (let b = 0; b < places.length; b++) {
-          const x = places[a] * L + places[b];
-          const y = origin[a] * L + origin[b];
-          if (!Object.is(m.dist[x], plain.dist[y]) || !Object.is(m.time[x], plain.time[y]))
-            wrong.push(`${a}→${b}`);
-          if (!Object.is(m.cost[x], plain.cost[y])) wrong.push(`cost ${a}→${b}`);
-          // The same locations stay one (two jobs at one place), different ones stay apart.
-          if ((places[a] === places[b]) !== (origin[a] === origin[b])) wrong.push(`place ${a}, ${b}`);
-        }
-      }
-      expect(wrong.slice(0, 5)).toEqual([]);
-      expect(m.symmetric).toBe(plain.symmetric);
-      expect(m.timeNonNegative).toBe(plain.timeNonNegative);
-    }
-  });
+/** The instance's matrices as they are now, copied entry by entry. */
+const snapshot = (inst: Instance) => ({
+  distances: Array.from(inst.distances),
+  durations: Array.from(inst.durations),
+});
 
-  it("leave the search as it was: the same routes at a fixed budget, feasible", () => {
+/**
+ * How many entries of the instance's matrices differ from a snapshot (a count: a failed
+ * comparison of 90,000 entries takes minutes to print).
+ */
+const changed = (inst: Instance, before: ReturnType<typeof snapshot>) => {
+  let n = 0;
+  for (let i = 0; i < before.distances.length; i++) {
+    if (!Object.is(inst.distances[i], before.distances[i])) n++;
+    if (!Object.is(inst.durations[i], before.durations[i])) n++;
+  }
+  return n;
+};
+
+describe("relabelled locations (model.ts)", () => {
+  for (const mode of [true, "in-place"] as const) {
+    it(`give every leg between the jobs and depots its own matrix entry (${mode === true ? "copies" : "in place"})`, () => {
+      for (let seed = 1; seed <= 12; seed++) {
+        const inst = randomInstance(seed);
+        const before = snapshot(inst);
+        const plain = compile(
+          { ...inst, distances: before.distances, durations: before.durations },
+          { relabel: false },
+        );
+        const m = compile(inst, { relabel: mode });
+        const typed = inst.distances instanceof Float32Array || inst.distances instanceof Float64Array;
+        if (mode === true || !typed) expect(changed(inst, before)).toBe(0);
+        // In place: the instance's own typed matrix is what is renumbered (no copy).
+        else expect(m.dist).toBe(inst.distances);
+        // Renumbered: the locations are not the instance's (else this test would prove nothing).
+        expect(Array.from(m.loc)).not.toEqual(Array.from(plain.loc));
+        const L = m.L;
+        const places = [...Array.from(m.loc), m.vStart[0], ...(m.vEnd[0] === NONE ? [] : [m.vEnd[0]])];
+        const origin = [
+          ...Array.from(plain.loc),
+          plain.vStart[0],
+          ...(plain.vEnd[0] === NONE ? [] : [plain.vEnd[0]]),
+        ];
+        const wrong: string[] = [];
+        for (let a = 0; a < places.length; a++) {
+          for (let b = 0; b < places.length; b++) {
+            const x = places[a] * L + places[b];
+            const y = origin[a] * L + origin[b];
+            if (!Object.is(m.dist[x], plain.dist[y]) || !Object.is(m.time[x], plain.time[y]))
+              wrong.push(`${a}→${b}`);
+            if (!Object.is(m.cost[x], plain.cost[y])) wrong.push(`cost ${a}→${b}`);
+            // The same locations stay one (two jobs at one place), different ones stay apart.
+            if ((places[a] === places[b]) !== (origin[a] === origin[b])) wrong.push(`place ${a}, ${b}`);
+          }
+        }
+        expect(wrong.slice(0, 5)).toEqual([]);
+        expect(m.symmetric).toBe(plain.symmetric);
+        expect(m.timeNonNegative).toBe(plain.timeNonNegative);
+        m.restore();
+        expect(changed(inst, before)).toBe(0);
+      }
+    });
+  }
+
+  it("leave the search as it was: the same routes at a fixed budget, feasible, the instance's matrices put back", () => {
     for (let seed = 1; seed <= 6; seed++) {
       const inst = randomInstance(100 + seed);
+      const before = snapshot(inst);
       const a = solve(inst, { seed, iterations: 300 });
+      expect(changed(inst, before)).toBe(0);
       const b = solve(inst, { seed, iterations: 300, relabel: false });
       expect(a.routes).toEqual(b.routes);
       expect(a.unassigned).toEqual(b.unassigned);
       expect(a.distance).toBe(b.distance);
       expect(checkSolution(inst, a)).toEqual([]);
+    }
+  });
+
+  it("put the instance's matrices back when the solve throws", () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const inst = randomInstance(200 + seed);
+      const before = snapshot(inst);
+      let calls = 0;
+      const progress = () => {
+        if (++calls > 3) throw new Error("stopped");
+        return 0;
+      };
+      expect(() => solve(inst, { seed, progress })).toThrow("stopped");
+      expect(calls).toBe(4);
+      expect(changed(inst, before)).toBe(0);
     }
   });
 });
