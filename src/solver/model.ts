@@ -337,6 +337,8 @@ export const RELABEL_MAX_BYTES = 16 * 2 ** 20;
 function relabel(m: Model, inPlace: boolean): void {
   const L = m.L;
   const dist = m.dist;
+  // A matrix shorter than L × L (not the instance's contract) is read as it is, never half permuted.
+  if (dist.length < L * L || m.time.length < L * L) return;
   const perm = new Int32Array(L).fill(-1);
   let at = m.V && m.vStart[0] !== NONE ? m.vStart[0] : 0;
   for (let k = 0; k < L; k++) {
