@@ -24,11 +24,9 @@ const cpuSeconds = Number(opt("cpu-seconds", "0"));
 // VRP_TW_FLEETW, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_NEAR_SHARE as in bench/vrp.mjs (VRP_NEAR_SHARE=0:
 // the neighbourhood of 30 throughout, the search before session 8's wider one).
 // VRP_RELABEL=0: the locations in their own order (session 8's relabelling off; the same search).
-// VRP_LMAX: SISR's L_max (maxStringLength); VRP_KSL: the L_max in the count of routes a ruin touches
-// (ruinSpreadLength; default VRP_LMAX).
+// VRP_LMAX: SISR's L_max (maxStringLength).
 const tuning = {
   ...(process.env.VRP_LMAX ? { maxStringLength: Number(process.env.VRP_LMAX) } : {}),
-  ...(process.env.VRP_KSL ? { ruinSpreadLength: Number(process.env.VRP_KSL) } : {}),
   ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
   ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
   ...(process.env.VRP_NEAR_SHARE ? { shortRouteNeighbourhood: Number(process.env.VRP_NEAR_SHARE) } : {}),

@@ -35,15 +35,13 @@ const folder = resolve(opt("instances", "../shared/bench/vrptw/solomon"));
 const seconds = Number(opt("seconds", "10"));
 const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
-// Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_LMAX (SISR's L_max), VRP_KSL (the L_max
-// in the count of routes a ruin touches, default VRP_LMAX), VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
+// Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_LMAX (SISR's L_max), VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
 // VRP_NEAR_SHARE (the neighbourhood's share of the jobs where the fleet phase runs), VRP_TAILS,
 // VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows in the fleet phase: VRP_TW (0
 // off), VRP_TW_FLEETW; VRP_RELABEL=0 keeps the locations' own order (session 8's relabelling off); VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
 // for experiments).
 const tuning = {
   ...(process.env.VRP_LMAX ? { maxStringLength: Number(process.env.VRP_LMAX) } : {}),
-  ...(process.env.VRP_KSL ? { ruinSpreadLength: Number(process.env.VRP_KSL) } : {}),
   ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
   ...(process.env.VRP_T0
     ? { temperatures: [Number(process.env.VRP_T0), Number(process.env.VRP_TF || 1)] }

@@ -114,7 +114,6 @@ function search(
   const routeRemoval = options.routeRemoval ?? DEFAULT_ROUTE_REMOVAL;
   const cBar = options.averageRemoved ?? 10;
   const lMax = options.maxStringLength ?? 10;
-  const spreadLength = options.ruinSpreadLength ?? lMax;
   const unassignedPenalty = penalty(m);
   const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
   const fleetShare = fleetApplies(m)
@@ -233,7 +232,7 @@ function search(
     const dropped: number[] = [];
     g.open = !(routeRemoval > 0 && rnd.next() < routeRemoval);
     if (!g.open) removeRoute(m, current, rnd, dropped);
-    const { removed } = ruin(m, current, rnd, cBar, lMax, -1, spreadLength);
+    const { removed } = ruin(m, current, rnd, cBar, lMax);
     recreate(m, current, [...dropped, ...removed, ...again], g);
     const before = current.cost;
     const cost = m.balance

@@ -216,11 +216,11 @@ export function compile(
   }
   m.neighbours = options.neighbours === false ? [] : nearest(m, Math.min(NEIGHBOURS, J - 1));
   // Only for a search (what only times given routes reads a few entries), on a matrix larger than
-  // a core's cache, and within the copies' memory budget.
+  // a core's cache; as copies, only within their memory budget.
   if (options.neighbours !== false && options.relabel !== false && L >= RELABEL_FROM) {
-    const bytes = m.dist.byteLength + (m.time === m.dist ? 0 : m.time.byteLength);
-    if (options.relabel === "in-place") relabel(m, true);
-    else if (bytes <= RELABEL_MAX_BYTES) relabel(m, false);
+    const inPlace = options.relabel === "in-place";
+    if (inPlace || m.dist.byteLength + (m.time === m.dist ? 0 : m.time.byteLength) <= RELABEL_MAX_BYTES)
+      relabel(m, inPlace);
   }
   m.symmetric = isSymmetric(m.cost, L);
   m.timeNonNegative = !time.negative;
@@ -368,7 +368,7 @@ function relabel(m: Model, inPlace: boolean): void {
     };
   } else {
     const [newDist, newTime = newDist] = matrices.map((x) => {
-      const y = x instanceof Float32Array ? new Float32Array(x.length) : new Float64Array(x.length);
+      const y = blank(x, x.length);
       for (let a = 0; a < L; a++) {
         const from = a * L;
         const to = perm[a] * L;
@@ -394,8 +394,8 @@ function relabel(m: Model, inPlace: boolean): void {
  * kept (typed-array copies, no arithmetic).
  */
 function permuteInPlace(x: Matrix, perm: Int32Array, L: number): void {
-  let carry = x instanceof Float32Array ? new Float32Array(L) : new Float64Array(L);
-  let spare = x instanceof Float32Array ? new Float32Array(L) : new Float64Array(L);
+  let carry = blank(x, L);
+  let spare = blank(x, L);
   for (let a = 0; a < L; a++) {
     const row = x.subarray(a * L, a * L + L);
     spare.set(row);
@@ -415,4 +415,9 @@ function permuteInPlace(x: Matrix, perm: Int32Array, L: number): void {
       a = b;
     } while (a !== s);
   }
+}
+
+/** A zeroed array of `length` entries of `x`'s type (a renumbered entry keeps its bits). */
+function blank(x: Matrix, length: number): Matrix {
+  return x instanceof Float32Array ? new Float32Array(length) : new Float64Array(length);
 }

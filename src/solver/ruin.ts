@@ -13,15 +13,7 @@ const SPLIT_KEEP = 0.99;
 type Ruin = { removed: number[]; touched: Set<number> };
 
 /** §4.1: strings of consecutive stops from routes near a seed stop. */
-export function ruin(
-  m: Model,
-  s: State,
-  rnd: Random,
-  cBar: number,
-  lMax: number,
-  at = -1,
-  spreadLength = lMax,
-): Ruin {
+export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number, at = -1): Ruin {
   const removed: number[] = [];
   const touched = new Set<number>();
   let used = 0;
@@ -36,7 +28,7 @@ export function ruin(
   }
   if (!stops) return { removed, touched };
   const lsMax = Math.min(lMax, stops / used);
-  const ksMax = (4 * cBar) / (1 + Math.min(spreadLength, stops / used)) - 1;
+  const ksMax = (4 * cBar) / (1 + lsMax) - 1;
   const ks = Math.floor(rnd.next() * ksMax) + 1;
   // The seed: `at` if given (an unassigned job: the strings come from the routes around it), else
   // a random job on a route.

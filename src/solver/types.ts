@@ -65,8 +65,6 @@ export type SolveOptions = {
   averageRemoved?: number;
   /** Longest string removed (SISR's L_max). */
   maxStringLength?: number;
-  /** The L_max in SISR's count of routes a ruin touches (k_s, §4.1); default `maxStringLength`. */
-  ruinSpreadLength?: number;
   /** Start and final annealing temperatures in Solomon's units (default 30 and 0.5), scaled to the instance. */
   temperatures?: [number, number];
   /** The share of iterations that first remove a whole route and may not open a vehicle. */
