@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build } from "esbuild";
+import { seed, tuning } from "./vrp-tuning.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -19,24 +20,8 @@ const opt = (name, fallback) => {
 const iterations = Number(opt("iterations", "20000"));
 // `--cpu-seconds N`: a budget of the process's CPU time instead (the solver reads it as its clock).
 const cpuSeconds = Number(opt("cpu-seconds", "0"));
-// VRP_TAILS: the share of tail-exchange iterations (the solver's default without it).
-// VRP_TW: penalised time windows in the fleet phase (0: off, main's search before session 7);
-// VRP_TW_FLEETW, VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_NEAR_SHARE as in bench/vrp.mjs (VRP_NEAR_SHARE=0:
-// the neighbourhood of 30 throughout, the search before session 8's wider one).
-// VRP_RELABEL=0: the locations in their own order (session 8's relabelling off; the same search).
-// VRP_LMAX: SISR's L_max (maxStringLength).
-const tuning = {
-  ...(process.env.VRP_LMAX ? { maxStringLength: Number(process.env.VRP_LMAX) } : {}),
-  ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
-  ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
-  ...(process.env.VRP_NEAR_SHARE ? { shortRouteNeighbourhood: Number(process.env.VRP_NEAR_SHARE) } : {}),
-  ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
-  ...(process.env.VRP_FLEETMIN ? { fleetMinimisation: Number(process.env.VRP_FLEETMIN) } : {}),
-  ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
-  ...(process.env.VRP_RELABEL ? { relabel: process.env.VRP_RELABEL !== "0" } : {}),
-};
+// Tuning knobs and VRP_SEED: bench/vrp-tuning.mjs (the same as bench/vrp.mjs).
 const src = resolve(opt("src", "."));
-const seed = Number(process.env.VRP_SEED || 1);
 const dir = mkdtempSync(join(tmpdir(), "vrp-fixed-"));
 await build({
   stdin: {

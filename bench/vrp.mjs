@@ -25,6 +25,7 @@ import { pathToFileURL } from "node:url";
 import { getHeapStatistics } from "node:v8";
 import { build } from "esbuild";
 import { cpuMs, workerdPids } from "./lib/harness.mjs";
+import { seed, tuning } from "./vrp-tuning.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, fallback) => {
@@ -35,28 +36,8 @@ const folder = resolve(opt("instances", "../shared/bench/vrptw/solomon"));
 const seconds = Number(opt("seconds", "10"));
 const only = opt("only", "")?.split(",").filter(Boolean) ?? [];
 const out = opt("out", "bench/vrp-results.json");
-// Tuning knobs (the defaults are the solver's): VRP_CBAR, VRP_LMAX (SISR's L_max), VRP_T0, VRP_TF, VRP_NEAR, VRP_ROUTE,
-// VRP_NEAR_SHARE (the neighbourhood's share of the jobs where the fleet phase runs), VRP_TAILS,
-// VRP_FLEETMIN, VRP_FLEETSTOPS, VRP_SEED; penalised time windows in the fleet phase: VRP_TW (0
-// off), VRP_TW_FLEETW; VRP_RELABEL=0 keeps the locations' own order (session 8's relabelling off); VRP_FLEET=N keeps only the first N vehicles of each instance (a fleet cap,
-// for experiments).
-const tuning = {
-  ...(process.env.VRP_LMAX ? { maxStringLength: Number(process.env.VRP_LMAX) } : {}),
-  ...(process.env.VRP_CBAR ? { averageRemoved: Number(process.env.VRP_CBAR) } : {}),
-  ...(process.env.VRP_T0
-    ? { temperatures: [Number(process.env.VRP_T0), Number(process.env.VRP_TF || 1)] }
-    : {}),
-  ...(process.env.VRP_NEAR ? { neighbourhood: Number(process.env.VRP_NEAR) } : {}),
-  ...(process.env.VRP_ROUTE ? { routeRemoval: Number(process.env.VRP_ROUTE) } : {}),
-  ...(process.env.VRP_TAILS ? { tailExchange: Number(process.env.VRP_TAILS) } : {}),
-  ...(process.env.VRP_FLEETMIN ? { fleetMinimisation: Number(process.env.VRP_FLEETMIN) } : {}),
-  ...(process.env.VRP_FLEETSTOPS ? { fleetMaxStops: Number(process.env.VRP_FLEETSTOPS) } : {}),
-  ...(process.env.VRP_TW ? { timeWarp: Number(process.env.VRP_TW) } : {}),
-  ...(process.env.VRP_NEAR_SHARE ? { shortRouteNeighbourhood: Number(process.env.VRP_NEAR_SHARE) } : {}),
-  ...(process.env.VRP_TW_FLEETW ? { timeWarpFleetWeight: Number(process.env.VRP_TW_FLEETW) } : {}),
-  ...(process.env.VRP_RELABEL ? { relabel: process.env.VRP_RELABEL !== "0" } : {}),
-};
-const seed = Number(process.env.VRP_SEED || 1);
+// Tuning knobs and VRP_SEED: bench/vrp-tuning.mjs. VRP_FLEET=N keeps only the first N vehicles
+// of each instance (a fleet cap, for experiments).
 const fleetCap = process.env.VRP_FLEET ? Number(process.env.VRP_FLEET) : null;
 
 const dir = mkdtempSync(join(tmpdir(), "vrp-"));
