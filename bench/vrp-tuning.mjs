@@ -4,9 +4,19 @@
 // the jobs where the fleet phase runs; 0: 30 throughout, the search before session 8), VRP_ROUTE
 // (route removals), VRP_TAILS (tail exchanges), VRP_FLEETMIN and VRP_FLEETSTOPS (the fleet phase),
 // VRP_TW (penalised time windows in the fleet phase; 0: off) and VRP_TW_FLEETW, VRP_RELABEL=0 (the
-// locations in their own order; the same search).
+// locations in their own order; the same search), VRP_BLINK (the recreate's blink rate), VRP_SPLIT
+// (the probability of a split string rather than a string in a ruin), VRP_ORDERS (four weights,
+// comma-separated, of the recreate's orders: random, larger demand first, far first, close first;
+// e.g. 4,4,2,1, the default).
 const env = process.env;
 const num = (name, key) => (env[name] ? { [key]: Number(env[name]) } : {});
+/** Four non-negative weights, not all 0 (else the run stops here). */
+function orders(text) {
+  const w = text.split(",").map(Number);
+  if (w.length !== 4 || w.some((x) => !(x >= 0)) || !w.some((x) => x > 0))
+    throw new Error(`VRP_ORDERS: four non-negative weights, not all 0 (got ${text})`);
+  return w;
+}
 
 export const tuning = {
   ...num("VRP_LMAX", "maxStringLength"),
@@ -21,6 +31,9 @@ export const tuning = {
   ...num("VRP_NEAR_SHARE", "shortRouteNeighbourhood"),
   ...num("VRP_TW_FLEETW", "timeWarpFleetWeight"),
   ...(env.VRP_RELABEL ? { relabel: env.VRP_RELABEL !== "0" } : {}),
+  ...num("VRP_BLINK", "blinkRate"),
+  ...num("VRP_SPLIT", "splitRate"),
+  ...(env.VRP_ORDERS ? { recreateOrders: orders(env.VRP_ORDERS) } : {}),
 };
 
 /** VRP_SEED (default 1). */

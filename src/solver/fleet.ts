@@ -10,7 +10,7 @@
  */
 import { type Model, NONE, VISIT } from "./model";
 import type { Random } from "./random";
-import { ruin } from "./ruin";
+import { DEFAULT_SPLIT, ruin } from "./ruin";
 import { type Recreate, recreate } from "./search";
 import type { State } from "./state";
 
@@ -51,6 +51,7 @@ export function minimiseFleet(
   absences: Int32Array = new Int32Array(m.J),
   around = 0.5,
   warp = false,
+  split = DEFAULT_SPLIT,
 ): { best: State | null; iterations: number; lastFleet: number } {
   let best: State | null = null;
   let iterations = 0;
@@ -92,7 +93,7 @@ export function minimiseFleet(
       : warp && rnd.next() < around
         ? lateJob(s, rnd)
         : -1;
-    const { removed } = ruin(m, s, rnd, cBar, lMax, at);
+    const { removed } = ruin(m, s, rnd, cBar, lMax, at, split);
     recreate(m, s, [...removed, ...again], g);
     const out = s.unassigned;
     for (const j of out) absences[j]++;

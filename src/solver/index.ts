@@ -7,8 +7,8 @@ import { fleetApplies, minimiseFleet, routesUsed } from "./fleet";
 import { compile, leg, type Model, NONE } from "./model";
 import { Random } from "./random";
 import { Route } from "./route";
-import { removeRoute, ruin } from "./ruin";
-import { Recreate, recreate } from "./search";
+import { DEFAULT_SPLIT, removeRoute, ruin } from "./ruin";
+import { DEFAULT_BLINK, DEFAULT_RECREATE_ORDERS, Recreate, recreate } from "./search";
 import { penalty, State, totalCost } from "./state";
 import { tailMove, tailsApply } from "./tails";
 import type { Instance, RouteSolution, Solution, SolveOptions, UnassignedReason } from "./types";
@@ -114,6 +114,7 @@ function search(
   const routeRemoval = options.routeRemoval ?? DEFAULT_ROUTE_REMOVAL;
   const cBar = options.averageRemoved ?? 10;
   const lMax = options.maxStringLength ?? 10;
+  const split = options.splitRate ?? DEFAULT_SPLIT;
   const unassignedPenalty = penalty(m);
   const tails = tailsApply(m) ? (options.tailExchange ?? DEFAULT_TAIL_EXCHANGE) : 0;
   const fleetShare = fleetApplies(m)
@@ -148,6 +149,8 @@ function search(
     m.J / Math.max(1, routesUsed(constructed)) <= (options.fleetMaxStops ?? DEFAULT_FLEET_MAX_STOPS);
   const searchNear = searchNeighbourhood(m.J, options, fleetShare > 0 && shortRoutes);
   const g = new Recreate(m, rnd, searchNear);
+  g.blink = options.blinkRate ?? DEFAULT_BLINK;
+  g.orders = options.recreateOrders ?? DEFAULT_RECREATE_ORDERS;
   let spent = 0;
   let it = 0;
   let current = constructed;
@@ -180,6 +183,7 @@ function search(
       undefined,
       undefined,
       fleetWarp,
+      split,
     );
     // The annealing is main's, windows hard: the phase's routes (none late) cost their distance.
     if (fleetWarp) {
@@ -232,7 +236,7 @@ function search(
     const dropped: number[] = [];
     g.open = !(routeRemoval > 0 && rnd.next() < routeRemoval);
     if (!g.open) removeRoute(m, current, rnd, dropped);
-    const { removed } = ruin(m, current, rnd, cBar, lMax);
+    const { removed } = ruin(m, current, rnd, cBar, lMax, -1, split);
     recreate(m, current, [...dropped, ...removed, ...again], g);
     const before = current.cost;
     const cost = m.balance

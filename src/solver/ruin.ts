@@ -10,10 +10,24 @@ import type { State } from "./state";
 /** SISR's split-string β = 0.01 (§6), as "keep going" 1 − β. */
 const SPLIT_KEEP = 0.99;
 
+/** The probability that a route loses a split string rather than a string (§4.1; `SolveOptions.splitRate`). */
+export const DEFAULT_SPLIT = 0.5;
+
 type Ruin = { removed: number[]; touched: Set<number> };
 
-/** §4.1: strings of consecutive stops from routes near a seed stop. */
-export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number, at = -1): Ruin {
+/**
+ * §4.1: strings of consecutive stops from routes near a seed stop (`at`, else a random one), each
+ * a split string with probability `split` (always a string where it spans the route).
+ */
+export function ruin(
+  m: Model,
+  s: State,
+  rnd: Random,
+  cBar: number,
+  lMax: number,
+  at = -1,
+  split = DEFAULT_SPLIT,
+): Ruin {
   const removed: number[] = [];
   const touched = new Set<number>();
   let used = 0;
@@ -48,7 +62,7 @@ export function ruin(m: Model, s: State, rnd: Random, cBar: number, lMax: number
     const l = Math.floor(rnd.next() * lMaxT) + 1;
     const pos = route.seq.indexOf(c) - f;
     let take: number[];
-    if (l === n || rnd.next() < 0.5) {
+    if (l === n || rnd.next() < 1 - split) {
       // String: l stops containing c.
       const lo = Math.max(0, pos - l + 1);
       const hi = Math.min(pos, n - l);

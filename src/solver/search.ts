@@ -12,20 +12,27 @@ import type { Route } from "./route";
 import type { State } from "./state";
 import { warpWith } from "./warp";
 
-/** SISR's blink rate (§6): 0.01. */
-const BLINK = 0.01;
+/** SISR's blink rate (§6): 0.01 (`SolveOptions.blinkRate`). */
+export const DEFAULT_BLINK = 0.01;
 
-/** §4.2's orders of reinsertion: random (weight 4), demand (4), far (2), close (1). */
-function sortForInsertion(m: Model, jobs: number[], rnd: Random): number[] {
-  const x = rnd.int(11);
+/**
+ * §4.2's orders of reinsertion and their weights: random (4), larger demand first (4), farther
+ * from the depot first (2), closer first (1) (`SolveOptions.recreateOrders`).
+ */
+export const DEFAULT_RECREATE_ORDERS: readonly [number, number, number, number] = [4, 4, 2, 1];
+
+/** One of the orders drawn with `weights` (random, demand, far, close): one draw, then the sort. */
+function sortForInsertion(m: Model, jobs: number[], rnd: Random, weights: readonly number[]): number[] {
+  const [random, demand, far, close] = weights;
+  const x = rnd.next() * (random + demand + far + close);
   const out = jobs.slice();
-  if (x < 4) {
+  if (x < random) {
     for (let i = out.length - 1; i > 0; i--) {
       const k = rnd.int(i + 1);
       [out[i], out[k]] = [out[k], out[i]];
     }
-  } else if (x < 8) out.sort((a, b) => m.size[b] - m.size[a] || a - b);
-  else if (x < 10) out.sort((a, b) => m.depotDistance[b] - m.depotDistance[a] || a - b);
+  } else if (x < random + demand) out.sort((a, b) => m.size[b] - m.size[a] || a - b);
+  else if (x < random + demand + far) out.sort((a, b) => m.depotDistance[b] - m.depotDistance[a] || a - b);
   else out.sort((a, b) => m.depotDistance[a] - m.depotDistance[b] || a - b);
   return out;
 }
@@ -56,6 +63,10 @@ export class Recreate {
   used = 0;
   /** Per vehicle class, the index in it of its first empty vehicle (its size: none). */
   readonly firstEmpty: Int32Array;
+  /** The probability that a position that would win is skipped (§4.2's blinks). */
+  blink = DEFAULT_BLINK;
+  /** The weights of the orders of reinsertion: random, larger demand first, far first, close first. */
+  orders: readonly number[] = DEFAULT_RECREATE_ORDERS;
 
   constructor(
     readonly m: Model,
@@ -186,7 +197,7 @@ export function scanRoute(m: Model, route: Route, r: number, u: number, g: Recre
     if (start > twB) continue;
     const latestNext = p === n ? m.vShiftB[v] : route.ls[p];
     if (start + svc + leg(m, m.time, ul, nextLoc) > latestNext) continue;
-    if (rnd && rnd.next() < BLINK) continue;
+    if (rnd && rnd.next() < g.blink) continue;
     g.cost = delta;
     g.route = r;
     g.pos = p;
@@ -232,7 +243,7 @@ function scanRouteWarp(m: Model, route: Route, r: number, u: number, g: Recreate
     if (!(delta - w * base < g.cost)) continue;
     delta += w * (warpWith(m, seg, p, u, prevLoc, nextLoc) - base);
     if (!(delta < g.cost)) continue;
-    if (rnd && rnd.next() < BLINK) continue;
+    if (rnd && rnd.next() < g.blink) continue;
     g.cost = delta;
     g.route = r;
     g.pos = p;
@@ -274,7 +285,7 @@ function scanEmpty(m: Model, s: State, u: number, g: Recreate, tick: number): vo
  * every other route only when none of those can take it.
  */
 export function recreate(m: Model, s: State, jobs: number[], g: Recreate): void {
-  const order = g.rnd ? sortForInsertion(m, jobs, g.rnd) : jobs;
+  const order = g.rnd ? sortForInsertion(m, jobs, g.rnd, g.orders) : jobs;
   g.findEmpty(s);
   let pairsDone: Set<number> | null = null;
   for (const j of order) {
@@ -401,7 +412,7 @@ export function scanPair(m: Model, route: Route, r: number, p: number, q: number
       const sQ = Math.max(depP + tpq, qA);
       const latest = a === n ? m.vShiftB[v] : route.ls[a];
       if (sQ <= qB && sQ + qSvc + (nextLoc === NONE ? 0 : time[ql * L + nextLoc]) <= latest) {
-        if (!(rnd && rnd.next() < BLINK)) {
+        if (!(rnd && rnd.next() < g.blink)) {
           g.cost = together;
           g.route = r;
           g.pos = a;
@@ -437,7 +448,7 @@ export function scanPair(m: Model, route: Route, r: number, p: number, q: number
       const y = b === n ? end : m.loc[seq[b]];
       const latest = b === n ? m.vShiftB[v] : route.ls[b];
       if (sQ + qSvc + (y === NONE ? 0 : time[ql * L + y]) > latest) continue;
-      if (rnd && rnd.next() < BLINK) continue;
+      if (rnd && rnd.next() < g.blink) continue;
       g.cost = delta;
       g.route = r;
       g.pos = a;

@@ -65,6 +65,22 @@ export type SolveOptions = {
   averageRemoved?: number;
   /** Longest string removed (SISR's L_max). */
   maxStringLength?: number;
+  /**
+   * The probability that a ruin takes a split string from a route rather than a string (SISR's
+   * §4.1; default 0.5, DEFAULT_SPLIT). Internal: for tuning.
+   */
+  splitRate?: number;
+  /**
+   * The probability that the recreate skips a position that would win (SISR's blinks, §4.2;
+   * default 0.01, DEFAULT_BLINK). Internal: for tuning.
+   */
+  blinkRate?: number;
+  /**
+   * The weights of the recreate's orders of reinsertion (§4.2): random, larger demand first,
+   * farther from the first vehicle's start first, closer first (default 4, 4, 2, 1,
+   * DEFAULT_RECREATE_ORDERS; not all 0). Internal: for tuning.
+   */
+  recreateOrders?: readonly [number, number, number, number];
   /** Start and final annealing temperatures in Solomon's units (default 30 and 0.5), scaled to the instance. */
   temperatures?: [number, number];
   /** The share of iterations that first remove a whole route and may not open a vehicle. */
