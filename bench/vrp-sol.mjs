@@ -38,6 +38,15 @@ const routes = readFileSync(solutionPath, "utf8")
       .map(Number),
   );
 
+// A customer the instance does not have is reported, not followed into the arithmetic below.
+const unknown = routes.flat().filter((c) => !Number.isInteger(c) || c < 1 || !nodes[c]);
+if (unknown.length > 0) {
+  console.error(
+    `${solutionPath}: customers not in ${instancePath}: ${[...new Set(unknown)].slice(0, 10).join(", ")}`,
+  );
+  process.exit(1);
+}
+
 const exact = (a, b) => Math.hypot(nodes[a].x - nodes[b].x, nodes[a].y - nodes[b].y);
 // DIMACS: the leg in tenths, truncated (what HGS-VRPTW and CVRPLIB's .sol costs use).
 const truncated = (a, b) => Math.floor(10 * exact(a, b)) / 10;
@@ -54,7 +63,6 @@ for (const [r, route] of routes.entries()) {
   let timeTrunc = 0;
   for (const c of [...route, 0]) {
     if (c !== 0) {
-      if (!nodes[c]) problems.push(`route ${r + 1}: no customer ${c}`);
       if (seen.has(c)) problems.push(`customer ${c} served twice`);
       seen.add(c);
       load += nodes[c].demand;
