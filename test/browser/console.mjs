@@ -358,6 +358,20 @@ async function main() {
       .getByRole("listitem", { name: name(t6) })
       .filter({ hasText: "Late" })
       .waitFor({ timeout: 15_000 });
+    // An ETA that falls on another day than the board's shows that day's date, not a time alone
+    // that would read as today's.
+    const late6 = ok(await api(`/tasks/${t6.id}/`, { token: s.admin }));
+    const etaDay = new Intl.DateTimeFormat("en-CA", { timeZone: "Europe/Helsinki" }).format(
+      new Date(late6.eta),
+    );
+    const etaText = await aino
+      .getByRole("listitem", { name: name(t6) })
+      .locator(".eta")
+      .textContent();
+    // en-GB "Tue 1 Dec, 06:04", en-US "Tue, Dec 1, 06:04 AM".
+    const dated = /^ETA \w{3},? (\d{1,2} \w{3}|\w{3} \d{1,2}), \d\d:\d\d/;
+    if (etaDay === s.today) assert.match(etaText, /^ETA \d\d:\d\d/, "today's ETA: the time alone");
+    else assert.match(etaText, dated, `an ETA on ${etaDay} (board ${s.today}): its date`);
     const lateShown = await page.locator(".late-badge").count();
     await page
       .getByRole("status")

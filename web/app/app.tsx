@@ -3,7 +3,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useRef } from "preact/hooks";
 import type { TaskAction } from "../../src/domain/task-state-machine";
 import type { Task } from "../shared/api";
-import { timeOfDay, timeRange } from "../shared/format";
+import { timeOfDay, timeRange, todayIn } from "../shared/format";
 import { LanguagePicker } from "../shared/language-picker";
 import { SignInForm } from "../shared/sign-in";
 import { readForms, TaskForms } from "./forms";
@@ -168,7 +168,7 @@ function Today({ session: s }: { session: Session }) {
                     {task.eta && (
                       <span class="eta">
                         {" "}
-                        · {tf("eta")} {timeOfDay(task.eta, s.account.timezone)}
+                        · {tf("eta")} {timeOfDay(task.eta, s.account.timezone, todayIn(s.account.timezone))}
                       </span>
                     )}
                   </span>

@@ -147,6 +147,7 @@ export function Board() {
               onDuty={lane === UNASSIGNED ? null : (duty.value.get(lane) ?? false)}
               selectedId={list.some((x) => x.id === selected.value) ? selected.value : null}
               zone={s.zone}
+              day={date.value}
               lang={lang.value}
             />
           ))}
@@ -195,6 +196,8 @@ type LaneProps = {
   onDuty: boolean | null;
   selectedId: string | null;
   zone: string;
+  /** The shown day (`YYYY-MM-DD`): an ETA on another day is shown with its date. */
+  day: string;
   lang: string;
 };
 
@@ -203,7 +206,7 @@ export const laneRegionId = (lane: string) =>
   `region-${lane === UNASSIGNED ? UNASSIGNED : lane.replace(/\W+/g, "-")}`;
 
 const Lane = memo(function Lane(props: LaneProps) {
-  const { lane, list, title, selectedId, zone, onDuty } = props;
+  const { lane, list, title, selectedId, zone, day, onDuty } = props;
   const headingId = `lane-${lane === UNASSIGNED ? UNASSIGNED : lane.replace(/\W+/g, "-")}`;
   const over = useSignal(false);
   const near = useSignal(false);
@@ -322,6 +325,7 @@ const Lane = memo(function Lane(props: LaneProps) {
             index={first + k}
             size={list.length}
             zone={zone}
+            day={day}
             tabStop={task.id === stop}
             isSelected={task.id === selectedId}
             onKey={onKey}
@@ -338,6 +342,7 @@ type ItemProps = {
   index: number;
   size: number;
   zone: string;
+  day: string;
   tabStop: boolean;
   isSelected: boolean;
   onKey: (e: KeyboardEvent, index: number) => void;
@@ -383,7 +388,7 @@ const Item = memo(
           <span class="line">
             {task.eta && (
               <span class="eta">
-                {t("eta")} {timeOfDay(task.eta, props.zone)}
+                {t("eta")} {timeOfDay(task.eta, props.zone, props.day)}
               </span>
             )}{" "}
             {task.is_late && <span class="late-badge">{t("late")}</span>}{" "}
@@ -401,5 +406,6 @@ const Item = memo(
     a.tabStop === b.tabStop &&
     a.isSelected === b.isSelected &&
     a.zone === b.zone &&
+    a.day === b.day &&
     a.onKey === b.onKey,
 );

@@ -16,11 +16,20 @@ export function timeRange(from: string | null, to: string | null, zone: string):
   return `${f}–${tt}`;
 }
 
-/** A time of day in the account's time zone (an ETA), in the user's language. */
-export function timeOfDay(at: string, zone: string): string {
-  return new Intl.DateTimeFormat(tag(), { timeZone: zone, hour: "2-digit", minute: "2-digit" }).format(
-    new Date(at),
-  );
+/**
+ * A time of day in the account's time zone (an ETA), in the user's language. When `day`
+ * (`YYYY-MM-DD`, the day on screen) is given and the instant falls on another day there, the
+ * weekday and date come first ("Tue 1 Dec, 05:05"): a time alone would read as that day's.
+ */
+export function timeOfDay(at: string, zone: string, day?: string): string {
+  const when = new Date(at);
+  const other = day !== undefined && todayIn(zone, when) !== day;
+  return new Intl.DateTimeFormat(tag(), {
+    timeZone: zone,
+    hour: "2-digit",
+    minute: "2-digit",
+    ...(other ? { weekday: "short", day: "numeric", month: "short" } : {}),
+  }).format(when);
 }
 
 /** Today's date (`YYYY-MM-DD`) in `zone`. */
