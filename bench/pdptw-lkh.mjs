@@ -99,9 +99,16 @@ for (const line of readFileSync(tourPath, "utf8").split(/\r?\n/)) {
     tour.push(id);
   }
 }
+// LKH-3 writes its tours from node 1; rotated there anyway, so no route is split at the ends.
+const from1 = tour.indexOf(1);
+if (from1 < 0) {
+  console.error(`${tourPath}: no depot (node 1) in the tour`);
+  process.exit(1);
+}
+const rotated = [...tour.slice(from1), ...tour.slice(0, from1), 1];
 const routes = [];
 let current = null;
-for (const id of [...tour, tour[0]]) {
+for (const id of rotated) {
   if (id === 1 || id > n) {
     if (current?.length) routes.push(current);
     current = [];
