@@ -348,7 +348,8 @@ async function main() {
     // ETAs on Aino's open items (the list read again after the position).
     await aino
       .getByRole("listitem")
-      .filter({ hasText: /ETA \d\d:\d\d/ })
+      // An ETA past midnight carries its date ("ETA Tue 1 Dec, 00:05").
+      .filter({ hasText: /ETA (\w{3},? [\w ]+, )?\d\d:\d\d/ })
       .first()
       .waitFor({ timeout: 15_000 });
     // Far away: every open stop of Aino's is late.

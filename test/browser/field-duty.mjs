@@ -106,7 +106,8 @@ async function main() {
       // Today reads its ETAs again once the position is sent.
       await page
         .locator("ul.today li")
-        .filter({ hasText: /ETA \d\d:\d\d/ })
+        // An ETA past midnight carries its date ("ETA Tue 1 Dec, 00:05").
+        .filter({ hasText: /ETA (\w{3},? [\w ]+, )?\d\d:\d\d/ })
         .first()
         .waitFor({ timeout: 10_000 });
       await axe(page, "Today on duty", log);
