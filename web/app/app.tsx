@@ -113,6 +113,8 @@ let returnTo: string | null = null;
 
 function Today({ session: s }: { session: Session }) {
   const list = tasks.value;
+  // Today's date in the account's zone: an ETA on another day is shown with its date.
+  const today = todayIn(s.account.timezone);
   useEffect(() => {
     if (returnTo) document.querySelector<HTMLElement>(`a[href="#task/${returnTo}"]`)?.focus();
     returnTo = null;
@@ -168,7 +170,7 @@ function Today({ session: s }: { session: Session }) {
                     {task.eta && (
                       <span class="eta">
                         {" "}
-                        · {tf("eta")} {timeOfDay(task.eta, s.account.timezone, todayIn(s.account.timezone))}
+                        · {tf("eta")} {timeOfDay(task.eta, s.account.timezone, today)}
                       </span>
                     )}
                   </span>
